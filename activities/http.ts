@@ -1,0 +1,44 @@
+// The one place activities speak HTTP to downstream services: JSON in and out, a
+// per-request timeout, and the Idempotency-Key header on effect calls.
+export interface DownstreamAnswer {
+  status: number;
+  body: Record<string, unknown>;
+  replayed: boolean;
+}
+
+export interface HttpOptions {
+  baseUrl: string;
+  /** Per-request timeout; keep it below the activity's start-to-close timeout. */
+  timeoutMs: number;
+}
+
+export async function callDownstream(
+  opts: HttpOptions,
+  method: 'GET' | 'POST' | 'PUT',
+  path: string,
+  init: { idempotencyKey?: string; body?: unknown } = {},
+): Promise<DownstreamAnswer> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (init.body !== undefined) headers['content-type'] = 'application/json';
+  if (init.idempotencyKey !== undefined) headers['idempotency-key'] = init.idempotencyKey;
+  const res = await fetch(`${opts.baseUrl}${path}`, {
+    method,
+    headers,
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+    signal: AbortSignal.timeout(opts.timeoutMs),
+  });
+  const text = await res.text();
+  let body: Record<string, unknown> = {};
+  if (text) {
+    try {
+      body = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      body = { raw: text.slice(0, 200) };
+    }
+  }
+  return { status: res.status, body, replayed: res.headers.get('idempotent-replayed') === 'true' };
+}
+
+export function pathKey(key: string): string {
+  return encodeURIComponent(key);
+}

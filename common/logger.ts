@@ -1,0 +1,27 @@
+// Structured JSON logs (pino) for every process; pretty when a person is watching
+// (`LOG_PRETTY=1`, set by `npm start` for a terminal). Secrets are redacted by path.
+import pino, { type Logger } from 'pino';
+
+export type { Logger };
+
+export const REDACT_PATHS = [
+  'req.headers.authorization',
+  'headers.authorization',
+  'authorization',
+  'apiKey',
+  'config.apiKeys',
+  'TEMPORAL_API_KEY',
+  'RETRYSAFE_API_KEYS',
+];
+
+export function createLogger(name: string, opts: { level?: string; pretty?: boolean } = {}): Logger {
+  const pretty = opts.pretty ?? ['1', 'true'].includes((process.env.LOG_PRETTY ?? '').toLowerCase());
+  return pino({
+    name,
+    level: opts.level ?? process.env.LOG_LEVEL ?? 'info',
+    redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+    ...(pretty
+      ? { transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname' } } }
+      : {}),
+  });
+}

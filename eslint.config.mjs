@@ -1,0 +1,59 @@
+// Lint rules. The block for workflows/ is the determinism guard: workflow code is
+// replayed, so it may only import the workflow SDK, its own contracts and activity types.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+import globals from 'globals';
+
+export default tseslint.config(
+  { ignores: ['node_modules/**', '.tools/**', '.data/**', 'dist/**', 'test/artifacts/**', 'bench/results/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { globals: { ...globals.node } },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'no-console': 'off',
+    },
+  },
+  {
+    files: ['workflows/**/*.ts'],
+    languageOptions: { globals: {} },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(?!@temporalio/(workflow|common)$|\\./|\\.\\./activities/).*',
+              message: 'Workflow code must be deterministic: import only @temporalio/workflow, @temporalio/common, ./contracts and activity types.',
+            },
+          ],
+        },
+      ],
+      '@typescript-eslint/consistent-type-imports': 'off',
+      'no-restricted-globals': [
+        'error',
+        { name: 'process', message: 'No env reads in workflows: pass settings in the workflow input.' },
+        { name: 'require', message: 'No dynamic requires in workflows.' },
+        { name: 'fetch', message: 'No I/O in workflows: call an activity.' },
+        { name: 'setInterval', message: 'Use sleep() from @temporalio/workflow.' },
+      ],
+      'no-restricted-properties': [
+        'error',
+        { object: 'Date', property: 'now', message: 'Use workflow time via sleep/condition, or pass time in.' },
+        { object: 'Math', property: 'random', message: 'Use uuid4() from @temporalio/workflow.' },
+      ],
+    },
+  },
+  {
+    files: ['workflows/**/*.ts'],
+    ignores: ['workflows/contracts.ts'],
+    rules: {
+      // Activities may only be referenced as types from workflow code.
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['../activities/*'], allowTypeImports: true, message: 'Import activity types only (import type).' }] },
+      ],
+    },
+  },
+);

@@ -1,0 +1,127 @@
+// The shapes every part agrees on: workflow inputs and outcomes, step and compensation
+// names, memo and search attribute keys. Imported by workflows (so it must stay
+// deterministic: no Node built-ins, no I/O), activities, the worker and the API.
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+
+export const OPERATION_TYPES = ['payment', 'checkout'] as const;
+export type OperationType = (typeof OPERATION_TYPES)[number];
+
+export const OPERATION_STATUSES = ['processing', 'succeeded', 'failed'] as const;
+export type OperationStatus = (typeof OPERATION_STATUSES)[number];
+
+export type StepName = 'reserve_items' | 'charge_payment' | 'confirm_reservation';
+export type CompensationName = 'reverse_charge' | 'release_reservation';
+/** pending → running → completed | failed (business error) | fenced (outcome unknown at the deadline) */
+export type StepStatus = 'pending' | 'running' | 'completed' | 'failed' | 'fenced' | 'compensated';
+
+export interface StepState {
+  name: StepName;
+  status: StepStatus;
+  downstreamKey: string;
+}
+
+export interface PaymentRequest {
+  account: string;
+  amount: number;
+  currency: string;
+  description?: string;
+}
+
+export interface CheckoutItem {
+  sku: string;
+  quantity: number;
+}
+
+export interface CheckoutRequest extends PaymentRequest {
+  items: CheckoutItem[];
+}
+
+/** Chosen by the API when it starts an operation; recorded in history, so replay-safe. */
+export interface OperationSettings {
+  /** Reconciliation deadline of each step (activity schedule-to-close). */
+  stepDeadlineMs: number;
+  /** A compensation still failing after this long marks the operation NeedsAttention. */
+  attentionAfterMs: number;
+}
+
+export interface OperationInput<R> {
+  tenant: string;
+  key: string;
+  request: R;
+  settings: OperationSettings;
+}
+
+export interface OperationError {
+  /** Stable business code: insufficient_funds, payment_unavailable, out_of_stock, ... */
+  code: string;
+  message: string;
+  /** Compensations that ran, in the order they ran. */
+  compensations: CompensationName[];
+}
+
+export type OperationOutcome =
+  | { status: 'succeeded'; result: Record<string, string>; steps: StepState[] }
+  | { status: 'failed'; error: OperationError; steps: StepState[] };
+
+/** Memo written by the API atomically with the start (the fingerprint binds the key). */
+export interface StartMemo {
+  type: OperationType;
+  tenant: string;
+  key: string;
+  fingerprint: string;
+  request: Record<string, unknown>;
+}
+
+/** Memo fields the workflow keeps current, so status reads need no worker. */
+export interface ProgressMemo {
+  step: StepName | null;
+  steps: StepState[];
+  needsAttention?: boolean;
+}
+
+export const SearchAttributes = {
+  OperationType: defineSearchAttributeKey('OperationType', SearchAttributeType.KEYWORD),
+  OperationStatus: defineSearchAttributeKey('OperationStatus', SearchAttributeType.KEYWORD),
+  OperationStep: defineSearchAttributeKey('OperationStep', SearchAttributeType.KEYWORD),
+  Tenant: defineSearchAttributeKey('Tenant', SearchAttributeType.KEYWORD),
+  NeedsAttention: defineSearchAttributeKey('NeedsAttention', SearchAttributeType.BOOL),
+} as const;
+
+/** Downstream key of a step: `<workflowId>/<suffix>`. Never the run ID or attempt number. */
+export const DOWNSTREAM_KEY_SUFFIX = {
+  reserve_items: 'reserve',
+  charge_payment: 'charge',
+  confirm_reservation: 'reserve',
+} as const satisfies Record<StepName, string>;
+
+export function downstreamKey(workflowId: string, step: StepName): string {
+  return `${workflowId}/${DOWNSTREAM_KEY_SUFFIX[step]}`;
+}
+
+export function workflowIdFor(tenant: string, key: string): string {
+  return `${tenant}/${key}`;
+}
+
+/**
+ * Business failures: the failure `type` an activity raises (its error class name) and the
+ * stable code the operation reports. Listed in nonRetryableErrorTypes of each profile.
+ */
+export const BUSINESS_ERRORS = {
+  InsufficientFundsError: 'insufficient_funds',
+  AccountNotFoundError: 'account_not_found',
+  CurrencyMismatchError: 'currency_mismatch',
+  OutOfStockError: 'out_of_stock',
+  UnknownSkuError: 'unknown_sku',
+  ReservationExpiredError: 'reservation_expired',
+} as const;
+export type BusinessErrorType = keyof typeof BUSINESS_ERRORS;
+
+/** Failures that are not business outcomes but must not be retried either (e.g. a fenced key). */
+export const TERMINAL_ERRORS = ['ChargeFencedError', 'ReservationFencedError', 'DownstreamConflictError'] as const;
+
+/** Code of an operation whose step outcome could not be reconciled by its deadline. */
+export const UNAVAILABLE_CODE: Record<StepName, string> = {
+  reserve_items: 'inventory_unavailable',
+  charge_payment: 'payment_unavailable',
+  confirm_reservation: 'inventory_unavailable',
+};

@@ -1,0 +1,73 @@
+// Keeps an operation's progress where readers can see it without a worker: the memo
+// (step list with downstream keys, current step, attention flag) and the search
+// attributes the Temporal UI filters on. One memo and one search attribute upsert per
+// transition, so the bookkeeping stays a small, fixed share of the history.
+import { upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import {
+  downstreamKey,
+  SearchAttributes,
+  type OperationError,
+  type OperationOutcome,
+  type OperationStatus,
+  type StepName,
+  type StepState,
+  type StepStatus,
+} from './contracts.js';
+
+export class Progress {
+  readonly steps: StepState[];
+  private current: StepName | null = null;
+
+  constructor(stepNames: StepName[]) {
+    const { workflowId } = workflowInfo();
+    this.steps = stepNames.map((name) => ({ name, status: 'pending', downstreamKey: downstreamKey(workflowId, name) }));
+  }
+
+  keyOf(step: StepName): string {
+    return this.find(step).downstreamKey;
+  }
+
+  start(step: StepName): void {
+    this.current = step;
+    this.find(step).status = 'running';
+    this.publish('processing');
+  }
+
+  /** Marks a step without publishing; the next start() or the outcome publishes it. */
+  mark(step: StepName, status: StepStatus): void {
+    this.find(step).status = status;
+  }
+
+  needsAttention(): void {
+    upsertMemo({ needsAttention: true });
+    upsertSearchAttributes([{ key: SearchAttributes.NeedsAttention, value: true }]);
+  }
+
+  succeed(result: Record<string, string>): OperationOutcome {
+    this.publish('succeeded');
+    return { status: 'succeeded', result, steps: this.snapshot() };
+  }
+
+  fail(error: OperationError): OperationOutcome {
+    this.publish('failed');
+    return { status: 'failed', error, steps: this.snapshot() };
+  }
+
+  private publish(status: OperationStatus): void {
+    upsertMemo({ step: this.current, steps: this.snapshot() });
+    upsertSearchAttributes([
+      { key: SearchAttributes.OperationStatus, value: status },
+      ...(this.current ? [{ key: SearchAttributes.OperationStep, value: this.current }] : []),
+    ]);
+  }
+
+  private snapshot(): StepState[] {
+    return this.steps.map((s) => ({ ...s }));
+  }
+
+  private find(step: StepName): StepState {
+    const found = this.steps.find((s) => s.name === step);
+    if (!found) throw new Error(`unknown step ${step}`);
+    return found;
+  }
+}
