@@ -1,0 +1,118 @@
+// Fault injection for the sandboxes (SANDBOX_FAULTS=1). The faults reproduce what a real
+// payment provider does to its callers: refuses connections, fails before doing anything,
+// answers slowly, or does the work and loses the answer. They apply only to effect
+// endpoints; reads, health and set-up always work so an auditor can check the ledgers.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type, type Static } from 'typebox';
+import type { SandboxApp } from './http.js';
+import { ProblemError } from './problem.js';
+
+export const FaultsSchema = Type.Object(
+  {
+    dropResponseAfterCommit: Type.Number({ minimum: 0, maximum: 1 }),
+    failBeforeCommit: Type.Number({ minimum: 0, maximum: 1 }),
+    delayMs: Type.Integer({ minimum: 0, maximum: 120_000 }),
+    down: Type.Boolean(),
+  },
+  { additionalProperties: false },
+);
+export type Faults = Static<typeof FaultsSchema>;
+
+export const FaultsPatchSchema = Type.Partial(FaultsSchema, { additionalProperties: false });
+export type FaultsPatch = Static<typeof FaultsPatchSchema>;
+
+export const NO_FAULTS: Faults = { dropResponseAfterCommit: 0, failBeforeCommit: 0, delayMs: 0, down: false };
+
+export class FaultInjector {
+  private current: Faults = { ...NO_FAULTS };
+  private readonly waiting = new Set<() => void>();
+
+  constructor(
+    readonly enabled: boolean,
+    private readonly random: () => number = Math.random,
+  ) {}
+
+  get faults(): Faults {
+    return { ...this.current };
+  }
+
+  update(patch: FaultsPatch): Faults {
+    this.current = { ...this.current, ...patch };
+    return this.faults;
+  }
+
+  /**
+   * onRequest hook for effect routes: when `down`, the connection is reset before the
+   * request is even read, exactly like a service that is not there.
+   */
+  readonly downHook = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    if (!this.enabled || !this.current.down) return;
+    request.log.warn('fault: down, resetting the connection');
+    killConnection(request, reply);
+  };
+
+  /**
+   * Runs just before the effect's transaction (with the key already marked in flight):
+   * the injected delay, then the injected failure (503, nothing done).
+   */
+  async beforeCommit(): Promise<void> {
+    if (!this.enabled) return;
+    const { delayMs } = this.current;
+    if (delayMs > 0) await this.sleep(delayMs);
+    if (this.current.failBeforeCommit > 0 && this.random() < this.current.failBeforeCommit) {
+      throw new ProblemError(503, 'injected_failure', 'injected failure before commit (sandbox fault); nothing was done', {}, {
+        'retry-after': '1',
+      });
+    }
+  }
+
+  /** After a commit: should this answer be lost? Draws only when the fault is set. */
+  dropsResponse(): boolean {
+    if (!this.enabled) return false;
+    const p = this.current.dropResponseAfterCommit;
+    return p > 0 && this.random() < p;
+  }
+
+  /** Ends injected delays at once (on shutdown), so closing never waits two minutes. */
+  cancelDelays(): void {
+    for (const wake of [...this.waiting]) wake();
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const wake = () => {
+        clearTimeout(timer);
+        this.waiting.delete(wake);
+        reject(new ProblemError(503, 'shutting_down', 'the service is shutting down; nothing was done', {}, { 'retry-after': '1' }));
+      };
+      const timer = setTimeout(() => {
+        this.waiting.delete(wake);
+        resolve();
+      }, ms);
+      this.waiting.add(wake);
+    });
+  }
+}
+
+/**
+ * Closes the client's connection without an answer. The reply is hijacked first, which
+ * also stops the rest of Fastify's request lifecycle (no handler runs after `down`).
+ */
+export function killConnection(request: FastifyRequest, reply: FastifyReply): void {
+  reply.hijack();
+  const socket = request.raw.socket as (typeof request.raw.socket & { resetAndDestroy?: () => void }) | null;
+  if (socket && typeof socket.resetAndDestroy === 'function') socket.resetAndDestroy();
+  else request.raw.destroy();
+}
+
+/** `GET /_faults` and `PUT /_faults`, registered only when faults are enabled. */
+export function registerFaultRoutes(app: SandboxApp, injector: FaultInjector): void {
+  app.addHook('preClose', async () => injector.cancelDelays());
+  if (!injector.enabled) return;
+  app.get('/_faults', { schema: { response: { 200: FaultsSchema } } }, async () => injector.faults);
+  app.put('/_faults', { schema: { body: FaultsPatchSchema, response: { 200: FaultsSchema } } }, async (request) => {
+    const faults = injector.update(request.body);
+    request.log.warn({ faults }, 'sandbox faults changed');
+    return faults;
+  });
+}

@@ -1,0 +1,120 @@
+// Test harness for the sandbox bank: a real SQLite file in a fresh temp dir and the real
+// app listening on 127.0.0.1, port 0, spoken to with fetch.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import type Database from 'better-sqlite3';
+import { expect } from 'vitest';
+import { buildApp, type BankDeps } from '../../downstream/bank/app.js';
+import { openDatabase } from '../../downstream/shared/db.js';
+import type { SandboxApp } from '../../downstream/shared/http.js';
+
+export interface Bank {
+  url: string;
+  app: SandboxApp;
+  db: Database.Database;
+  dbPath: string;
+  close(): Promise<void>;
+  /** JSON request; `key` sets Idempotency-Key (as is, so tests can send bad ones). */
+  call(method: string, path: string, opts?: { body?: unknown; raw?: string; key?: string; headers?: Record<string, string> }): Promise<Answer>;
+  charge(key: string, body: unknown): Promise<Answer>;
+  balance(account: string): number;
+  /** Ledger rows for a key, oldest first. */
+  chargeRows(key: string): { status: string; amount: number | null; charge_id: string | null }[];
+  keyRows(key: string): number;
+  putFaults(faults: Record<string, unknown>): Promise<Answer>;
+}
+
+export interface Answer {
+  status: number;
+  headers: Headers;
+  body: Record<string, unknown>;
+  text: string;
+}
+
+export async function startBank(
+  opts: Partial<Omit<BankDeps, 'db'>> & { busyTimeoutMs?: number; dir?: string } = {},
+): Promise<Bank> {
+  const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'retrysafe-bank-'));
+  const dbPath = join(dir, 'bank.db');
+  const db = openDatabase(dbPath, { busyTimeoutMs: opts.busyTimeoutMs ?? 5000 });
+  const app = buildApp({
+    db,
+    faults: opts.faults ?? false,
+    keyTtlMs: opts.keyTtlMs ?? 7 * 24 * 3600_000,
+    seed: opts.seed ?? true,
+    ...(opts.random ? { random: opts.random } : {}),
+    ...(opts.logger ? { logger: opts.logger } : {}),
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.server.address();
+  if (!address || typeof address === 'string') throw new Error('no TCP address');
+  const url = `http://127.0.0.1:${address.port}`;
+
+  const call: Bank['call'] = async (method, path, o = {}) => {
+    const headers: Record<string, string> = { ...o.headers };
+    let payload: string | undefined;
+    if (o.raw !== undefined) payload = o.raw;
+    else if (o.body !== undefined) payload = JSON.stringify(o.body);
+    if (payload !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) {
+      headers['content-type'] = 'application/json';
+    }
+    if (o.key !== undefined) headers['idempotency-key'] = o.key;
+    const res = await fetch(url + path, { method, headers, ...(payload !== undefined ? { body: payload } : {}) });
+    const text = await res.text();
+    let body: Record<string, unknown> = {};
+    try {
+      body = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+    } catch {
+      body = { unparsed: text };
+    }
+    return { status: res.status, headers: res.headers, body, text };
+  };
+
+  return {
+    url,
+    app,
+    db,
+    dbPath,
+    call,
+    charge: (key, body) => call('POST', '/charges', { key, body }),
+    balance: (account) =>
+      (db.prepare('SELECT balance FROM accounts WHERE id = ?').get(account) as { balance: number } | undefined)?.balance ?? NaN,
+    chargeRows: (key) =>
+      db.prepare('SELECT status, amount, charge_id FROM charges WHERE key = ? ORDER BY seq').all(key) as {
+        status: string;
+        amount: number | null;
+        charge_id: string | null;
+      }[],
+    keyRows: (key) => (db.prepare('SELECT count(*) AS n FROM idempotency_keys WHERE key = ?').get(key) as { n: number }).n,
+    putFaults: (faults) => call('PUT', '/_faults', { body: faults }),
+    close: async () => {
+      await app.close();
+      db.close();
+      if (!opts.dir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A key nobody else in the run uses, shaped like a derived downstream key. */
+export function uniqueKey(step = 'charge'): string {
+  return `test/${randomUUID()}/${step}`;
+}
+
+export function path(key: string): string {
+  return encodeURIComponent(key);
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Asserts the answer is a problem document with this status and code; returns its body. */
+export function expectProblem(answer: Answer, status: number, code: string): Record<string, unknown> {
+  expect({ status: answer.status, code: answer.body.code, text: answer.text }).toMatchObject({ status, code });
+  expect(answer.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  expect(answer.body).toMatchObject({ type: expect.any(String), title: expect.any(String), status, detail: expect.any(String), code });
+  expect(answer.text).not.toMatch(/stack|\n\s+at /);
+  return answer.body;
+}
