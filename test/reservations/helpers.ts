@@ -1,0 +1,160 @@
+// Test harness for the sandbox reservation service: a real SQLite file in a fresh temp
+// dir and the real app listening on 127.0.0.1, port 0, spoken to with fetch.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import type Database from 'better-sqlite3';
+import { expect } from 'vitest';
+import { buildApp, type ReservationsDeps } from '../../downstream/reservations/app.js';
+import { openDatabase } from '../../downstream/shared/db.js';
+import type { SandboxApp } from '../../downstream/shared/http.js';
+
+export interface Answer {
+  status: number;
+  headers: Headers;
+  body: Record<string, unknown>;
+  text: string;
+}
+
+export interface Stock {
+  sku: string;
+  available: number;
+  held: number;
+}
+
+export interface ReservationRow {
+  status: string;
+  reservation_id: string | null;
+  decline_code: string | null;
+}
+
+export interface Reservations {
+  url: string;
+  app: SandboxApp;
+  db: Database.Database;
+  dbPath: string;
+  close(): Promise<void>;
+  /** JSON request; `key` sets Idempotency-Key (as is, so tests can send bad ones). */
+  call(method: string, path: string, opts?: { body?: unknown; raw?: string; key?: string; headers?: Record<string, string> }): Promise<Answer>;
+  hold(key: string, body: unknown): Promise<Answer>;
+  confirm(key: string): Promise<Answer>;
+  release(key: string): Promise<Answer>;
+  view(key: string): Promise<Answer>;
+  /** GET /inventory/{sku}: the service's own answer, due holds counted as given back. */
+  stock(sku: string): Promise<Stock>;
+  /** A fresh SKU with this much available, so tests never share stock. */
+  newSku(available: number): Promise<string>;
+  /** Ledger rows for a key, oldest first. */
+  rows(key: string): ReservationRow[];
+  keyRows(key: string): number;
+  putFaults(faults: Record<string, unknown>): Promise<Answer>;
+}
+
+export async function startReservations(
+  opts: Partial<Omit<ReservationsDeps, 'db'>> & { busyTimeoutMs?: number; dir?: string } = {},
+): Promise<Reservations> {
+  const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'retrysafe-rsv-'));
+  const dbPath = join(dir, 'reservations.db');
+  const db = openDatabase(dbPath, { busyTimeoutMs: opts.busyTimeoutMs ?? 5000 });
+  const { dir: _dir, busyTimeoutMs: _busy, ...deps } = opts;
+  const app = buildApp({ faults: false, keyTtlMs: 7 * 24 * 3600_000, seed: true, ...deps, db });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.server.address();
+  if (!address || typeof address === 'string') throw new Error('no TCP address');
+  const url = `http://127.0.0.1:${address.port}`;
+
+  const call: Reservations['call'] = async (method, path, o = {}) => {
+    const headers: Record<string, string> = { ...o.headers };
+    let payload: string | undefined;
+    if (o.raw !== undefined) payload = o.raw;
+    else if (o.body !== undefined) payload = JSON.stringify(o.body);
+    if (payload !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) {
+      headers['content-type'] = 'application/json';
+    }
+    if (o.key !== undefined) headers['idempotency-key'] = o.key;
+    const res = await fetch(url + path, { method, headers, ...(payload !== undefined ? { body: payload } : {}) });
+    const text = await res.text();
+    let body: Record<string, unknown> = {};
+    try {
+      body = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+    } catch {
+      body = { unparsed: text };
+    }
+    return { status: res.status, headers: res.headers, body, text };
+  };
+
+  const stock = async (sku: string): Promise<Stock> => {
+    const res = await call('GET', `/inventory/${encodeURIComponent(sku)}`);
+    expect(res.status, res.text).toBe(200);
+    return res.body as unknown as Stock;
+  };
+
+  return {
+    url,
+    app,
+    db,
+    dbPath,
+    call,
+    hold: (key, body) => call('POST', '/reservations', { key, body }),
+    confirm: (key) => call('POST', `/reservations/${encodeURIComponent(key)}/confirm`),
+    release: (key) => call('POST', `/reservations/${encodeURIComponent(key)}/release`),
+    view: (key) => call('GET', `/reservations/${encodeURIComponent(key)}`),
+    stock,
+    newSku: async (available) => {
+      const sku = `sku_${randomUUID().slice(0, 8)}`;
+      const res = await call('PUT', `/inventory/${sku}`, { body: { available } });
+      expect(res.status, res.text).toBe(200);
+      return sku;
+    },
+    rows: (key) =>
+      db.prepare('SELECT status, reservation_id, decline_code FROM reservations WHERE key = ? ORDER BY seq').all(key) as ReservationRow[],
+    keyRows: (key) => (db.prepare('SELECT count(*) AS n FROM idempotency_keys WHERE key = ?').get(key) as { n: number }).n,
+    putFaults: (faults) => call('PUT', '/_faults', { body: faults }),
+    close: async () => {
+      await app.close();
+      db.close();
+      if (!opts.dir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A key nobody else in the run uses, shaped like a derived downstream key. */
+export function uniqueKey(step = 'reserve'): string {
+  return `test/${randomUUID()}/${step}`;
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** A clock the test moves by hand: expiry and key TTL without sleeping. */
+export function manualClock(start = Date.parse('2030-01-01T00:00:00Z')) {
+  let t = start;
+  return {
+    now: () => t,
+    advance(ms: number) {
+      t += ms;
+    },
+  };
+}
+
+/** The network-level failure a client sees, or undefined when an answer came back. */
+export async function networkError(p: Promise<unknown>): Promise<string | undefined> {
+  try {
+    await p;
+    return undefined;
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+    return cause?.code ?? cause?.message ?? String(err);
+  }
+}
+
+/** Asserts the answer is a problem document with this status and code; returns its body. */
+export function expectProblem(answer: Answer, status: number, code: string): Record<string, unknown> {
+  expect({ status: answer.status, code: answer.body.code, text: answer.text }).toMatchObject({ status, code });
+  expect(answer.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  expect(answer.body).toMatchObject({ type: expect.any(String), title: expect.any(String), status, detail: expect.any(String), code });
+  expect(answer.text).not.toMatch(/stack|\n\s+at /);
+  return answer.body;
+}

@@ -1,0 +1,79 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { manualClock, sleep, startReservations, uniqueKey } from './helpers.js';
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('idempotency key TTL', () => {
+  it('purges expired keys; the key may then be used again while the ledger keeps the old reservation', async () => {
+    const rsv = await startReservations({ keyTtlMs: 300 });
+    try {
+      const sku = await rsv.newSku(10);
+      const key = uniqueKey();
+      const first = await rsv.hold(key, { items: [{ sku, quantity: 1 }] });
+      expect(first.status).toBe(201);
+      expect((await rsv.confirm(key)).status).toBe(200);
+      expect((await rsv.hold(key, { items: [{ sku, quantity: 2 }] })).status).toBe(422);
+
+      await sleep(500);
+      expect(rsv.keyRows(key)).toBe(0); // the timer purged it, not just the lookup
+
+      const reused = await rsv.hold(key, { items: [{ sku, quantity: 2 }] });
+      expect(reused.status).toBe(201);
+      expect(reused.headers.get('idempotent-replayed')).toBe('false');
+      expect(reused.body.id).not.toBe(first.body.id);
+      expect(rsv.rows(key).map((r) => r.status)).toEqual(['confirmed', 'held']);
+      expect(await rsv.stock(sku)).toEqual({ sku, available: 7, held: 2 });
+      // The key's current state is its latest reservation.
+      expect((await rsv.view(key)).body).toMatchObject({ reservationId: reused.body.id, status: 'held' });
+    } finally {
+      await rsv.close();
+    }
+  });
+
+  it('a tombstone outlives its key: the late hold is still refused after the purge', async () => {
+    const rsv = await startReservations({ keyTtlMs: 200 });
+    try {
+      const sku = await rsv.newSku(10);
+      const key = uniqueKey();
+      await rsv.release(key);
+      expect((await rsv.hold(key, { items: [{ sku, quantity: 1 }] })).status).toBe(410);
+      await sleep(400);
+      expect(rsv.keyRows(key)).toBe(0);
+      const late = await rsv.hold(key, { items: [{ sku, quantity: 1 }] });
+      expect(late.status).toBe(410);
+      expect(late.headers.get('idempotent-replayed')).toBe('false');
+      expect(await rsv.stock(sku)).toEqual({ sku, available: 10, held: 0 });
+    } finally {
+      await rsv.close();
+    }
+  });
+
+  it('the key window is exact on the service clock, and purging once at start clears what expired while down', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'retrysafe-rsv-'));
+    dirs.push(dir);
+    const clock = manualClock();
+    const key = uniqueKey();
+    const before = await startReservations({ dir, now: clock.now, keyTtlMs: 60_000 });
+    await before.hold(key, { items: [{ sku: 'sku_pen', quantity: 1 }], ttlSeconds: 86_400 });
+    clock.advance(59_999);
+    expect((await before.hold(key, { items: [{ sku: 'sku_pen', quantity: 1 }], ttlSeconds: 86_400 })).headers.get('idempotent-replayed')).toBe('true');
+    expect(before.keyRows(key)).toBe(1);
+    await before.close();
+
+    clock.advance(1);
+    const after = await startReservations({ dir, now: clock.now, keyTtlMs: 60_000 });
+    try {
+      expect(after.keyRows(key)).toBe(0);
+      expect(after.rows(key)).toMatchObject([{ status: 'held' }]);
+      expect(await after.stock('sku_pen')).toEqual({ sku: 'sku_pen', available: 999, held: 1 });
+    } finally {
+      await after.close();
+    }
+  });
+});
