@@ -1,0 +1,70 @@
+// Killing the worker process (SIGKILL) while payments are in flight loses none of them
+// and charges none twice: Temporal holds the state, the bank deduplicates on the key.
+import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { startApi, type ApiHandle } from '../support/api.js';
+import { spawnEntry, type ChildHandle } from '../support/processes.js';
+import { startBank, uniqueId, type BankHandle } from '../support/stack.js';
+
+let bank: BankHandle;
+let api: ApiHandle;
+const taskQueue = uniqueId('restart');
+const workers: ChildHandle[] = [];
+
+function startWorkerProcess(): ChildHandle {
+  const w = spawnEntry('worker/main.ts', {
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    TEMPORAL_NAMESPACE: 'default',
+    RETRYSAFE_TASK_QUEUE: taskQueue,
+    BANK_URL: bank.url,
+    WORKER_METRICS_ADDRESS: 'off',
+    DOWNSTREAM_TIMEOUT: '2s',
+    LOG_LEVEL: 'info',
+  });
+  workers.push(w);
+  return w;
+}
+
+beforeAll(async () => {
+  bank = await startBank();
+  api = await startApi({ taskQueue, stepDeadlineMs: 60_000 });
+});
+
+afterAll(async () => {
+  for (const w of workers) await w.kill('SIGKILL');
+  await api?.close();
+  await bank?.close();
+});
+
+it('when the worker is killed mid-payment and a new one starts, every payment completes once', async () => {
+  const account = uniqueId('acc');
+  await bank.openAccount(account, 100_000);
+  const first = startWorkerProcess();
+  await first.waitFor('worker ready', 120_000);
+  // Slow bank: charges are in flight when the worker dies.
+  await bank.setFaults({ delayMs: 1_500 });
+  const keys = Array.from({ length: 8 }, () => uniqueId('inflight'));
+  for (const key of keys) {
+    const res = await api.request('POST', '/v1/payments', {
+      headers: { 'idempotency-key': key, prefer: 'respond-async' },
+      body: { account, amount: 1_000, currency: 'EUR' },
+    });
+    expect(res.status).toBe(202);
+  }
+  await new Promise((r) => setTimeout(r, 800));
+  await first.kill('SIGKILL');
+  // The kill really landed mid-saga: not every charge had been made yet.
+  const capturedBeforeRestart = (
+    await Promise.all(keys.map(async (key) => (await bank.charge(`default/${key}/charge`)).status === 200))
+  ).filter(Boolean).length;
+  expect(capturedBeforeRestart).toBeLessThan(keys.length);
+  await bank.setFaults({ delayMs: 0 });
+
+  const second = startWorkerProcess();
+  await second.waitFor('worker ready', 120_000);
+  for (const key of keys) {
+    const final = await api.waitTerminal(key, undefined, 90_000);
+    expect(final.status).toBe('succeeded');
+    expect((await bank.charge(`default/${key}/charge`)).body).toMatchObject({ status: 'captured', amount: 1_000 });
+  }
+  expect(await bank.balance(account)).toBe(100_000 - keys.length * 1_000);
+});

@@ -1,0 +1,94 @@
+// The HTTP API on a real port (127.0.0.1:0) against the shared dev server, configured
+// through the same environment parsing as production, and a small fetch-based caller.
+import { Client, Connection } from '@temporalio/client';
+import { Registry } from 'prom-client';
+import { inject } from 'vitest';
+import { buildApp } from '../../client/api/app.js';
+import { loadApiConfig } from '../../client/api/config.js';
+import { createLogger } from '../../common/logger.js';
+
+export interface ApiAnswer {
+  status: number;
+  headers: Headers;
+  body: Record<string, unknown>;
+}
+
+export interface ApiHandle {
+  url: string;
+  registry: Registry;
+  request(
+    method: string,
+    path: string,
+    opts?: { body?: unknown; rawBody?: string; headers?: Record<string, string> },
+  ): Promise<ApiAnswer>;
+  /** Polls GET /v1/operations/{key} until the operation is terminal. */
+  waitTerminal(key: string, authorization?: string, timeoutMs?: number): Promise<Record<string, unknown>>;
+  close(): Promise<void>;
+}
+
+export async function startApi(opts: {
+  taskQueue: string;
+  apiKeys?: string;
+  stepDeadlineMs?: number;
+  attentionAfterMs?: number;
+  holdTtl?: string;
+  env?: Record<string, string>;
+}): Promise<ApiHandle> {
+  const config = loadApiConfig({
+    API_PORT: '0',
+    RETRYSAFE_TASK_QUEUE: opts.taskQueue,
+    RETRYSAFE_API_KEYS: opts.apiKeys,
+    RETRYSAFE_STEP_DEADLINE: String(opts.stepDeadlineMs ?? 20_000),
+    RETRYSAFE_ATTENTION_AFTER: String(opts.attentionAfterMs ?? 300_000),
+    RETRYSAFE_HOLD_TTL: opts.holdTtl,
+    TEMPORAL_UI_URL: inject('temporalUiUrl') || 'http://localhost:8233',
+    LOG_LEVEL: 'silent',
+    ...opts.env,
+  });
+  const connection = await Connection.connect({ address: inject('temporalAddress') });
+  const client = new Client({ connection, namespace: 'default' });
+  const registry = new Registry();
+  const app = buildApp({ config, client, namespace: 'default', registry, logger: createLogger('api', { level: 'silent' }) });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const address = app.server.address();
+  const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+
+  const request: ApiHandle['request'] = async (method, path, o = {}) => {
+    const headers: Record<string, string> = { ...o.headers };
+    let body: string | undefined = o.rawBody;
+    if (o.body !== undefined) {
+      body = JSON.stringify(o.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const res = await fetch(url + path, { method, headers, body });
+    const text = await res.text();
+    let parsed: Record<string, unknown> = {};
+    try {
+      parsed = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+    } catch {
+      parsed = { text };
+    }
+    return { status: res.status, headers: res.headers, body: parsed };
+  };
+
+  return {
+    url,
+    registry,
+    request,
+    async waitTerminal(key, authorization, timeoutMs = 60_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const res = await request('GET', `/v1/operations/${encodeURIComponent(key)}`, {
+          headers: authorization ? { authorization } : {},
+        });
+        if (res.status === 200 && res.body.status !== 'processing') return res.body;
+        if (Date.now() > deadline) throw new Error(`operation ${key} still ${String(res.body.status ?? res.status)}`);
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    },
+    async close() {
+      await app.close();
+      await connection.close();
+    },
+  };
+}
