@@ -20,6 +20,11 @@ export interface DevServerOptions {
   /** Where the server's own output goes; defaults to being discarded. */
   onOutput?: (line: string) => void;
   readyTimeoutMs?: number;
+  /**
+   * Own process group: a terminal's Ctrl-C then reaches only the supervisor, which stops
+   * the server last, after the processes that use it.
+   */
+  detached?: boolean;
 }
 
 export interface DevServer {
@@ -42,6 +47,7 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
 
   const child = execa(opts.bin, args, {
     cleanup: true,
+    detached: opts.detached ?? false,
     forceKillAfterDelay: 10_000,
     killSignal: 'SIGTERM',
     reject: false,
@@ -62,6 +68,14 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   forward(child.stderr);
 
   let exited: string | undefined;
+  // execa's cleanup does not cover a detached child: stop it if this process exits first.
+  if (opts.detached) {
+    const killOnExit = () => {
+      if (!exited) child.kill('SIGTERM');
+    };
+    process.once('exit', killOnExit);
+    void child.finally(() => process.off('exit', killOnExit));
+  }
   void child.then((r) => {
     exited = `temporal dev server exited (${r.signal ?? `code ${r.exitCode}`})`;
   });

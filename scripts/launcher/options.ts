@@ -1,0 +1,162 @@
+// The launcher's input: command-line flags (node:util parseArgs, strict) and environment
+// variables (one zod schema, parsed once). Every child's own settings are validated here
+// too, before anything starts, so a bad value is reported at once and not after Temporal
+// has been brought up.
+import { isAbsolute, join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { ConfigError, duration, httpUrl, parseEnv, port } from '../../common/env.js';
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+
+export const USAGE = `Usage: npm start [-- options]        (or: npx tsx scripts/start.ts [options])
+
+Starts Temporal (dev server, SQLite), the sandbox bank, the worker and the API, in order,
+and prints their URLs. Ctrl-C stops everything; a second Ctrl-C forces.
+
+Options:
+  --reset    delete the data directory first (start from empty data)
+  --faults   start the sandbox services with fault injection (SANDBOX_FAULTS=1)
+  -h, --help show this help
+
+Environment (defaults in brackets):
+  RETRYSAFE_DATA_DIR [.data]   RETRYSAFE_RETENTION [7d, at least 1h]
+  TEMPORAL_PORT [7233]  TEMPORAL_UI_PORT [8233]  BANK_PORT [4001]
+  WORKER_METRICS_PORT [9464]  API_PORT [3000]  RETRYSAFE_API_KEYS [unset: dev mode]
+  TEMPORAL_ADDRESS [unset]: use that cluster instead of starting a dev server
+    (with TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*)
+  RETRYSAFE_START_TIMEOUT [60s] per part   RETRYSAFE_STOP_GRACE [10s] per part`;
+
+/** A command-line mistake: reported with the usage text, exit code 2. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+export interface Flags {
+  reset: boolean;
+  faults: boolean;
+  help: boolean;
+}
+
+export function parseFlags(argv: string[]): Flags {
+  try {
+    const { values } = parseArgs({
+      args: argv,
+      options: {
+        reset: { type: 'boolean' },
+        faults: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+      allowPositionals: false,
+    });
+    return { reset: values.reset ?? false, faults: values.faults ?? false, help: values.help ?? false };
+  } catch (err) {
+    const { code, message } = err as NodeJS.ErrnoException;
+    const quoted = /'([^']+)'/.exec(message)?.[1];
+    if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') throw new UsageError(`unknown option '${quoted ?? '?'}'`);
+    if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') throw new UsageError(`unexpected argument '${quoted ?? '?'}'`);
+    // ERR_PARSE_ARGS_INVALID_OPTION_VALUE: "--reset=yes"; Node's first sentence says it well.
+    throw new UsageError(message.split('. ')[0] ?? message);
+  }
+}
+
+/** A port the launcher prints and probes: 0 ("any free port") cannot be announced. */
+const fixedPort = port.refine((n) => n !== 0, 'must be a fixed port between 1 and 65535');
+
+export const launcherEnv = {
+  RETRYSAFE_DATA_DIR: z.string().optional(),
+  // The namespace retention is how long a finished operation's key is remembered. The dev
+  // server refuses less than one hour.
+  RETRYSAFE_RETENTION: duration({ min: HOUR }).default(7 * DAY),
+  TEMPORAL_ADDRESS: z.string().optional(),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TEMPORAL_UI_URL: httpUrl.optional(),
+  TEMPORAL_PORT: fixedPort.default(7233),
+  TEMPORAL_UI_PORT: fixedPort.default(8233),
+  BANK_HOST: z.string().min(1).default('127.0.0.1'),
+  BANK_PORT: fixedPort.default(4001),
+  RESERVATIONS_PORT: fixedPort.default(4002),
+  WORKER_METRICS_PORT: fixedPort.default(9464),
+  API_HOST: z.string().min(1).default('127.0.0.1'),
+  API_PORT: fixedPort.default(3000),
+  RETRYSAFE_TASK_QUEUE: z.string().min(1).default('retrysafe'),
+  RETRYSAFE_START_TIMEOUT: duration({ min: 1_000, max: 600_000 }).default(60_000),
+  RETRYSAFE_STOP_GRACE: duration({ min: 100, max: 120_000 }).default(10_000),
+};
+
+export type TemporalTarget =
+  | { mode: 'embedded'; host: string; port: number; uiPort: number; namespace: 'default' }
+  | { mode: 'external'; address: string; namespace: string; uiUrl: string | undefined };
+
+export interface LauncherConfig {
+  root: string;
+  dataDir: string;
+  retentionMs: number;
+  temporal: TemporalTarget;
+  bank: { host: string; port: number };
+  reservationsPort: number;
+  workerMetricsPort: number;
+  api: { host: string; port: number };
+  taskQueue: string;
+  startTimeoutMs: number;
+  stopGraceMs: number;
+}
+
+export function loadLauncherConfig(root: string, env: Record<string, string | undefined> = process.env): LauncherConfig {
+  let e: z.infer<z.ZodObject<typeof launcherEnv>>;
+  try {
+    e = parseEnv(launcherEnv, env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      throw new ConfigError(
+        err.problems.map((p) =>
+          p.startsWith('RETRYSAFE_RETENTION=') && p.includes('below the minimum')
+            ? `${p} (Temporal's floor for a namespace's retention)`
+            : p,
+        ),
+      );
+    }
+    throw err;
+  }
+  const temporal: TemporalTarget = e.TEMPORAL_ADDRESS
+    ? { mode: 'external', address: e.TEMPORAL_ADDRESS, namespace: e.TEMPORAL_NAMESPACE, uiUrl: e.TEMPORAL_UI_URL }
+    : { mode: 'embedded', host: '127.0.0.1', port: e.TEMPORAL_PORT, uiPort: e.TEMPORAL_UI_PORT, namespace: 'default' };
+
+  // Two parts on one port would fail half-way through the start: refuse it up front.
+  const claims: [string, number][] = [
+    ['BANK_PORT', e.BANK_PORT],
+    ['RESERVATIONS_PORT', e.RESERVATIONS_PORT],
+    ['WORKER_METRICS_PORT', e.WORKER_METRICS_PORT],
+    ['API_PORT', e.API_PORT],
+  ];
+  if (temporal.mode === 'embedded') claims.unshift(['TEMPORAL_PORT', e.TEMPORAL_PORT], ['TEMPORAL_UI_PORT', e.TEMPORAL_UI_PORT]);
+  const problems: string[] = [];
+  const seen = new Map<number, string>();
+  for (const [name, value] of claims) {
+    const other = seen.get(value);
+    if (other) problems.push(`${other} and ${name} are both ${value}: each part needs its own port`);
+    else seen.set(value, name);
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  const dataDir = e.RETRYSAFE_DATA_DIR
+    ? isAbsolute(e.RETRYSAFE_DATA_DIR)
+      ? e.RETRYSAFE_DATA_DIR
+      : resolve(e.RETRYSAFE_DATA_DIR)
+    : join(root, '.data');
+  return {
+    root,
+    dataDir,
+    retentionMs: e.RETRYSAFE_RETENTION,
+    temporal,
+    bank: { host: e.BANK_HOST, port: e.BANK_PORT },
+    reservationsPort: e.RESERVATIONS_PORT,
+    workerMetricsPort: e.WORKER_METRICS_PORT,
+    api: { host: e.API_HOST, port: e.API_PORT },
+    taskQueue: e.RETRYSAFE_TASK_QUEUE,
+    startTimeoutMs: e.RETRYSAFE_START_TIMEOUT,
+    stopGraceMs: e.RETRYSAFE_STOP_GRACE,
+  };
+}

@@ -1,0 +1,66 @@
+// One terminal shared by every process: each child's lines are prefixed with its name
+// ([bank], [worker]...), the launcher's own with [retrysafe], colored on a terminal.
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
+import { styleText } from 'node:util';
+
+type Color = Parameters<typeof styleText>[0];
+
+const COLORS: Record<string, Color> = {
+  retrysafe: 'bold',
+  temporal: 'gray',
+  bank: 'yellow',
+  reservations: 'green',
+  worker: 'cyan',
+  api: 'magenta',
+};
+const WIDTH = '[retrysafe]'.length;
+
+export class Output {
+  constructor(readonly tty: boolean = Boolean(process.stdout.isTTY)) {}
+
+  style(color: Color, text: string): string {
+    return this.tty ? styleText(color, text) : text;
+  }
+
+  private prefix(name: string): string {
+    return this.style(COLORS[name] ?? 'white', `[${name}]`.padEnd(WIDTH));
+  }
+
+  /** A line of a child's output, prefixed with its name. */
+  child(name: string, line: string, stream: 'stdout' | 'stderr' = 'stdout'): void {
+    (stream === 'stderr' ? process.stderr : process.stdout).write(`${this.prefix(name)} ${line}\n`);
+  }
+
+  /** A progress line of the launcher itself. */
+  info(message: string): void {
+    process.stdout.write(`${this.prefix('retrysafe')} ${message}\n`);
+  }
+
+  warn(message: string): void {
+    process.stderr.write(`${this.prefix('retrysafe')} ${this.style('yellow', message)}\n`);
+  }
+
+  /** The one line that says why the launcher gives up. */
+  fatal(message: string): void {
+    process.stderr.write(`${this.style('red', `retrysafe: ${message}`)}\n`);
+  }
+
+  raw(text: string): void {
+    process.stdout.write(text);
+  }
+}
+
+/** Calls `onLine` for every line of `stream` (without its line ending). */
+export function eachLine(stream: Readable | null | undefined, onLine: (line: string) => void): void {
+  if (!stream) return;
+  const rl = createInterface({ input: stream, crlfDelay: Infinity });
+  rl.on('line', onLine);
+}
+
+// Built from a string: a literal ESC in a regex trips no-control-regex.
+const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g');
+
+export function stripAnsi(text: string): string {
+  return text.replace(ANSI, '');
+}

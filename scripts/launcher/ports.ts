@@ -1,0 +1,53 @@
+// Port checks before anything starts: a port that is already taken is reported at once,
+// naming the part that wanted it, instead of as a child's crash half-way through.
+import { createServer } from 'node:net';
+
+export interface PortClaim {
+  /** The part that will listen there, as named in messages: "bank", "api". */
+  part: string;
+  /** What the port is for, e.g. "HTTP", "gRPC", "Web UI", "metrics". */
+  what: string;
+  host: string;
+  port: number;
+  /** The environment variable that sets it, for the hint in the message. */
+  variable: string;
+}
+
+/** Why `host:port` cannot be listened on (EADDRINUSE, EACCES...), or undefined when it can. */
+export function probePort(host: string, port: number): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const srv = createServer();
+    srv.unref();
+    srv.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+    srv.listen({ host, port, exclusive: true }, () => srv.close(() => resolve(undefined)));
+  });
+}
+
+export class PortBusyError extends Error {
+  override name = 'PortBusyError';
+  constructor(
+    readonly claim: PortClaim,
+    readonly code: string,
+  ) {
+    super(
+      code === 'EADDRINUSE'
+        ? `${claim.what} port ${claim.port} on ${claim.host} is already in use (set ${claim.variable} to another port, or stop what holds it)`
+        : `cannot listen on ${claim.host}:${claim.port} for ${claim.what} (${code}; set ${claim.variable})`,
+    );
+  }
+}
+
+/** Throws PortBusyError for the first claim that cannot be listened on. */
+export async function assertPortsFree(claims: PortClaim[]): Promise<void> {
+  for (const claim of claims) {
+    const code = await probePort(claim.host, claim.port);
+    if (code) throw new PortBusyError(claim, code);
+  }
+}
+
+/** Finds "address already in use" in a child's output and the port it names, if any. */
+export function addressInUse(line: string): { port?: number } | undefined {
+  if (!/EADDRINUSE|address already in use/i.test(line)) return undefined;
+  const port = /:(\d{1,5})\b(?![\d.])/.exec(line.slice(line.search(/EADDRINUSE|address already in use/i)));
+  return port ? { port: Number(port[1]) } : {};
+}

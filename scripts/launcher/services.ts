@@ -1,0 +1,199 @@
+// The child processes of the stack, in start order. Each entry carries everything the
+// launcher needs about its part (entry point, environment, ports, config check, readiness,
+// banner rows), so adding one (the reservations sandbox) is one more entry in serviceSpecs.
+import { hostname } from 'node:os';
+import type { Connection } from '@temporalio/client';
+import proto from '@temporalio/proto';
+import { ConfigError } from '../../common/env.js';
+import { loadApiConfig } from '../../client/api/config.js';
+import { loadBankConfig } from '../../downstream/bank/config.js';
+import { loadReservationsConfig } from '../../downstream/reservations/config.js';
+import { loadWorkerConfig } from '../../worker/config.js';
+import type { LauncherConfig } from './options.js';
+import { stripAnsi } from './output.js';
+import { childEnv, type ReadyContext, type ServiceSpec } from './service.js';
+import { TEMPORAL_CONNECTION_VARS } from './temporal.js';
+
+const { TaskQueueType } = proto.temporal.api.enums.v1;
+
+export interface StackSpec {
+  config: LauncherConfig;
+  faults: boolean;
+  /** Children see TTY-friendly logs when a person is watching. */
+  prettyLogs: boolean;
+  /** Where the API and worker find Temporal. */
+  temporal: { address: string; namespace: string; uiUrl: string | undefined; embedded: boolean };
+  /** Set once Temporal is up: lets the worker probe see its poller. */
+  connection?: () => Connection | undefined;
+}
+
+export interface ServiceSettings {
+  /** How many API keys are configured; 0 means dev mode. */
+  apiKeyCount: number;
+  tenants: string[];
+}
+
+/** Display form of a listening host: a browser-friendly name for loopback and wildcard. */
+export function displayHost(host: string): string {
+  if (['127.0.0.1', '0.0.0.0', '::', '::1', 'localhost'].includes(host)) return 'localhost';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+/** Where the launcher and the other children reach a part: loopback for a wildcard bind. */
+function reachHost(host: string): string {
+  if (['0.0.0.0', '::', 'localhost'].includes(host)) return '127.0.0.1';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+export function apiUrl(config: LauncherConfig): string {
+  return `http://${displayHost(config.api.host)}:${config.api.port}`;
+}
+
+export function serviceSpecs(stack: StackSpec, settings?: { apiKeys?: (s: ServiceSettings) => void }): ServiceSpec[] {
+  const { config } = stack;
+  const bankUrl = `http://${reachHost(config.bank.host)}:${config.bank.port}`;
+  const reservationsUrl = `http://127.0.0.1:${config.reservationsPort}`;
+  const metricsUrl = `http://127.0.0.1:${config.workerMetricsPort}/metrics`;
+  const common: Record<string, string> = {
+    TEMPORAL_ADDRESS: stack.temporal.address,
+    TEMPORAL_NAMESPACE: stack.temporal.namespace,
+    ...(stack.prettyLogs && process.env.LOG_PRETTY === undefined ? { LOG_PRETTY: '1' } : {}),
+  };
+  // With the embedded dev server, cluster credentials meant for elsewhere must not leak in.
+  const unsetEnv = stack.temporal.embedded ? TEMPORAL_CONNECTION_VARS : [];
+  const sandbox: Record<string, string> = stack.faults ? { SANDBOX_FAULTS: '1' } : {};
+  const faultsNote = stack.faults ? 'fault injection on: PUT /_faults' : undefined;
+
+  return [
+    {
+      name: 'bank',
+      entry: 'downstream/bank/server.ts',
+      env: {
+        ...common,
+        ...sandbox,
+        BANK_HOST: config.bank.host,
+        BANK_PORT: String(config.bank.port),
+        BANK_DB: `${config.dataDir}/bank.db`,
+      },
+      unsetEnv,
+      ports: [{ part: 'bank', what: 'sandbox bank HTTP', host: config.bank.host, port: config.bank.port, variable: 'BANK_PORT' }],
+      validate: (env) => void loadBankConfig(env),
+      banner: [{ label: 'Sandbox bank', value: `http://${displayHost(config.bank.host)}:${config.bank.port}`, note: faultsNote }],
+      dataFiles: ['bank.db'],
+      ready: (ctx) => ctx.http(`${bankUrl}/healthz`),
+    },
+    {
+      name: 'reservations',
+      entry: 'downstream/reservations/server.ts',
+      env: {
+        ...common,
+        ...sandbox,
+        RESERVATIONS_HOST: '127.0.0.1',
+        RESERVATIONS_PORT: String(config.reservationsPort),
+        RESERVATIONS_DB: `${config.dataDir}/reservations.db`,
+      },
+      unsetEnv,
+      ports: [
+        { part: 'reservations', what: 'sandbox reservations HTTP', host: '127.0.0.1', port: config.reservationsPort, variable: 'RESERVATIONS_PORT' },
+      ],
+      validate: (env) => void loadReservationsConfig(env),
+      banner: [{ label: 'Sandbox reservations', value: `http://localhost:${config.reservationsPort}`, note: faultsNote }],
+      dataFiles: ['reservations.db'],
+      ready: (ctx) => ctx.http(`${reservationsUrl}/healthz`),
+    },
+    {
+      name: 'worker',
+      entry: 'worker/main.ts',
+      env: {
+        ...common,
+        BANK_URL: bankUrl,
+        RESERVATIONS_URL: reservationsUrl,
+        WORKER_METRICS_ADDRESS: `127.0.0.1:${config.workerMetricsPort}`,
+        RETRYSAFE_TASK_QUEUE: config.taskQueue,
+      },
+      unsetEnv,
+      ports: [{ part: 'worker', what: 'worker metrics', host: '127.0.0.1', port: config.workerMetricsPort, variable: 'WORKER_METRICS_PORT' }],
+      validate: (env) => void loadWorkerConfig(env),
+      banner: [{ label: 'Worker metrics', value: metricsUrl }],
+      ready: async (ctx) => {
+        // "worker ready" is logged once the worker is built; its poller on the task queue
+        // proves the same even when LOG_LEVEL hides info lines.
+        await Promise.race([
+          ctx.line('its "worker ready" log line', isWorkerReadyLine),
+          ctx.poll('its poller on the task queue', () => hasPoller(stack, ctx), 500),
+        ]);
+        await ctx.http(metricsUrl);
+      },
+    },
+    {
+      name: 'api',
+      entry: 'client/api/server.ts',
+      env: {
+        ...common,
+        API_HOST: config.api.host,
+        API_PORT: String(config.api.port),
+        RETRYSAFE_TASK_QUEUE: config.taskQueue,
+        ...(stack.temporal.uiUrl ? { TEMPORAL_UI_URL: stack.temporal.uiUrl } : {}),
+      },
+      unsetEnv,
+      ports: [{ part: 'api', what: 'API HTTP', host: config.api.host, port: config.api.port, variable: 'API_PORT' }],
+      validate: (env) => {
+        const keys = loadApiConfig(env).apiKeys ?? [];
+        settings?.apiKeys?.({ apiKeyCount: keys.length, tenants: [...new Set(keys.map((k) => k.tenant))] });
+      },
+      // The API's own rows (URLs, docs, keys, the curl) lead the banner: see banner.ts.
+      banner: [],
+      ready: (ctx) => ctx.http(`http://${reachHost(config.api.host)}:${config.api.port}/readyz`),
+    },
+  ];
+}
+
+/** `{"msg":"worker ready",...}`, or its pino-pretty form `[12:00:00.000] INFO (worker): worker ready`. */
+export function isWorkerReadyLine(line: string): boolean {
+  const plain = stripAnsi(line).trim();
+  if (plain.startsWith('{')) {
+    try {
+      return (JSON.parse(plain) as { msg?: unknown }).msg === 'worker ready';
+    } catch {
+      return false;
+    }
+  }
+  return /^\[[^\]]+\]\s+INFO\s+\(worker\):\s+worker ready$/.test(plain);
+}
+
+async function hasPoller(stack: StackSpec, ctx: ReadyContext): Promise<boolean> {
+  const connection = stack.connection?.();
+  if (!connection) return false;
+  // The SDK's default identity is <pid>@<hostname>: this matches our child, not another
+  // worker that happens to poll the same queue.
+  const identity = `${ctx.pid}@${hostname()}`;
+  try {
+    const res = await connection.workflowService.describeTaskQueue({
+      namespace: stack.temporal.namespace,
+      taskQueue: { name: stack.config.taskQueue },
+      taskQueueType: TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+    });
+    return (res.pollers ?? []).some((p) => p.identity === identity);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Runs each child's own config loader on the environment it will get, so a bad value is
+ * reported before anything starts; throws one ConfigError naming every problem.
+ */
+export function validateServices(stack: StackSpec): ServiceSettings {
+  let result: ServiceSettings = { apiKeyCount: 0, tenants: [] };
+  const problems: string[] = [];
+  for (const spec of serviceSpecs(stack, { apiKeys: (s) => (result = s) })) {
+    try {
+      spec.validate(childEnv(spec));
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      problems.push(...err.problems.map((p) => `${p} (${spec.name})`));
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return result;
+}

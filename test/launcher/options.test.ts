@@ -1,0 +1,146 @@
+// The launcher's decisions that need no processes: flags, configuration, the readiness
+// line of the worker, port-conflict detection and the banner.
+import { prettyFactory } from 'pino-pretty';
+import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../../common/env.js';
+import { renderBanner } from '../../scripts/launcher/banner.js';
+import { loadLauncherConfig, parseFlags, UsageError } from '../../scripts/launcher/options.js';
+import { Output } from '../../scripts/launcher/output.js';
+import { addressInUse } from '../../scripts/launcher/ports.js';
+import { isWorkerReadyLine, serviceSpecs, validateServices } from '../../scripts/launcher/services.js';
+
+const ROOT = '/repo';
+
+function configError(fn: () => unknown): string[] {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('flags', () => {
+  it('accepts --reset, --faults and --help', () => {
+    expect(parseFlags(['--reset', '--faults'])).toEqual({ reset: true, faults: true, help: false });
+    expect(parseFlags(['-h']).help).toBe(true);
+  });
+
+  it('refuses unknown options, positionals and values on switches in one line', () => {
+    expect(() => parseFlags(['--rest'])).toThrow(new UsageError("unknown option '--rest'"));
+    expect(() => parseFlags(['now'])).toThrow(new UsageError("unexpected argument 'now'"));
+    expect(() => parseFlags(['--reset=yes'])).toThrow(UsageError);
+  });
+});
+
+describe('configuration', () => {
+  it('defaults to the embedded dev server, .data at the repo root and a 7-day retention', () => {
+    const c = loadLauncherConfig(ROOT, {});
+    expect(c.temporal).toEqual({ mode: 'embedded', host: '127.0.0.1', port: 7233, uiPort: 8233, namespace: 'default' });
+    expect(c.dataDir).toBe('/repo/.data');
+    expect(c.retentionMs).toBe(7 * 24 * 3_600_000);
+    expect([c.bank.port, c.workerMetricsPort, c.api.port]).toEqual([4001, 9464, 3000]);
+  });
+
+  it('uses the cluster named by TEMPORAL_ADDRESS instead of a dev server', () => {
+    const c = loadLauncherConfig(ROOT, { TEMPORAL_ADDRESS: 'temporal.example:7233', TEMPORAL_NAMESPACE: 'payments' });
+    expect(c.temporal).toMatchObject({ mode: 'external', address: 'temporal.example:7233', namespace: 'payments' });
+  });
+
+  it('names each bad variable: a non-number port, a non-duration, a retention under one hour', () => {
+    expect(configError(() => loadLauncherConfig(ROOT, { API_PORT: 'abc', RETRYSAFE_RETENTION: 'forever' }))).toEqual([
+      expect.stringMatching(/^RETRYSAFE_RETENTION="forever": .*not a duration/),
+      expect.stringMatching(/^API_PORT="abc": must be a whole number/),
+    ]);
+    expect(configError(() => loadLauncherConfig(ROOT, { RETRYSAFE_RETENTION: '59m' }))[0]).toMatch(
+      /below the minimum of 1 hour \(Temporal's floor/,
+    );
+  });
+
+  it('refuses port 0 and two parts on one port', () => {
+    expect(configError(() => loadLauncherConfig(ROOT, { BANK_PORT: '0' }))[0]).toMatch(/^BANK_PORT="0": must be a fixed port/);
+    expect(configError(() => loadLauncherConfig(ROOT, { API_PORT: '4001' }))).toEqual([
+      'BANK_PORT and API_PORT are both 4001: each part needs its own port',
+    ]);
+  });
+
+  it("checks every child's own settings up front, without echoing an API key secret", () => {
+    const config = loadLauncherConfig(ROOT, {});
+    const stack = {
+      config,
+      faults: false,
+      prettyLogs: false,
+      temporal: { address: '127.0.0.1:7233', namespace: 'default', uiUrl: 'http://localhost:8233', embedded: true },
+    };
+    const saved = process.env.RETRYSAFE_API_KEYS;
+    process.env.RETRYSAFE_API_KEYS = 'tooshort=acme';
+    try {
+      const problems = configError(() => validateServices(stack));
+      expect(problems).toEqual([expect.stringMatching(/^RETRYSAFE_API_KEYS entry 1: the secret is shorter.*\(api\)$/)]);
+      expect(problems.join()).not.toContain('tooshort');
+      process.env.RETRYSAFE_API_KEYS = 'a-long-enough-secret-0001=acme';
+      expect(validateServices(stack)).toEqual({ apiKeyCount: 1, tenants: ['acme'] });
+    } finally {
+      if (saved === undefined) delete process.env.RETRYSAFE_API_KEYS;
+      else process.env.RETRYSAFE_API_KEYS = saved;
+    }
+  });
+});
+
+describe('worker readiness line', () => {
+  it('matches the JSON line and the pino-pretty one (colored, as on a terminal)', () => {
+    const entry = { level: 30, time: Date.now(), pid: 1, hostname: 'h', name: 'worker', taskQueue: 'q', msg: 'worker ready' };
+    expect(isWorkerReadyLine(JSON.stringify(entry))).toBe(true);
+    const pretty = prettyFactory({ colorize: true, translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname' })(entry);
+    expect(isWorkerReadyLine(pretty.split('\n')[0]!)).toBe(true);
+  });
+
+  it('does not match other lines that mention it', () => {
+    expect(isWorkerReadyLine(JSON.stringify({ level: 50, msg: 'worker ready check failed' }))).toBe(false);
+    expect(isWorkerReadyLine('[12:00:00.000] ERROR (worker): worker ready never came')).toBe(false);
+  });
+});
+
+describe('port conflicts in a child output', () => {
+  it("finds the port in Node's and Go's messages", () => {
+    expect(addressInUse('Error: listen EADDRINUSE: address already in use 127.0.0.1:4001')).toEqual({ port: 4001 });
+    expect(addressInUse('listen tcp 127.0.0.1:7233: bind: address already in use')).toEqual({});
+    expect(addressInUse('all good on 127.0.0.1:4001')).toBeUndefined();
+  });
+});
+
+describe('banner', () => {
+  const config = loadLauncherConfig(ROOT, {});
+  const temporal = { address: '127.0.0.1:7233', namespace: 'default', uiUrl: 'http://localhost:8233', embedded: true };
+  const services = (faults: boolean) => serviceSpecs({ config, faults, prettyLogs: false, temporal });
+  const output = new Output(false);
+
+  it('in dev mode, lists every part and says so, with a curl that needs no key', () => {
+    const text = renderBanner(
+      { config, settings: { apiKeyCount: 0, tenants: [] }, temporal, services: services(false), readyMs: 6_250 },
+      output,
+    );
+    expect(text).toContain('retrysafe is ready in 6.3 s');
+    for (const url of ['http://localhost:3000/docs', 'http://localhost:3000/openapi.json', 'http://localhost:8233', 'http://localhost:4001', 'http://127.0.0.1:9464/metrics']) {
+      expect(text).toContain(url);
+    }
+    expect(text).toContain('temporal.db, bank.db');
+    expect(text).toContain('dev mode');
+    expect(text).toContain(
+      `curl -s -X POST http://localhost:3000/v1/payments -H 'Idempotency-Key: demo-1' -H 'Content-Type: application/json' -d '{"account":"acc_alice","amount":1250,"currency":"EUR"}'`,
+    );
+    expect(text).not.toContain('Authorization');
+    expect(text).not.toContain('fault injection');
+  });
+
+  it('with API keys, adds the Authorization hint and names the tenants, never a secret', () => {
+    const text = renderBanner(
+      { config, settings: { apiKeyCount: 2, tenants: ['acme'] }, temporal, services: services(true), readyMs: 1 },
+      output,
+    );
+    expect(text).toContain("-H 'Authorization: Bearer <a secret from RETRYSAFE_API_KEYS>'");
+    expect(text).toContain('2 configured (tenants: acme)');
+    expect(text).toContain('fault injection on');
+  });
+});

@@ -1,0 +1,244 @@
+// `npm start` as a user runs it: the real launcher, a real dev server, bank, worker and
+// API on free ports and a temporary data dir. Checks the banner, a payment end to end, a
+// clean stop with no process left behind (even after a SIGKILL of the launcher), data
+// surviving a restart, --reset, and the refusals (bad flag, bad variable, busy port, a part
+// that cannot start).
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  descendants,
+  freeStackPorts,
+  isAlive,
+  LauncherProcess,
+  launcherEnv,
+  processesMentioning,
+  type StackPorts,
+} from './harness.js';
+
+const BANNER = /retrysafe is ready in (\d+(?:\.\d+)?) s[\s\S]*Ctrl-C stops everything/;
+const START_TIMEOUT = 75_000;
+
+let tmp: string;
+const running = new Set<LauncherProcess>();
+
+beforeAll(() => {
+  tmp = mkdtempSync(join(tmpdir(), 'retrysafe-launcher-'));
+});
+
+afterEach(async () => {
+  // A failed assertion must not leave a stack running for the next test.
+  for (const launcher of running) {
+    launcher.child.kill('SIGTERM');
+    await launcher.exit(20_000);
+  }
+  running.clear();
+});
+
+afterAll(() => {
+  for (const hit of processesMentioning([tmp])) {
+    try {
+      process.kill(Number(hit.split(' ')[0]), 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+  if (!process.env.RETRYSAFE_KEEP_TEST_DATA) rmSync(tmp, { recursive: true, force: true });
+});
+
+function launch(args: string[], dataDir: string, ports: StackPorts, extra?: Record<string, string>): LauncherProcess {
+  const launcher = new LauncherProcess(args, launcherEnv(dataDir, ports, extra));
+  running.add(launcher);
+  return launcher;
+}
+
+/** SIGTERM, then: exit 0 within 20 s, and nothing it started still running. */
+async function stopCleanly(launcher: LauncherProcess, markers: string[]): Promise<void> {
+  const family = descendants(launcher.pid);
+  expect(family.length).toBeGreaterThanOrEqual(4); // temporal, bank, worker, api
+  launcher.child.kill('SIGTERM');
+  const result = await launcher.exit(25_000);
+  running.delete(launcher);
+  expect(result.timedOut, launcher.tail()).toBe(false);
+  expect(result.ms).toBeLessThan(20_000);
+  expect(result.code, launcher.tail()).toBe(0);
+  expect(launcher.output).toMatch(/\[retrysafe\] stopped/);
+  await new Promise((r) => setTimeout(r, 300));
+  expect(family.filter(isAlive)).toEqual([]);
+  expect(processesMentioning(markers)).toEqual([]);
+}
+
+async function getJson(url: string, init?: RequestInit): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await fetch(url, { ...init, signal: AbortSignal.timeout(30_000) });
+  const text = await res.text();
+  return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+}
+
+describe('npm start', () => {
+  let ports: StackPorts;
+  let dataDir: string;
+  let markers: string[];
+  const key = `launcher-${randomUUID()}`;
+  const readyTimes: number[] = [];
+
+  beforeAll(async () => {
+    ports = await freeStackPorts();
+    dataDir = join(tmp, 'stack-data');
+    markers = [dataDir, `API_PORT=${ports.api}`, `--port ${ports.temporal}`];
+  });
+
+  afterAll(() => {
+    if (readyTimes.length > 0) console.log(`launcher: banner's time to ready per start: ${readyTimes.map((t) => `${t} s`).join(', ')}`);
+  });
+
+  it('brings the stack up, prints every URL once, makes a payment, and stops cleanly on SIGTERM', async () => {
+    const launcher = launch([], dataDir, ports);
+    const banner = await launcher.waitFor(BANNER, START_TIMEOUT);
+    readyTimes.push(Number(banner[1]));
+    const text = banner[0];
+    const api = `http://localhost:${ports.api}`;
+    for (const expected of [
+      api,
+      `${api}/docs`,
+      `${api}/openapi.json`,
+      `http://localhost:${ports.ui}`,
+      `127.0.0.1:${ports.temporal}`,
+      `http://localhost:${ports.bank}`,
+      `http://127.0.0.1:${ports.metrics}/metrics`,
+      dataDir,
+      '7 days',
+      'dev mode',
+      `curl -s -X POST ${api}/v1/payments`,
+    ]) {
+      expect(text).toContain(expected);
+    }
+    expect(launcher.output.match(/retrysafe is ready/g)).toHaveLength(1);
+    // Parts started in order, each after the previous one was ready.
+    const order = ['temporal ready', 'starting bank', 'bank ready', 'starting worker', 'worker ready (', 'starting api', 'api ready'];
+    const positions = order.map((s) => launcher.output.indexOf(`[retrysafe] ${s}`));
+    expect(positions.every((p) => p >= 0)).toBe(true);
+    expect([...positions].sort((a, b) => a - b)).toEqual(positions);
+
+    const base = `http://127.0.0.1:${ports.api}`;
+    expect((await fetch(`${base}/readyz`)).status).toBe(200);
+    expect((await fetch(`http://127.0.0.1:${ports.metrics}/metrics`)).status).toBe(200);
+    const payment = await getJson(`${base}/v1/payments`, {
+      method: 'POST',
+      headers: { 'Idempotency-Key': key, 'Content-Type': 'application/json', Prefer: 'wait=20' },
+      body: JSON.stringify({ account: 'acc_alice', amount: 1250, currency: 'EUR' }),
+    });
+    expect(payment.status, JSON.stringify(payment.body)).toBe(200);
+    expect(payment.body).toMatchObject({ key, type: 'payment', status: 'succeeded' });
+
+    await stopCleanly(launcher, markers);
+    // Reverse order: the API first, Temporal last.
+    const stops = ['api stopped', 'worker stopped', 'bank stopped', 'temporal stopped'].map((s) =>
+      launcher.output.indexOf(`[retrysafe] ${s}`),
+    );
+    expect(stops.every((p) => p >= 0)).toBe(true);
+    expect([...stops].sort((a, b) => a - b)).toEqual(stops);
+  });
+
+  let leftoverDevServer: number | undefined;
+
+  it('finds the earlier operation after a restart; killed outright, its Node children still stop', async () => {
+    const launcher = launch([], dataDir, ports);
+    readyTimes.push(Number((await launcher.waitFor(BANNER, START_TIMEOUT))[1]));
+    const op = await getJson(`http://127.0.0.1:${ports.api}/v1/operations/${key}`);
+    expect(op.status).toBe(200);
+    expect(op.body).toMatchObject({ key, status: 'succeeded' });
+
+    // SIGKILL runs no exit hook: the bank, worker and API notice they were re-parented
+    // (orphan guard) and stop themselves; the dev server is left for the next start.
+    const lock = JSON.parse(readFileSync(join(dataDir, 'launcher.lock'), 'utf8')) as { temporal: number };
+    const family = descendants(launcher.pid).filter((pid) => pid !== lock.temporal);
+    expect(family.length).toBeGreaterThanOrEqual(3);
+    launcher.child.kill('SIGKILL');
+    await launcher.exit(5_000);
+    running.delete(launcher);
+    const deadline = Date.now() + 15_000;
+    while (family.some(isAlive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    expect(family.filter(isAlive)).toEqual([]);
+    leftoverDevServer = lock.temporal;
+  });
+
+  it('with --reset, stops a dev server left behind, then starts from empty data', async () => {
+    const launcher = launch(['--reset'], dataDir, ports);
+    readyTimes.push(Number((await launcher.waitFor(BANNER, START_TIMEOUT))[1]));
+    if (leftoverDevServer !== undefined) {
+      expect(launcher.output).toContain(`stopped the Temporal dev server (pid ${leftoverDevServer})`);
+      expect(isAlive(leftoverDevServer)).toBe(false);
+    }
+    expect(launcher.output).toContain(`--reset: deleted ${dataDir}`);
+    const op = await getJson(`http://127.0.0.1:${ports.api}/v1/operations/${key}`);
+    expect(op.status).toBe(404);
+    expect(op.body.code).toBe('operation_not_found');
+    await stopCleanly(launcher, markers);
+  });
+});
+
+describe('refusals', () => {
+  it('answers an unknown flag with one line and the usage, exit 2', async () => {
+    const ports = await freeStackPorts();
+    const dataDir = join(tmp, 'bad-flag');
+    const launcher = launch(['--bogus'], dataDir, ports);
+    const result = await launcher.exit(20_000);
+    expect(result.code).toBe(2);
+    expect(launcher.output).toMatch(/^retrysafe: unknown option '--bogus'$/m);
+    expect(launcher.output).toMatch(/^Usage: npm start/m);
+    expect(existsSync(dataDir)).toBe(false);
+  });
+
+  it('refuses RETRYSAFE_RETENTION=forever, naming the variable, exit 2 and nothing started', async () => {
+    const ports = await freeStackPorts();
+    const dataDir = join(tmp, 'bad-retention');
+    const launcher = launch([], dataDir, ports, { RETRYSAFE_RETENTION: 'forever', API_PORT: 'abc' });
+    const result = await launcher.exit(20_000);
+    expect(result.code).toBe(2);
+    expect(launcher.output).toMatch(/RETRYSAFE_RETENTION="forever": .*not a duration/);
+    expect(launcher.output).toMatch(/API_PORT="abc"/);
+    expect(launcher.output).toContain('Nothing was started.');
+    expect(launcher.output).not.toContain('starting temporal');
+    expect(existsSync(dataDir)).toBe(false);
+  });
+
+  it('refuses a retention below the dev server floor of one hour', async () => {
+    const ports = await freeStackPorts();
+    const launcher = launch([], join(tmp, 'short-retention'), ports, { RETRYSAFE_RETENTION: '30m' });
+    expect((await launcher.exit(20_000)).code).toBe(2);
+    expect(launcher.output).toMatch(/RETRYSAFE_RETENTION="30m": "30m" is below the minimum of 1 hour/);
+  });
+
+  it('names the part whose port is already in use, before starting anything', async () => {
+    const ports = await freeStackPorts();
+    const dataDir = join(tmp, 'busy-port');
+    const holder: Server = createServer();
+    await new Promise<void>((resolve) => holder.listen(ports.api, '127.0.0.1', resolve));
+    try {
+      const launcher = launch([], dataDir, ports);
+      const result = await launcher.exit(20_000);
+      expect(result.code).toBe(1);
+      expect(launcher.output).toMatch(new RegExp(`^retrysafe: could not start api: API HTTP port ${ports.api} on 127.0.0.1 is already in use`, 'm'));
+      expect(launcher.output).not.toContain('starting temporal');
+    } finally {
+      await new Promise((r) => holder.close(r));
+    }
+  });
+
+  it('when a part cannot start, stops what was started, names the part and exits 1', async () => {
+    const ports = await freeStackPorts();
+    const dataDir = join(tmp, 'broken-bank');
+    mkdirSync(join(dataDir, 'bank.db'), { recursive: true }); // a directory: SQLite cannot open it
+    const launcher = launch([], dataDir, ports);
+    const result = await launcher.exit(60_000);
+    running.delete(launcher);
+    expect(result.code, launcher.tail()).toBe(1);
+    expect(launcher.output).toContain('[retrysafe] temporal stopped');
+    const lines = launcher.output.trim().split('\n');
+    expect(lines.at(-1)).toMatch(/^retrysafe: could not start bank: exited with code 1 before it was ready/);
+    expect(processesMentioning([dataDir, `--port ${ports.temporal}`])).toEqual([]);
+  });
+});
