@@ -1,0 +1,62 @@
+// Prometheus metrics of the API. Labels are bounded sets (operation type, route pattern,
+// method, status): an idempotency key or tenant never becomes a label.
+import { Counter, Histogram, Registry } from 'prom-client';
+
+export interface ApiMetrics {
+  registry: Registry;
+  operationsStarted: Counter<'type'>;
+  replays: Counter<'type'>;
+  fingerprintConflicts: Counter;
+  waitsTimedOut: Counter;
+  cacheHits: Counter;
+  httpDuration: Histogram<'route' | 'method' | 'status'>;
+}
+
+/** Reuses a metric already in the registry (several apps may share one in tests). */
+function getOrCreate<T>(registry: Registry, name: string, make: () => T): T {
+  return (registry.getSingleMetric(name) as T | undefined) ?? make();
+}
+
+export function createMetrics(registry: Registry = new Registry()): ApiMetrics {
+  const registers = [registry];
+  return {
+    registry,
+    operationsStarted: getOrCreate(
+      registry,
+      'retrysafe_operations_started_total',
+      () => new Counter({ name: 'retrysafe_operations_started_total', help: 'Operations this API started (claims won)', labelNames: ['type'], registers }),
+    ),
+    replays: getOrCreate(
+      registry,
+      'retrysafe_replays_total',
+      () => new Counter({ name: 'retrysafe_replays_total', help: 'Requests answered from an existing operation (retries, concurrent duplicates)', labelNames: ['type'], registers }),
+    ),
+    fingerprintConflicts: getOrCreate(
+      registry,
+      'retrysafe_fingerprint_conflicts_total',
+      () => new Counter({ name: 'retrysafe_fingerprint_conflicts_total', help: 'Keys reused with a different request (422)', registers }),
+    ),
+    waitsTimedOut: getOrCreate(
+      registry,
+      'retrysafe_waits_timed_out_total',
+      () => new Counter({ name: 'retrysafe_waits_timed_out_total', help: 'POSTs answered 202 because the operation was still running', registers }),
+    ),
+    cacheHits: getOrCreate(
+      registry,
+      'retrysafe_cache_hits_total',
+      () => new Counter({ name: 'retrysafe_cache_hits_total', help: 'Terminal operations answered from the in-memory cache', registers }),
+    ),
+    httpDuration: getOrCreate(
+      registry,
+      'retrysafe_http_request_duration_seconds',
+      () =>
+        new Histogram({
+          name: 'retrysafe_http_request_duration_seconds',
+          help: 'HTTP request duration by route pattern',
+          labelNames: ['route', 'method', 'status'],
+          buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+          registers,
+        }),
+    ),
+  };
+}

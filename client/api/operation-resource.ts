@@ -1,0 +1,136 @@
+// Maps a workflow execution to the operation resource (DESIGN §4). The memo holds what
+// the API wrote at start (StartMemo) and the progress the workflow keeps current
+// (ProgressMemo), so a status read needs no worker; the outcome comes from the return value.
+import type { WorkflowExecutionStatusName } from '@temporalio/client';
+import type { TypedSearchAttributes } from '@temporalio/common';
+import {
+  OPERATION_STATUSES,
+  OPERATION_TYPES,
+  SearchAttributes,
+  type OperationOutcome,
+  type OperationStatus,
+  type OperationType,
+  type StepState,
+} from '../../workflows/contracts.js';
+import type { Operation } from './schemas.js';
+
+export interface ExecutionView {
+  workflowId: string;
+  status: { name: WorkflowExecutionStatusName };
+  startTime: Date;
+  closeTime?: Date;
+  memo?: Record<string, unknown>;
+  typedSearchAttributes?: TypedSearchAttributes;
+}
+
+export interface ResourceContext {
+  temporalUiUrl: string;
+  namespace: string;
+}
+
+export const ABORTED_CODE = 'operation_aborted';
+
+export function operationPath(key: string): string {
+  return `/v1/operations/${encodeURIComponent(key)}`;
+}
+
+export function temporalUiLink(ctx: ResourceContext, workflowId: string): string {
+  return `${ctx.temporalUiUrl}/namespaces/${ctx.namespace}/workflows/${encodeURIComponent(workflowId)}`;
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+export function isOperationOutcome(value: unknown): value is OperationOutcome {
+  if (!isRecord(value) || !Array.isArray(value.steps)) return false;
+  if (value.status === 'succeeded') return isRecord(value.result);
+  if (value.status === 'failed') {
+    const e = value.error;
+    return isRecord(e) && typeof e.code === 'string' && typeof e.message === 'string' && Array.isArray(e.compensations);
+  }
+  return false;
+}
+
+function isOperationType(v: unknown): v is OperationType {
+  return typeof v === 'string' && (OPERATION_TYPES as readonly string[]).includes(v);
+}
+
+function isOperationStatus(v: unknown): v is OperationStatus {
+  return typeof v === 'string' && (OPERATION_STATUSES as readonly string[]).includes(v);
+}
+
+function stepsFrom(value: unknown): StepState[] {
+  if (!Array.isArray(value)) return [];
+  return value.filter(
+    (s): s is StepState => isRecord(s) && typeof s.name === 'string' && typeof s.status === 'string' && typeof s.downstreamKey === 'string',
+  );
+}
+
+function stringResult(result: Record<string, unknown>): Record<string, string> {
+  return Object.fromEntries(Object.entries(result).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
+}
+
+/** The client's key: from the memo, else the workflow ID without its `<tenant>/` prefix. */
+export function keyOf(exec: ExecutionView): string {
+  const fromMemo = exec.memo?.key;
+  if (typeof fromMemo === 'string') return fromMemo;
+  const slash = exec.workflowId.indexOf('/');
+  return slash < 0 ? exec.workflowId : exec.workflowId.slice(slash + 1);
+}
+
+/**
+ * Builds the resource. `outcome` is the workflow's return value when it COMPLETED and it
+ * was fetched; without it (list answers), a closed execution takes its status from the
+ * OperationStatus search attribute the workflow sets as it finishes.
+ */
+export function toOperation(exec: ExecutionView, outcome: unknown, ctx: ResourceContext): Operation {
+  const memo = exec.memo ?? {};
+  const sa = exec.typedSearchAttributes;
+  const key = keyOf(exec);
+  const saType = sa?.get(SearchAttributes.OperationType);
+  const type: OperationType = isOperationType(memo.type) ? memo.type : isOperationType(saType) ? saType : 'payment';
+  const needsAttention =
+    typeof memo.needsAttention === 'boolean' ? memo.needsAttention : (sa?.get(SearchAttributes.NeedsAttention) ?? false);
+
+  const base: Operation = {
+    key,
+    type,
+    status: 'processing',
+    step: typeof memo.step === 'string' ? memo.step : null,
+    createdAt: exec.startTime.toISOString(),
+    completedAt: exec.closeTime ? exec.closeTime.toISOString() : null,
+    steps: stepsFrom(memo.steps),
+    needsAttention,
+    links: { self: operationPath(key), temporalUi: temporalUiLink(ctx, exec.workflowId) },
+  };
+
+  const temporalStatus = exec.status.name;
+  if (temporalStatus === 'RUNNING' || temporalStatus === 'PAUSED') return { ...base, completedAt: null };
+
+  if (temporalStatus === 'COMPLETED') {
+    if (outcome !== undefined) {
+      if (!isOperationOutcome(outcome)) {
+        return aborted(base, 'the operation returned no valid outcome');
+      }
+      const steps = stepsFrom(outcome.steps);
+      if (outcome.status === 'succeeded') {
+        return { ...base, status: 'succeeded', result: stringResult(outcome.result), steps };
+      }
+      return {
+        ...base,
+        status: 'failed',
+        error: { code: outcome.error.code, message: outcome.error.message, compensations: [...outcome.error.compensations] },
+        steps,
+      };
+    }
+    const saStatus = sa?.get(SearchAttributes.OperationStatus);
+    return { ...base, status: isOperationStatus(saStatus) && saStatus !== 'processing' ? saStatus : 'processing' };
+  }
+
+  return aborted(base, `the operation ended without an outcome (Temporal status ${temporalStatus})`);
+}
+
+function aborted(base: Operation, message: string): Operation {
+  return { ...base, status: 'failed', error: { code: ABORTED_CODE, message, compensations: [] } };
+}
+
+export const isTerminal = (op: Operation) => op.status !== 'processing';

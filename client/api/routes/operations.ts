@@ -1,0 +1,241 @@
+// /v1 routes. Checks run in a fixed order, each in the earliest hook that can run it:
+// API key (401), then Idempotency-Key and Prefer (400) in onRequest, before the body is
+// even read, then the body against its schema (400). Only a request that passed all of
+// them reaches the handler, so a rejected request starts nothing and consumes no key.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { OperationType } from '../../../workflows/contracts.js';
+import type { Authenticator } from '../auth.js';
+import { isValidKey, parseIdempotencyKey } from '../idempotency-key.js';
+import type { OperationService } from '../operations.js';
+import { parsePrefer } from '../prefer.js';
+import { ApiProblem, problems } from '../problems.js';
+import {
+  CheckoutBody,
+  H,
+  ListQuery,
+  Operation,
+  OperationList,
+  PaymentBody,
+  StartHeaders,
+  engineUnavailableResponse,
+  jsonResponse,
+  problemResponse,
+  unauthorizedResponse,
+} from '../schemas.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    tenant: string;
+    idempotencyKey: string;
+    waitMs: number;
+    preferenceApplied: string | undefined;
+  }
+}
+
+export interface OperationRoutesOptions {
+  service: OperationService;
+  authenticator: Authenticator;
+  defaultWaitMs: number;
+}
+
+export const RETRY_AFTER_PROCESSING_SECONDS = 1;
+const security = [{ bearerAuth: [] }];
+
+const startResponses = {
+  200: jsonResponse('The operation finished (succeeded, or failed with a business error)', Operation, {
+    'Idempotent-Replayed': H.replayed,
+    'Preference-Applied': H.preferenceApplied,
+  }),
+  202: jsonResponse('Still running when the wait ended: poll Location', Operation, {
+    Location: H.location,
+    'Retry-After': H.retryAfter,
+    'Idempotent-Replayed': H.replayed,
+    'Preference-Applied': H.preferenceApplied,
+  }),
+  400: problemResponse(
+    'idempotency_key_missing / idempotency_key_invalid, or invalid_request (body, JSON or Prefer) with `errors`',
+  ),
+  401: unauthorizedResponse,
+  413: problemResponse('payload_too_large'),
+  415: problemResponse('unsupported_media_type: the body must be application/json'),
+  422: problemResponse('idempotency_key_reused: the key names an operation with a different request; `differences` lists the fields'),
+  500: problemResponse('internal_error'),
+  503: engineUnavailableResponse,
+};
+
+const readResponses = {
+  401: unauthorizedResponse,
+  500: problemResponse('internal_error'),
+  503: engineUnavailableResponse,
+};
+
+function claimHeaders(request: FastifyRequest, defaultWaitMs: number): void {
+  const key = parseIdempotencyKey(request.headers['idempotency-key']);
+  if (!key.ok) throw new ApiProblem(400, key.code, key.detail);
+  request.idempotencyKey = key.key;
+  const prefer = parsePrefer(request.headers.prefer, defaultWaitMs);
+  if (!prefer.ok) {
+    throw problems.invalidRequest(`the Prefer header is not valid: ${prefer.message}`, [
+      { field: 'Prefer', message: prefer.message },
+    ]);
+  }
+  request.waitMs = prefer.value.waitMs;
+  request.preferenceApplied = prefer.value.applied;
+}
+
+/** Aborts when the client goes away before its answer was written. */
+function callerGone(reply: FastifyReply): AbortSignal {
+  const controller = new AbortController();
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) controller.abort();
+  });
+  return controller.signal;
+}
+
+function keyFromPath(raw: string): string {
+  // Keys are visible ASCII; anything else cannot name an operation.
+  return isValidKey(raw) ? raw : '';
+}
+
+export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> = async (app, opts) => {
+  const { service, authenticator, defaultWaitMs } = opts;
+
+  app.decorateRequest('tenant', '');
+  app.decorateRequest('idempotencyKey', '');
+  app.decorateRequest('waitMs', 0);
+  app.decorateRequest('preferenceApplied', undefined);
+
+  app.addHook('onRequest', async (request) => {
+    const tenant = authenticator.tenantFor(request.headers.authorization);
+    if (tenant === undefined) throw problems.unauthorized();
+    request.tenant = tenant;
+  });
+
+  const startRoute = (type: OperationType) => async (request: FastifyRequest, reply: FastifyReply) => {
+    const body = request.body as PaymentBody & { items?: CheckoutBody['items'] };
+    // The normalised request: exactly the accepted fields, `description` only when sent.
+    const normalised: Record<string, unknown> = {
+      account: body.account,
+      amount: body.amount,
+      currency: body.currency,
+      ...(body.description !== undefined ? { description: body.description } : {}),
+      ...(type === 'checkout' ? { items: (body.items ?? []).map((i) => ({ sku: i.sku, quantity: i.quantity })) } : {}),
+    };
+    const { operation, replayed } = await service.submit(
+      request.tenant,
+      request.idempotencyKey,
+      type,
+      normalised,
+      request.waitMs,
+      callerGone(reply),
+    );
+    if (request.preferenceApplied) reply.header('preference-applied', request.preferenceApplied);
+    if (replayed) reply.header('idempotent-replayed', 'true');
+    if (operation.status === 'processing') {
+      reply.code(202).header('location', operation.links.self).header('retry-after', String(RETRY_AFTER_PROCESSING_SECONDS));
+    } else {
+      reply.code(200);
+    }
+    return operation;
+  };
+
+  app.post(
+    '/payments',
+    {
+      onRequest: async (request) => claimHeaders(request, defaultWaitMs),
+      schema: {
+        summary: 'Start (or replay) a payment',
+        description: 'One charge. A retry with the same Idempotency-Key and body answers with the same operation.',
+        tags: ['operations'],
+        security,
+        headers: StartHeaders,
+        body: PaymentBody,
+        response: startResponses,
+      },
+    },
+    startRoute('payment'),
+  );
+
+  app.post(
+    '/checkouts',
+    {
+      onRequest: async (request) => claimHeaders(request, defaultWaitMs),
+      schema: {
+        summary: 'Start (or replay) a checkout',
+        description: 'Reserve the items, charge, confirm the reservation; compensated in reverse on failure.',
+        tags: ['operations'],
+        security,
+        headers: StartHeaders,
+        body: CheckoutBody,
+        response: startResponses,
+      },
+    },
+    startRoute('checkout'),
+  );
+
+  const getOperation = async (request: FastifyRequest, key: string) => {
+    const valid = keyFromPath(key);
+    if (valid === '') throw problems.operationNotFound();
+    return service.get(request.tenant, valid);
+  };
+
+  app.get(
+    '/operations/:key',
+    {
+      schema: {
+        summary: 'Read an operation by its key',
+        description: 'URL-encode the key (a "/" in a key is %2F). Another tenant\'s key is not found.',
+        tags: ['operations'],
+        security,
+        params: Type.Object({ key: Type.String({ description: 'The Idempotency-Key, URL-encoded' }) }),
+        response: {
+          200: jsonResponse('The operation, in any status', Operation),
+          400: problemResponse('invalid_request: the path is not valid percent-encoding'),
+          404: problemResponse('operation_not_found'),
+          ...readResponses,
+        },
+      },
+    },
+    async (request) => getOperation(request, request.params.key),
+  );
+
+  // Keys may hold "/": accept them unencoded too (`/v1/operations/a/b` is key "a/b").
+  app.get(
+    '/operations/*',
+    {
+      schema: {
+        hide: true,
+        params: Type.Object({ '*': Type.String() }),
+        response: { 200: jsonResponse('The operation', Operation), 404: problemResponse('operation_not_found'), ...readResponses },
+      },
+    },
+    async (request) => getOperation(request, request.params['*']),
+  );
+
+  app.get(
+    '/operations',
+    {
+      schema: {
+        summary: "List the tenant's operations",
+        description: 'From the Temporal visibility store (eventually consistent). Page with `cursor`.',
+        tags: ['operations'],
+        security,
+        querystring: ListQuery,
+        response: {
+          200: jsonResponse('One page of operations', OperationList),
+          400: problemResponse('invalid_request: a bad status, type, limit or cursor'),
+          ...readResponses,
+        },
+      },
+    },
+    async (request) =>
+      service.list(request.tenant, {
+        status: request.query.status,
+        type: request.query.type,
+        limit: request.query.limit !== undefined ? Number(request.query.limit) : 50,
+        cursor: request.query.cursor,
+      }),
+  );
+};

@@ -1,0 +1,66 @@
+// Unauthenticated routes for orchestration and scraping: liveness, readiness (Temporal
+// answers), Prometheus metrics.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { Registry } from 'prom-client';
+import type { OperationService } from '../operations.js';
+import { problems } from '../problems.js';
+import { engineUnavailableResponse, jsonResponse } from '../schemas.js';
+
+export interface SystemRoutesOptions {
+  service: OperationService;
+  registry: Registry;
+  readinessTimeoutMs: number;
+}
+
+export const systemRoutes: FastifyPluginAsyncTypebox<SystemRoutesOptions> = async (app, opts) => {
+  app.get(
+    '/healthz',
+    {
+      schema: {
+        summary: 'Liveness: the process answers',
+        tags: ['system'],
+        response: { 200: jsonResponse('Alive', Type.Object({ status: Type.Literal('ok') })) },
+      },
+    },
+    async () => ({ status: 'ok' as const }),
+  );
+
+  app.get(
+    '/readyz',
+    {
+      schema: {
+        summary: 'Readiness: Temporal answers',
+        tags: ['system'],
+        response: {
+          200: jsonResponse('Ready', Type.Object({ status: Type.Literal('ready') })),
+          503: engineUnavailableResponse,
+        },
+      },
+    },
+    async () => {
+      if (!(await opts.service.ready(opts.readinessTimeoutMs))) throw problems.engineUnavailable();
+      return { status: 'ready' as const };
+    },
+  );
+
+  app.get(
+    '/metrics',
+    {
+      schema: {
+        summary: 'Prometheus metrics',
+        tags: ['system'],
+        response: {
+          200: {
+            description: 'Prometheus text exposition format',
+            content: { 'text/plain': { schema: Type.String() } },
+          },
+        },
+      },
+    },
+    async (_request, reply) => {
+      reply.type(opts.registry.contentType);
+      return opts.registry.metrics();
+    },
+  );
+};

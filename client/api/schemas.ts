@@ -1,0 +1,167 @@
+// Every schema of the HTTP API, in TypeBox. Fastify validates requests and serialises
+// answers with them, and @fastify/swagger builds /openapi.json from the same objects, so
+// the document cannot drift from what the server does.
+import { Type, type Static, type TSchema } from 'typebox';
+import { OPERATION_STATUSES, OPERATION_TYPES } from '../../workflows/contracts.js';
+import { MAX_KEY_LENGTH } from './idempotency-key.js';
+import { MAX_WAIT_SECONDS } from './prefer.js';
+import { PROBLEM_CONTENT_TYPE, PROBLEM_TITLES } from './problems.js';
+
+/** Ajv format: ISO 4217 codes this runtime knows (Node 20: the current, non-test codes). */
+export const CURRENCY_FORMAT = 'iso4217';
+export const CURRENCY_CODES: ReadonlySet<string> = new Set(Intl.supportedValuesOf('currency'));
+export const isCurrencyCode = (value: string) => CURRENCY_CODES.has(value);
+
+const Account = Type.String({ minLength: 1, maxLength: 128, description: 'Account to charge', examples: ['acc_alice'] });
+const Amount = Type.Integer({
+  minimum: 1,
+  maximum: 1_000_000_000_000,
+  description: 'Amount in minor units (cents); an integer, never a string',
+  examples: [1250],
+});
+const Currency = Type.String({
+  pattern: '^[A-Z]{3}$',
+  format: CURRENCY_FORMAT,
+  description: 'ISO 4217 currency code',
+  examples: ['EUR'],
+});
+const Description = Type.String({ maxLength: 500, description: 'Free text kept with the operation' });
+
+export const PaymentBody = Type.Object(
+  { account: Account, amount: Amount, currency: Currency, description: Type.Optional(Description) },
+  { additionalProperties: false, description: 'A payment: one charge.' },
+);
+export type PaymentBody = Static<typeof PaymentBody>;
+
+export const CheckoutItem = Type.Object(
+  {
+    sku: Type.String({ minLength: 1, maxLength: 128, examples: ['sku_book'] }),
+    quantity: Type.Integer({ minimum: 1, maximum: 1000 }),
+  },
+  { additionalProperties: false },
+);
+
+export const CheckoutBody = Type.Object(
+  {
+    account: Account,
+    amount: Amount,
+    currency: Currency,
+    description: Type.Optional(Description),
+    items: Type.Array(CheckoutItem, { minItems: 1, maxItems: 100 }),
+  },
+  { additionalProperties: false, description: 'A checkout: reserve the items, charge, confirm the reservation.' },
+);
+export type CheckoutBody = Static<typeof CheckoutBody>;
+
+export const StartHeaders = Type.Object({
+  'idempotency-key': Type.String({
+    description:
+      `The operation's key, 1-${MAX_KEY_LENGTH} visible ASCII characters, as a structured-field string ("abc") ` +
+      'or bare (abc); both name the same key. A retry must send the same key and the same body.',
+    examples: ['"order-42"'],
+  }),
+  prefer: Type.Optional(
+    Type.String({
+      description: `RFC 7240: wait=N (0-${MAX_WAIT_SECONDS} s) bounds how long the answer waits for the outcome; respond-async alone means wait=0.`,
+      examples: ['wait=10', 'respond-async'],
+    }),
+  ),
+});
+
+const Step = Type.Object({
+  name: Type.String({ examples: ['charge_payment'] }),
+  status: Type.Enum(['pending', 'running', 'completed', 'failed', 'fenced', 'compensated'], { type: 'string' }),
+  downstreamKey: Type.String({ examples: ['acme/order-42/charge'] }),
+});
+
+const OperationError = Type.Object({
+  code: Type.String({ description: 'Stable code: insufficient_funds, payment_unavailable, operation_aborted, ...' }),
+  message: Type.String(),
+  compensations: Type.Array(Type.String(), { description: 'Compensations that ran, in the order they ran' }),
+});
+
+export const Operation = Type.Object(
+  {
+    key: Type.String(),
+    type: Type.Enum([...OPERATION_TYPES], { type: 'string' }),
+    status: Type.Enum([...OPERATION_STATUSES], { type: 'string' }),
+    step: Type.Union([Type.String(), Type.Null()], { description: 'Current (or last) step; null before the first' }),
+    createdAt: Type.String({ format: 'date-time' }),
+    completedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    result: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'Present when succeeded' })),
+    error: Type.Optional(OperationError),
+    steps: Type.Array(Step),
+    needsAttention: Type.Boolean({ description: 'A compensation keeps failing; an operator should look' }),
+    links: Type.Object({
+      self: Type.String({ examples: ['/v1/operations/order-42'] }),
+      temporalUi: Type.String({ description: 'The execution in the Temporal Web UI' }),
+    }),
+  },
+  { description: 'The operation resource: every answer about an operation has this shape.' },
+);
+export type Operation = Static<typeof Operation>;
+
+export const OperationList = Type.Object({
+  operations: Type.Array(Operation, {
+    description: 'Newest first. Items are built from the visibility store: result/error are omitted (GET the operation for them).',
+  }),
+  nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next page; null on the last page' }),
+});
+
+export const ListQuery = Type.Object(
+  {
+    status: Type.Optional(Type.Enum([...OPERATION_STATUSES], { type: 'string' })),
+    type: Type.Optional(Type.Enum([...OPERATION_TYPES], { type: 'string' })),
+    limit: Type.Optional(
+      Type.String({ pattern: '^(100|[1-9][0-9]?)$', description: 'Page size, an integer from 1 to 100 (default 50)', examples: ['50'] }),
+    ),
+    cursor: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]+$', maxLength: 8192, description: 'nextCursor of the previous page' })),
+  },
+  { additionalProperties: false },
+);
+
+export const Problem = Type.Object(
+  {
+    type: Type.String({ description: 'URI naming the problem type' }),
+    title: Type.String(),
+    status: Type.Integer(),
+    detail: Type.String(),
+    code: Type.Enum(Object.keys(PROBLEM_TITLES), { type: 'string', description: 'Stable machine-readable code' }),
+    instance: Type.Optional(Type.String()),
+    errors: Type.Optional(
+      Type.Array(Type.Object({ field: Type.String(), message: Type.String() }), {
+        description: 'invalid_request: one entry per bad field or header',
+      }),
+    ),
+    differences: Type.Optional(
+      Type.Array(Type.String(), { description: 'idempotency_key_reused: names of the fields that differ' }),
+    ),
+  },
+  { description: 'RFC 9457 problem details' },
+);
+
+// Response helpers: each documents its media type and headers for the OpenAPI document.
+type HeaderDocs = Record<string, { type: 'string' | 'integer'; description: string }>;
+
+export function jsonResponse<T extends TSchema>(description: string, schema: T, headers?: HeaderDocs) {
+  return { description, ...(headers ? { headers } : {}), content: { 'application/json': { schema } } };
+}
+
+export function problemResponse(description: string, headers?: HeaderDocs) {
+  return { description, ...(headers ? { headers } : {}), content: { [PROBLEM_CONTENT_TYPE]: { schema: Problem } } };
+}
+
+export const H = {
+  location: { type: 'string', description: 'Where to poll the operation: /v1/operations/{key}' },
+  retryAfter: { type: 'integer', description: 'Seconds to wait before asking again' },
+  replayed: { type: 'string', description: '"true" when this request did not start the operation (a retry or a concurrent duplicate)' },
+  preferenceApplied: { type: 'string', description: 'The Prefer preferences honoured (RFC 7240)' },
+  wwwAuthenticate: { type: 'string', description: 'Bearer' },
+} as const;
+
+export const engineUnavailableResponse = problemResponse('engine_unavailable: Temporal did not answer; retry with the same key', {
+  'Retry-After': H.retryAfter,
+});
+export const unauthorizedResponse = problemResponse('unauthorized: missing or unknown API key', {
+  'WWW-Authenticate': H.wwwAuthenticate,
+});

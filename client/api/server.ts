@@ -1,0 +1,41 @@
+// Entry point of the HTTP API: parse config, wire, listen, stop cleanly on SIGTERM/SIGINT.
+// The Temporal connection is lazy so the API starts (and answers 503 engine_unavailable,
+// /readyz 503) while Temporal is still down, instead of crashing in a restart loop.
+import { Client, Connection } from '@temporalio/client';
+import { createLogger } from '../../common/logger.js';
+import { loadTemporalSettings } from '../../common/temporal.js';
+import { buildApp } from './app.js';
+import { loadApiConfig } from './config.js';
+
+async function run(): Promise<void> {
+  const config = loadApiConfig();
+  const temporal = loadTemporalSettings();
+  const logger = createLogger('api', { level: config.logLevel });
+
+  const connection = Connection.lazy(temporal.connectionOptions);
+  const client = new Client({ connection, namespace: temporal.namespace });
+  const app = buildApp({ config, client, namespace: temporal.namespace, logger });
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'api stopping');
+    try {
+      await app.close();
+      await connection.close();
+    } finally {
+      process.exit(0);
+    }
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+
+  const address = await app.listen({ host: config.host, port: config.port });
+  logger.info({ url: address, temporal: temporal.address, namespace: temporal.namespace }, 'api listening');
+}
+
+run().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

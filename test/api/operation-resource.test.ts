@@ -1,0 +1,123 @@
+import { TypedSearchAttributes } from '@temporalio/common';
+import { describe, expect, it } from 'vitest';
+import { toOperation, type ExecutionView } from '../../client/api/operation-resource.js';
+import { decodeCursor, encodeCursor } from '../../client/api/operations.js';
+import { SearchAttributes } from '../../workflows/contracts.js';
+
+const ctx = { temporalUiUrl: 'http://localhost:8233', namespace: 'default' };
+const startTime = new Date('2026-01-02T03:04:05.000Z');
+const closeTime = new Date('2026-01-02T03:04:07.500Z');
+const steps = [{ name: 'charge_payment', status: 'completed', downstreamKey: 'acme/order/42/charge' }];
+const memo = {
+  type: 'payment',
+  tenant: 'acme',
+  key: 'order/42',
+  fingerprint: 'f'.repeat(64),
+  request: { account: 'acc_alice', amount: 1250, currency: 'EUR' },
+  step: 'charge_payment',
+  steps: [{ name: 'charge_payment', status: 'running', downstreamKey: 'acme/order/42/charge' }],
+};
+
+const view = (over: Partial<ExecutionView>): ExecutionView => ({
+  workflowId: 'acme/order/42',
+  status: { name: 'RUNNING' },
+  startTime,
+  memo,
+  ...over,
+});
+
+describe('operation resource', () => {
+  it('maps a running execution to processing, from the memo', () => {
+    expect(toOperation(view({}), undefined, ctx)).toEqual({
+      key: 'order/42',
+      type: 'payment',
+      status: 'processing',
+      step: 'charge_payment',
+      createdAt: '2026-01-02T03:04:05.000Z',
+      completedAt: null,
+      steps: memo.steps,
+      needsAttention: false,
+      links: {
+        self: '/v1/operations/order%2F42',
+        temporalUi: 'http://localhost:8233/namespaces/default/workflows/acme%2Forder%2F42',
+      },
+    });
+  });
+
+  it('before any step: step null and no steps', () => {
+    const op = toOperation(view({ memo: { ...memo, step: undefined, steps: undefined } }), undefined, ctx);
+    expect(op.step).toBeNull();
+    expect(op.steps).toEqual([]);
+  });
+
+  it('maps a succeeded outcome with its result and final steps', () => {
+    const op = toOperation(
+      view({ status: { name: 'COMPLETED' }, closeTime }),
+      { status: 'succeeded', result: { chargeId: 'ch_1' }, steps },
+      ctx,
+    );
+    expect(op).toMatchObject({ status: 'succeeded', result: { chargeId: 'ch_1' }, steps, completedAt: '2026-01-02T03:04:07.500Z' });
+    expect(op).not.toHaveProperty('error');
+  });
+
+  it('maps a business failure with its code and compensations', () => {
+    const error = { code: 'out_of_stock', message: 'sku_rare', compensations: ['release_reservation'] };
+    const op = toOperation(view({ status: { name: 'COMPLETED' }, closeTime }), { status: 'failed', error, steps }, ctx);
+    expect(op).toMatchObject({ status: 'failed', error });
+    expect(op).not.toHaveProperty('result');
+  });
+
+  it.each(['TERMINATED', 'TIMED_OUT', 'FAILED', 'CANCELLED'] as const)(
+    'reports an execution that closed %s as failed with operation_aborted',
+    (name) => {
+      const op = toOperation(view({ status: { name }, closeTime }), undefined, ctx);
+      expect(op.status).toBe('failed');
+      expect(op.error?.code).toBe('operation_aborted');
+      expect(op.error?.message).toContain(name);
+    },
+  );
+
+  it('reports a completed execution without a valid outcome as aborted', () => {
+    const op = toOperation(view({ status: { name: 'COMPLETED' }, closeTime }), { hello: 'world' }, ctx);
+    expect(op.error?.code).toBe('operation_aborted');
+  });
+
+  it('without the return value (a list row), takes a closed status from the search attribute', () => {
+    const typedSearchAttributes = new TypedSearchAttributes([
+      { key: SearchAttributes.OperationStatus, value: 'succeeded' },
+      { key: SearchAttributes.NeedsAttention, value: true },
+    ]);
+    const op = toOperation(
+      view({ status: { name: 'COMPLETED' }, closeTime, typedSearchAttributes, memo: { ...memo, needsAttention: undefined } }),
+      undefined,
+      ctx,
+    );
+    expect(op).toMatchObject({ status: 'succeeded', needsAttention: true });
+  });
+
+  it('falls back to the workflow ID for the key when the memo has none', () => {
+    const op = toOperation(view({ memo: {} }), undefined, ctx);
+    expect(op.key).toBe('order/42');
+  });
+});
+
+describe('list cursor', () => {
+  const token = Buffer.from('{"StartTime":"2026-01-01T00:00:00Z"}');
+
+  it('round-trips the page token for the same query', () => {
+    const cursor = encodeCursor(token, "Tenant = 'acme'");
+    expect(cursor).toMatch(/^[A-Za-z0-9_-]+$/);
+    expect(decodeCursor(cursor, "Tenant = 'acme'")).toEqual(token);
+  });
+
+  it('refuses a cursor made for another query (another tenant or filter)', () => {
+    const cursor = encodeCursor(token, "Tenant = 'acme'");
+    expect(decodeCursor(cursor, "Tenant = 'beta'")).toBeNull();
+  });
+
+  it('refuses a truncated or invented cursor', () => {
+    const cursor = encodeCursor(token, "Tenant = 'acme'");
+    expect(decodeCursor(cursor.slice(0, -3), "Tenant = 'acme'")).toBeNull();
+    expect(decodeCursor('abcd', "Tenant = 'acme'")).toBeNull();
+  });
+});

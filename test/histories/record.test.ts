@@ -1,0 +1,80 @@
+// Records the workflow histories that replay.test.ts replays. Skipped unless
+// RECORD_HISTORIES=1: re-record only on purpose, when a workflow change is meant to be
+// incompatible (and then version the workflow instead if old runs may still be open).
+//   RECORD_HISTORIES=1 npx vitest run test/histories/record.test.ts
+import { writeFileSync } from 'node:fs';
+import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { execa } from 'execa';
+import type { Client } from '@temporalio/client';
+import { workflowIdFor, type OperationType } from '../../workflows/contracts.js';
+import {
+  startBank,
+  startReservations,
+  startWorker,
+  temporalClient,
+  uniqueId,
+  type BankHandle,
+  type ReservationsHandle,
+  type WorkerHandle,
+} from '../support/stack.js';
+
+const record = process.env.RECORD_HISTORIES === '1';
+let bank: BankHandle;
+let reservations: ReservationsHandle;
+let worker: WorkerHandle;
+let temporal: { client: Client; close(): Promise<void> };
+const taskQueue = uniqueId('record');
+
+beforeAll(async () => {
+  if (!record) return;
+  [bank, reservations] = await Promise.all([startBank(), startReservations()]);
+  worker = await startWorker({ taskQueue, bankUrl: bank.url, reservationsUrl: reservations.url });
+  temporal = await temporalClient();
+  await bank.openAccount('acc_rich', 1_000_000);
+  await bank.openAccount('acc_poor', 10);
+  await reservations.setStock('sku_hist', 1_000);
+});
+
+afterAll(async () => {
+  await worker?.stop();
+  await temporal?.close();
+  await reservations?.close();
+  await bank?.close();
+});
+
+async function recordRun(name: string, type: OperationType, request: Record<string, unknown>, stepDeadlineMs = 20_000) {
+  const key = `history-${name}`;
+  const workflowId = workflowIdFor('recorder', `${key}-${uniqueId('r')}`);
+  const handle = await temporal.client.workflow.start(type, {
+    taskQueue,
+    workflowId,
+    args: [{ tenant: 'recorder', key, request, settings: { stepDeadlineMs, attentionAfterMs: 60_000 } }],
+  });
+  const outcome = await handle.result();
+  // The CLI's JSON export is the format Worker.runReplayHistory reads back.
+  const { stdout } = await execa(inject('temporalCli'), [
+    'workflow', 'show', '--workflow-id', workflowId, '--address', inject('temporalAddress'), '--output', 'json',
+  ]);
+  writeFileSync(new URL(`./${name}.json`, import.meta.url), stdout.trim() + '\n');
+  return outcome as { status: string; error?: { code: string } };
+}
+
+it.runIf(record)('records payment and checkout histories: success, business failure, fenced step', async () => {
+  const pay = { account: 'acc_rich', amount: 1250, currency: 'EUR' };
+  const cart = { ...pay, items: [{ sku: 'sku_hist', quantity: 2 }] };
+  expect((await recordRun('payment-succeeded', 'payment', pay)).status).toBe('succeeded');
+  expect((await recordRun('payment-insufficient-funds', 'payment', { ...pay, account: 'acc_poor' })).error?.code).toBe('insufficient_funds');
+  expect((await recordRun('checkout-succeeded', 'checkout', cart)).status).toBe('succeeded');
+  expect((await recordRun('checkout-insufficient-funds', 'checkout', { ...cart, account: 'acc_poor' })).error?.code).toBe('insufficient_funds');
+
+  await bank.setFaults({ down: true });
+  const fenced = Promise.all([
+    recordRun('payment-fenced', 'payment', pay, 2_000),
+    recordRun('checkout-charge-fenced', 'checkout', cart, 2_000),
+  ]);
+  await new Promise((r) => setTimeout(r, 3_000));
+  await bank.setFaults({ down: false });
+  const [payment, checkout] = await fenced;
+  expect(payment.error?.code).toBe('payment_unavailable');
+  expect(checkout.error?.code).toBe('payment_unavailable');
+});

@@ -1,0 +1,30 @@
+// Determinism guard: every stored history must replay against today's workflow code.
+// A change that alters the commands a workflow issues (new activity, reordered step,
+// extra timer) fails here before it can break operations already in flight.
+import { readdirSync, readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { Worker } from '@temporalio/worker';
+import { inject } from 'vitest';
+
+const dir = new URL('./', import.meta.url);
+const histories = readdirSync(dir).filter((f) => f.endsWith('.json'));
+
+describe('stored workflow histories', () => {
+  it('covers payment and checkout, in success, business failure and fenced runs', () => {
+    expect(histories.sort()).toEqual([
+      'checkout-charge-fenced.json',
+      'checkout-insufficient-funds.json',
+      'checkout-succeeded.json',
+      'payment-fenced.json',
+      'payment-insufficient-funds.json',
+      'payment-succeeded.json',
+    ]);
+  });
+
+  it.each(histories)('replays %s without a non-determinism error', async (file) => {
+    const history = JSON.parse(readFileSync(new URL(file, dir), 'utf8'));
+    await expect(
+      Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, history, file),
+    ).resolves.toBeUndefined();
+  });
+});
