@@ -2,9 +2,11 @@
 // test can wire its own. They hold no URLs and read no environment.
 import { log } from '@temporalio/activity';
 import type { BankClient, ChargeRequest, Reversal } from './bank.js';
+import type { HoldRequest, ReservationState, ReservationsClient } from './reservations.js';
 
 export interface ActivityDeps {
   bank: BankClient;
+  reservations: ReservationsClient;
 }
 
 export interface KeyedCharge extends ChargeRequest {
@@ -12,7 +14,12 @@ export interface KeyedCharge extends ChargeRequest {
   key: string;
 }
 
-export function createActivities({ bank }: ActivityDeps) {
+export interface KeyedHold extends HoldRequest {
+  /** `<workflowId>/reserve`: the reservation service deduplicates on it. */
+  key: string;
+}
+
+export function createActivities({ bank, reservations }: ActivityDeps) {
   return {
     async chargePayment(input: KeyedCharge): Promise<{ chargeId: string }> {
       const { key, ...request } = input;
@@ -25,6 +32,25 @@ export function createActivities({ bank }: ActivityDeps) {
       const reversal = await bank.reverse(input.key);
       log.info('reverse_charge done', { downstreamKey: input.key, status: reversal.status, refunded: reversal.refunded });
       return reversal;
+    },
+
+    async reserveItems(input: KeyedHold): Promise<{ reservationId: string }> {
+      const { key, ...request } = input;
+      const hold = await reservations.hold(key, request);
+      log.info('reserve_items done', { downstreamKey: key, reservationId: hold.reservationId, replayed: hold.replayed });
+      return { reservationId: hold.reservationId };
+    },
+
+    async confirmReservation(input: { key: string }): Promise<ReservationState> {
+      const confirmed = await reservations.confirm(input.key);
+      log.info('confirm_reservation done', { downstreamKey: input.key, status: confirmed.status });
+      return confirmed;
+    },
+
+    async releaseReservation(input: { key: string }): Promise<ReservationState> {
+      const released = await reservations.release(input.key);
+      log.info('release_reservation done', { downstreamKey: input.key, status: released.status });
+      return released;
     },
   };
 }

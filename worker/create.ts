@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
 import { createBankClient } from '../activities/bank.js';
+import { createReservationsClient } from '../activities/reservations.js';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -23,6 +24,7 @@ export interface CreateWorkerOptions {
 export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
   const activities = createActivities({
     bank: createBankClient({ baseUrl: opts.bankUrl, timeoutMs: opts.downstreamTimeoutMs }),
+    reservations: createReservationsClient({ baseUrl: opts.reservationsUrl, timeoutMs: opts.downstreamTimeoutMs }),
   });
   return Worker.create({
     connection: opts.connection,

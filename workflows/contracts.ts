@@ -42,7 +42,11 @@ export interface OperationSettings {
   stepDeadlineMs: number;
   /** A compensation still failing after this long marks the operation NeedsAttention. */
   attentionAfterMs: number;
+  /** How long the reservation service keeps a checkout's hold before it expires. */
+  holdTtlSeconds?: number;
 }
+
+export const DEFAULT_HOLD_TTL_SECONDS = 900;
 
 export interface OperationInput<R> {
   tenant: string;

@@ -7,6 +7,7 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { buildApp as buildBankApp } from '../../downstream/bank/app.js';
+import { buildApp as buildReservationsApp } from '../../downstream/reservations/app.js';
 import { openDatabase } from '../../downstream/shared/db.js';
 import { createWorker } from '../../worker/create.js';
 
@@ -17,29 +18,50 @@ export interface Faults {
   down?: boolean;
 }
 
-export interface BankHandle {
+type Json = { status: number; body: Record<string, unknown> };
+
+interface SandboxHandle {
   url: string;
   dbFile: string;
   setFaults(faults: Faults): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface BankHandle extends SandboxHandle {
   balance(account: string): Promise<number>;
   openAccount(id: string, balance: number, currency?: string): Promise<void>;
-  charge(key: string): Promise<{ status: number; body: Record<string, unknown> }>;
-  close(): Promise<void>;
+  charge(key: string): Promise<Json>;
+}
+
+export interface ReservationsHandle extends SandboxHandle {
+  setStock(sku: string, available: number): Promise<void>;
+  stock(sku: string): Promise<{ available: number; held: number }>;
+  reservation(key: string): Promise<Json>;
 }
 
 export function uniqueId(prefix: string): string {
   return `${prefix}-${randomUUID().slice(0, 8)}`;
 }
 
-export async function startBank(opts: { faults?: boolean; port?: number; dbFile?: string } = {}): Promise<BankHandle> {
-  const dbFile = opts.dbFile ?? join(mkdtempSync(join(inject('tmpRoot'), 'bank-')), 'bank.db');
+interface SandboxApp {
+  listen(opts: { host: string; port: number }): Promise<string>;
+  close(): Promise<unknown>;
+  server: { address(): unknown };
+}
+
+/** Serves a sandbox app on a real port with its own SQLite file; `json` calls it. */
+async function serveSandbox(
+  name: string,
+  build: (db: ReturnType<typeof openDatabase>) => SandboxApp,
+  opts: { port?: number; dbFile?: string },
+): Promise<SandboxHandle & { json(method: string, path: string, body?: unknown): Promise<Json> }> {
+  const dbFile = opts.dbFile ?? join(mkdtempSync(join(inject('tmpRoot'), `${name}-`)), `${name}.db`);
   const db = openDatabase(dbFile);
-  const app = buildBankApp({ db, faults: opts.faults ?? true, keyTtlMs: 7 * 86_400_000 });
+  const app = build(db);
   await app.listen({ host: '127.0.0.1', port: opts.port ?? 0 });
-  const address = app.server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  const url = `http://127.0.0.1:${port}`;
-  const json = async (method: string, path: string, body?: unknown) => {
+  const address = app.server.address() as { port: number };
+  const url = `http://127.0.0.1:${address.port}`;
+  const json = async (method: string, path: string, body?: unknown): Promise<Json> => {
     const res = await fetch(url + path, {
       method,
       headers: body === undefined ? {} : { 'content-type': 'application/json' },
@@ -50,24 +72,52 @@ export async function startBank(opts: { faults?: boolean; port?: number; dbFile?
   return {
     url,
     dbFile,
+    json,
     async setFaults(faults) {
-      const res = await json('PUT', '/_faults', faults);
-      if (res.status !== 200) throw new Error(`PUT /_faults → ${res.status}`);
+      check(await json('PUT', '/_faults', faults), `${name}: PUT /_faults`);
     },
-    async balance(account) {
-      const res = await json('GET', `/accounts/${encodeURIComponent(account)}`);
-      if (res.status !== 200) throw new Error(`GET /accounts/${account} → ${res.status}`);
-      return Number(res.body.balance);
-    },
-    async openAccount(id, balance, currency = 'EUR') {
-      const res = await json('POST', '/accounts', { id, balance, currency });
-      if (res.status !== 201 && res.status !== 200) throw new Error(`POST /accounts → ${res.status}`);
-    },
-    charge: (key) => json('GET', `/charges/${encodeURIComponent(key)}`),
     async close() {
       await app.close();
       db.close();
     },
+  };
+}
+
+function check(res: Json, what: string): Json {
+  if (res.status >= 300) throw new Error(`${what} → ${res.status} ${JSON.stringify(res.body)}`);
+  return res;
+}
+
+export async function startBank(opts: { faults?: boolean; port?: number; dbFile?: string } = {}): Promise<BankHandle> {
+  const sandbox = await serveSandbox('bank', (db) => buildBankApp({ db, faults: opts.faults ?? true, keyTtlMs: 7 * 86_400_000 }), opts);
+  return {
+    ...sandbox,
+    async balance(account) {
+      return Number(check(await sandbox.json('GET', `/accounts/${encodeURIComponent(account)}`), `GET /accounts/${account}`).body.balance);
+    },
+    async openAccount(id, balance, currency = 'EUR') {
+      check(await sandbox.json('POST', '/accounts', { id, balance, currency }), 'POST /accounts');
+    },
+    charge: (key) => sandbox.json('GET', `/charges/${encodeURIComponent(key)}`),
+  };
+}
+
+export async function startReservations(opts: { faults?: boolean; port?: number; dbFile?: string } = {}): Promise<ReservationsHandle> {
+  const sandbox = await serveSandbox(
+    'reservations',
+    (db) => buildReservationsApp({ db, faults: opts.faults ?? true, keyTtlMs: 7 * 86_400_000, sweepIntervalMs: 200 }),
+    opts,
+  );
+  return {
+    ...sandbox,
+    async setStock(sku, available) {
+      check(await sandbox.json('PUT', `/inventory/${encodeURIComponent(sku)}`, { available }), `PUT /inventory/${sku}`);
+    },
+    async stock(sku) {
+      const { body } = check(await sandbox.json('GET', `/inventory/${encodeURIComponent(sku)}`), `GET /inventory/${sku}`);
+      return { available: Number(body.available), held: Number(body.held) };
+    },
+    reservation: (key) => sandbox.json('GET', `/reservations/${encodeURIComponent(key)}`),
   };
 }
 
