@@ -3,9 +3,10 @@
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { startApi, type ApiHandle } from '../support/api.js';
 import { spawnEntry, type ChildHandle } from '../support/processes.js';
-import { startBank, uniqueId, type BankHandle } from '../support/stack.js';
+import { startBank, startReservations, uniqueId, type BankHandle, type ReservationsHandle } from '../support/stack.js';
 
 let bank: BankHandle;
+let reservations: ReservationsHandle;
 let api: ApiHandle;
 const taskQueue = uniqueId('restart');
 const workers: ChildHandle[] = [];
@@ -16,6 +17,7 @@ function startWorkerProcess(): ChildHandle {
     TEMPORAL_NAMESPACE: 'default',
     RETRYSAFE_TASK_QUEUE: taskQueue,
     BANK_URL: bank.url,
+    RESERVATIONS_URL: reservations.url,
     WORKER_METRICS_ADDRESS: 'off',
     DOWNSTREAM_TIMEOUT: '2s',
     LOG_LEVEL: 'info',
@@ -25,28 +27,39 @@ function startWorkerProcess(): ChildHandle {
 }
 
 beforeAll(async () => {
-  bank = await startBank();
+  [bank, reservations] = await Promise.all([startBank(), startReservations()]);
   api = await startApi({ taskQueue, stepDeadlineMs: 60_000 });
 });
 
 afterAll(async () => {
   for (const w of workers) await w.kill('SIGKILL');
   await api?.close();
+  await reservations?.close();
   await bank?.close();
 });
 
-it('when the worker is killed mid-payment and a new one starts, every payment completes once', async () => {
+it('when the worker is killed mid-saga and a new one starts, every payment and checkout completes once', async () => {
   const account = uniqueId('acc');
   await bank.openAccount(account, 100_000);
   const first = startWorkerProcess();
   await first.waitFor('worker ready', 120_000);
   // Slow bank: charges are in flight when the worker dies.
   await bank.setFaults({ delayMs: 1_500 });
+  const sku = uniqueId('sku');
+  await reservations.setStock(sku, 100);
   const keys = Array.from({ length: 8 }, () => uniqueId('inflight'));
+  const cartKeys = Array.from({ length: 4 }, () => uniqueId('cart'));
   for (const key of keys) {
     const res = await api.request('POST', '/v1/payments', {
       headers: { 'idempotency-key': key, prefer: 'respond-async' },
       body: { account, amount: 1_000, currency: 'EUR' },
+    });
+    expect(res.status).toBe(202);
+  }
+  for (const key of cartKeys) {
+    const res = await api.request('POST', '/v1/checkouts', {
+      headers: { 'idempotency-key': key, prefer: 'respond-async' },
+      body: { account, amount: 500, currency: 'EUR', items: [{ sku, quantity: 3 }] },
     });
     expect(res.status).toBe(202);
   }
@@ -66,5 +79,11 @@ it('when the worker is killed mid-payment and a new one starts, every payment co
     expect(final.status).toBe('succeeded');
     expect((await bank.charge(`default/${key}/charge`)).body).toMatchObject({ status: 'captured', amount: 1_000 });
   }
-  expect(await bank.balance(account)).toBe(100_000 - keys.length * 1_000);
+  for (const key of cartKeys) {
+    const final = await api.waitTerminal(key, undefined, 90_000);
+    expect(final.status).toBe('succeeded');
+    expect((await reservations.reservation(`default/${key}/reserve`)).body.status).toBe('confirmed');
+  }
+  expect(await bank.balance(account)).toBe(100_000 - keys.length * 1_000 - cartKeys.length * 500);
+  expect(await reservations.stock(sku)).toEqual({ available: 100 - cartKeys.length * 3, held: 0 });
 });
