@@ -12,7 +12,8 @@ const DAY = 24 * HOUR;
 
 export const USAGE = `Usage: npm start [-- options]        (or: npx tsx scripts/start.ts [options])
 
-Starts Temporal (dev server, SQLite), the sandbox bank, the worker and the API, in order,
+Starts Temporal (dev server, SQLite), the sandbox bank and reservation service, the
+worker and the API, in order,
 and prints their URLs. Ctrl-C stops everything; a second Ctrl-C forces.
 
 Options:
@@ -23,7 +24,7 @@ Options:
 Environment (defaults in brackets):
   RETRYSAFE_DATA_DIR [.data]   RETRYSAFE_RETENTION [7d, at least 1h]
   TEMPORAL_PORT [7233]  TEMPORAL_UI_PORT [8233]  BANK_PORT [4001]
-  WORKER_METRICS_PORT [9464]  API_PORT [3000]  RETRYSAFE_API_KEYS [unset: dev mode]
+  RESERVATIONS_PORT [4002]  WORKER_METRICS_PORT [9464]  API_PORT [3000]  RETRYSAFE_API_KEYS [unset: dev mode]
   TEMPORAL_ADDRESS [unset]: use that cluster instead of starting a dev server
     (with TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*)
   RETRYSAFE_START_TIMEOUT [60s] per part   RETRYSAFE_STOP_GRACE [10s] per part`;

@@ -43,8 +43,9 @@ it('when the worker is killed mid-saga and a new one starts, every payment and c
   await bank.openAccount(account, 100_000);
   const first = startWorkerProcess();
   await first.waitFor('worker ready', 120_000);
-  // Slow bank: charges are in flight when the worker dies.
-  await bank.setFaults({ delayMs: 1_500 });
+  // Slow bank: charges are in flight when the worker dies (each commits 4 s after it
+  // arrives, answering a worker that is gone by then: a lost response).
+  await bank.setFaults({ delayMs: 4_000 });
   const sku = uniqueId('sku');
   await reservations.setStock(sku, 100);
   const keys = Array.from({ length: 8 }, () => uniqueId('inflight'));
@@ -63,7 +64,12 @@ it('when the worker is killed mid-saga and a new one starts, every payment and c
     });
     expect(res.status).toBe(202);
   }
-  await new Promise((r) => setTimeout(r, 800));
+  // Kill once every checkout has its hold: its charge is then in flight too.
+  for (let i = 0; i < 100; i++) {
+    const holds = await Promise.all(cartKeys.map((k) => reservations.reservation(`default/${k}/reserve`)));
+    if (holds.every((h) => h.status === 200)) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
   await first.kill('SIGKILL');
   // The kill really landed mid-saga: not every charge had been made yet.
   const capturedBeforeRestart = (
