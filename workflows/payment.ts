@@ -9,7 +9,7 @@ import type { Activities } from '../activities/index.js';
 import type { OperationInput, OperationOutcome, PaymentRequest } from './contracts.js';
 import { Progress } from './progress.js';
 import { Saga } from './saga.js';
-import { compensationCall, failStep, stepCall } from './steps.js';
+import { compensationCall, failStep, stepCall, summary } from './steps.js';
 
 export async function payment(input: OperationInput<PaymentRequest>): Promise<OperationOutcome> {
   const { request, settings } = input;
@@ -19,16 +19,15 @@ export async function payment(input: OperationInput<PaymentRequest>): Promise<Op
   const saga = new Saga({ attentionAfterMs: settings.attentionAfterMs, onAttention: () => progress.needsAttention() });
 
   const chargeKey = progress.keyOf('charge_payment');
-  saga.register('reverse_charge', () => undo.reverseCharge({ key: chargeKey }));
+  saga.register('reverse_charge', () =>
+    undo.reverseCharge.executeWithOptions(summary(`reverse_charge · bank key ${chargeKey}`), [{ key: chargeKey }]),
+  );
   progress.start('charge_payment');
   try {
-    const { chargeId } = await bank.chargePayment({
-      key: chargeKey,
-      account: request.account,
-      amount: request.amount,
-      currency: request.currency,
-    });
-    progress.mark('charge_payment', 'completed');
+    const { chargeId } = await bank.chargePayment.executeWithOptions(summary(`charge_payment · bank key ${chargeKey}`), [
+      { key: chargeKey, account: request.account, amount: request.amount, currency: request.currency },
+    ]);
+    progress.mark('charge_payment', 'completed', `bank charge ${chargeId}`);
     return progress.succeed({ chargeId });
   } catch (err) {
     return failStep(err, 'charge_payment', 'reverse_charge', saga, progress);

@@ -2,7 +2,7 @@
 // (step list with downstream keys, current step, attention flag) and the search
 // attributes the Temporal UI filters on. One memo and one search attribute upsert per
 // transition, so the bookkeeping stays a small, fixed share of the history.
-import { upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { setCurrentDetails, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import {
   downstreamKey,
   SearchAttributes,
@@ -17,6 +17,7 @@ import {
 export class Progress {
   readonly steps: StepState[];
   private current: StepName | null = null;
+  private readonly lines: string[] = [];
 
   constructor(stepNames: StepName[]) {
     const { workflowId } = workflowInfo();
@@ -31,11 +32,22 @@ export class Progress {
     this.current = step;
     this.find(step).status = 'running';
     this.publish('processing');
+    this.describe(`**${step}** running · downstream key \`${this.keyOf(step)}\``);
   }
 
-  /** Marks a step without publishing; the next start() or the outcome publishes it. */
-  mark(step: StepName, status: StepStatus): void {
+  /**
+   * Marks a step without publishing; the next start() or the outcome publishes it.
+   * `answer` is the downstream's last word on it, shown in the Temporal UI.
+   */
+  mark(step: StepName, status: StepStatus, answer?: string): void {
     this.find(step).status = status;
+    this.describe(`**${step}** ${status}${answer ? `: ${answer}` : ''} · downstream key \`${this.keyOf(step)}\``);
+  }
+
+  /** Current details in the Temporal UI (served by a query: costs no history event). */
+  describe(text: string): void {
+    this.lines.push(text);
+    setCurrentDetails(this.lines.slice(-6).join('\n\n'));
   }
 
   needsAttention(): void {

@@ -41,6 +41,11 @@ export const compensationCall: ActivityOptions = {
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
 };
 
+/** Call-site option: the one-line summary of an activity in the Temporal UI. */
+export function summary(text: string): ActivityOptions {
+  return { summary: text };
+}
+
 export function businessError(err: unknown): { code: string; message: string } | undefined {
   if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure) {
     const type = err.cause.type as BusinessErrorType | undefined;
@@ -57,19 +62,20 @@ export async function failStep(
   progress: Progress,
 ): Promise<OperationOutcome> {
   const business = businessError(err);
+  const answer = err instanceof ActivityFailure && err.cause ? err.cause.message : String(err);
   if (business) {
-    progress.mark(step, 'failed');
+    progress.mark(step, 'failed', `${business.code} (${answer})`);
     if (ownCompensation) saga.discard(ownCompensation);
   } else {
-    progress.mark(step, 'fenced');
+    progress.mark(step, 'fenced', `outcome unknown at the deadline (${answer})`);
   }
   const compensations = await saga.compensate();
+  if (compensations.length > 0) progress.describe(`compensations ran: ${compensations.join(', ')}`);
   for (const s of progress.steps) if (s.status === 'completed') s.status = 'compensated';
   if (business) return progress.fail({ ...business, compensations });
-  const reason = err instanceof ActivityFailure && err.cause ? err.cause.message : String(err);
   return progress.fail({
     code: UNAVAILABLE_CODE[step],
-    message: `the outcome of ${step} could not be reconciled before its deadline (${reason}); it was fenced and compensated`,
+    message: `the outcome of ${step} could not be reconciled before its deadline (${answer}); it was fenced and compensated`,
     compensations,
   });
 }

@@ -32,6 +32,7 @@ import type { ApiMetrics } from './metrics.js';
 import { isTerminal, toOperation, type ExecutionView, type ResourceContext } from './operation-resource.js';
 import { problems } from './problems.js';
 import type { Operation } from './schemas.js';
+import { staticDetails, staticSummary } from './summary.js';
 
 /** What a key is bound to: enough to tell a replay from a reuse without asking Temporal. */
 interface Claim {
@@ -215,6 +216,8 @@ export class OperationService {
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
       args: [input],
       memo: { ...memo },
+      staticSummary: staticSummary(claim.type, workflowId, claim.request),
+      staticDetails: staticDetails(claim.request),
       typedSearchAttributes: [
         { key: SearchAttributes.OperationType, value: claim.type },
         { key: SearchAttributes.OperationStatus, value: 'processing' },
