@@ -1,5 +1,6 @@
 // The one place activities speak HTTP to downstream services: JSON in and out, a
 // per-request timeout, and the Idempotency-Key header on effect calls.
+import { Context } from '@temporalio/activity';
 export interface DownstreamAnswer {
   status: number;
   body: Record<string, unknown>;
@@ -19,6 +20,8 @@ export async function callDownstream(
   init: { idempotencyKey?: string; body?: unknown } = {},
 ): Promise<DownstreamAnswer> {
   const headers: Record<string, string> = { accept: 'application/json' };
+  const requestId = currentAttempt();
+  if (requestId) headers['x-request-id'] = requestId;
   if (init.body !== undefined) headers['content-type'] = 'application/json';
   if (init.idempotencyKey !== undefined) headers['idempotency-key'] = init.idempotencyKey;
   const res = await fetch(`${opts.baseUrl}${path}`, {
@@ -37,6 +40,16 @@ export async function callDownstream(
     }
   }
   return { status: res.status, body, replayed: res.headers.get('idempotent-replayed') === 'true' };
+}
+
+/** `<activityId>#<attempt>` of the activity making the call, so both sides' logs meet. */
+function currentAttempt(): string | undefined {
+  try {
+    const { activityId, attempt, workflowExecution } = Context.current().info;
+    return `${workflowExecution?.workflowId ?? ''}:${activityId}#${attempt}`;
+  } catch {
+    return undefined; // called outside an activity (a script or a test)
+  }
 }
 
 export function pathKey(key: string): string {

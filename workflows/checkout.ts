@@ -18,7 +18,7 @@ export async function checkout(input: OperationInput<CheckoutRequest>): Promise<
   const { request, settings } = input;
   const call = proxyActivities<Activities>(stepCall(settings));
   const undo = proxyActivities<Activities>(compensationCall);
-  const progress = new Progress(['reserve_items', 'charge_payment', 'confirm_reservation']);
+  const progress = new Progress('checkout', ['reserve_items', 'charge_payment', 'confirm_reservation']);
   const saga = new Saga({ attentionAfterMs: settings.attentionAfterMs, onAttention: () => progress.needsAttention() });
   const reserveKey = progress.keyOf('reserve_items');
   const chargeKey = progress.keyOf('charge_payment');

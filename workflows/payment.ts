@@ -15,7 +15,7 @@ export async function payment(input: OperationInput<PaymentRequest>): Promise<Op
   const { request, settings } = input;
   const bank = proxyActivities<Activities>(stepCall(settings));
   const undo = proxyActivities<Activities>(compensationCall);
-  const progress = new Progress(['charge_payment']);
+  const progress = new Progress('payment', ['charge_payment']);
   const saga = new Saga({ attentionAfterMs: settings.attentionAfterMs, onAttention: () => progress.needsAttention() });
 
   const chargeKey = progress.keyOf('charge_payment');

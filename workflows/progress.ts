@@ -2,25 +2,34 @@
 // (step list with downstream keys, current step, attention flag) and the search
 // attributes the Temporal UI filters on. One memo and one search attribute upsert per
 // transition, so the bookkeeping stays a small, fixed share of the history.
-import { setCurrentDetails, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { log, setCurrentDetails, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import {
   downstreamKey,
   SearchAttributes,
   type OperationError,
   type OperationOutcome,
   type OperationStatus,
+  type OperationType,
   type StepName,
   type StepState,
   type StepStatus,
 } from './contracts.js';
+import { sagaMetrics } from './metrics.js';
 
 export class Progress {
   readonly steps: StepState[];
   private current: StepName | null = null;
   private readonly lines: string[] = [];
+  private readonly logMeta: Record<string, string>;
 
-  constructor(stepNames: StepName[]) {
+  constructor(
+    private readonly type: OperationType,
+    stepNames: StepName[],
+  ) {
     const { workflowId } = workflowInfo();
+    // workflowId = <tenant>/<key>; tenants never contain '/'.
+    const slash = workflowId.indexOf('/');
+    this.logMeta = { tenant: workflowId.slice(0, slash), key: workflowId.slice(slash + 1), type };
     this.steps = stepNames.map((name) => ({ name, status: 'pending', downstreamKey: downstreamKey(workflowId, name) }));
   }
 
@@ -30,6 +39,7 @@ export class Progress {
 
   start(step: StepName): void {
     this.current = step;
+    log.info('step started', { ...this.logMeta, step, downstreamKey: this.keyOf(step) });
     this.find(step).status = 'running';
     this.publish('processing');
     this.describe(`**${step}** running · downstream key \`${this.keyOf(step)}\``);
@@ -51,17 +61,24 @@ export class Progress {
   }
 
   needsAttention(): void {
+    sagaMetrics.needsAttention(this.type);
+    log.warn('operation needs attention: a compensation keeps failing', { ...this.logMeta, step: this.current });
+    this.describe('**needs attention**: a compensation keeps failing; still retrying');
     upsertMemo({ needsAttention: true });
     upsertSearchAttributes([{ key: SearchAttributes.NeedsAttention, value: true }]);
   }
 
   succeed(result: Record<string, string>): OperationOutcome {
     this.publish('succeeded');
+    sagaMetrics.completed(this.type, 'succeeded');
+    log.info('operation succeeded', { ...this.logMeta, step: this.current, ...result });
     return { status: 'succeeded', result, steps: this.snapshot() };
   }
 
   fail(error: OperationError): OperationOutcome {
     this.publish('failed');
+    sagaMetrics.completed(this.type, 'failed', error.code);
+    log.info('operation failed', { ...this.logMeta, step: this.current, code: error.code, compensations: error.compensations });
     return { status: 'failed', error, steps: this.snapshot() };
   }
 

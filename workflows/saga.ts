@@ -5,6 +5,7 @@
 // a compensation is never dropped.
 import { CancellationScope, condition, sleep } from '@temporalio/workflow';
 import type { CompensationName } from './contracts.js';
+import { sagaMetrics } from './metrics.js';
 
 interface Compensation {
   name: CompensationName;
@@ -44,6 +45,7 @@ export class Saga {
       while (this.stack.length > 0) {
         const compensation = this.stack.pop()!;
         await this.runUntilDone(compensation);
+        sagaMetrics.compensated(compensation.name);
         ran.push(compensation.name);
       }
       return ran;

@@ -13,6 +13,7 @@ import {
   type OperationSettings,
   type StepName,
 } from './contracts.js';
+import { sagaMetrics } from './metrics.js';
 import type { Progress } from './progress.js';
 import type { Saga } from './saga.js';
 
@@ -68,6 +69,7 @@ export async function failStep(
     if (ownCompensation) saga.discard(ownCompensation);
   } else {
     progress.mark(step, 'fenced', `outcome unknown at the deadline (${answer})`);
+    sagaMetrics.fenced(step);
   }
   const compensations = await saga.compensate();
   if (compensations.length > 0) progress.describe(`compensations ran: ${compensations.join(', ')}`);

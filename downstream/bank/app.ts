@@ -10,6 +10,7 @@ import { Type } from 'typebox';
 import type Database from 'better-sqlite3';
 import type { Logger } from '../../common/logger.js';
 import { FaultInjector, killConnection, registerFaultRoutes } from '../shared/faults.js';
+import { bindRequestContext } from '../shared/log-context.js';
 import { baseServerOptions, installHttpEdge, type SandboxApp } from '../shared/http.js';
 import { keyFromPath } from '../shared/idempotency-key.js';
 import { IdempotentExecutor, idempotencyKeyOf, requireIdempotencyKey, sendExecution } from '../shared/idempotency.js';
@@ -89,6 +90,7 @@ export function buildApp(deps: BankDeps): SandboxApp {
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
   }).withTypeProvider<TypeBoxTypeProvider>();
   installHttpEdge(app);
+  bindRequestContext(app, [{ prefix: '/charges/', suffixes: ['/reverse', ''] }]);
 
   const store = new BankStore(deps.db);
   if (deps.seed ?? true) store.seedIfEmpty();

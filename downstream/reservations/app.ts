@@ -13,6 +13,7 @@ import { Type } from 'typebox';
 import type Database from 'better-sqlite3';
 import type { Logger } from '../../common/logger.js';
 import { FaultInjector, killConnection, registerFaultRoutes } from '../shared/faults.js';
+import { bindRequestContext } from '../shared/log-context.js';
 import { baseServerOptions, installHttpEdge, type SandboxApp } from '../shared/http.js';
 import { keyFromPath } from '../shared/idempotency-key.js';
 import { IdempotentExecutor, idempotencyKeyOf, requireIdempotencyKey, sendExecution } from '../shared/idempotency.js';
@@ -104,6 +105,7 @@ export function buildApp(deps: ReservationsDeps): SandboxApp {
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
   }).withTypeProvider<TypeBoxTypeProvider>();
   installHttpEdge(app);
+  bindRequestContext(app, [{ prefix: '/reservations/', suffixes: ['/confirm', '/release', ''] }]);
 
   const now = deps.now ?? Date.now;
   const store = new ReservationStore(deps.db, now);

@@ -5,7 +5,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { OperationType } from '../../../workflows/contracts.js';
+import { workflowIdFor, type OperationType } from '../../../workflows/contracts.js';
 import type { Authenticator } from '../auth.js';
 import { isValidKey, parseIdempotencyKey } from '../idempotency-key.js';
 import type { OperationService } from '../operations.js';
@@ -71,10 +71,11 @@ const readResponses = {
   503: engineUnavailableResponse,
 };
 
-function claimHeaders(request: FastifyRequest, defaultWaitMs: number): void {
+function claimHeaders(request: FastifyRequest, reply: FastifyReply, defaultWaitMs: number): void {
   const key = parseIdempotencyKey(request.headers['idempotency-key']);
   if (!key.ok) throw new ApiProblem(400, key.code, key.detail);
   request.idempotencyKey = key.key;
+  bindLog(request, reply, { key: key.key, workflowId: workflowIdFor(request.tenant, key.key) });
   const prefer = parsePrefer(request.headers.prefer, defaultWaitMs);
   if (!prefer.ok) {
     throw problems.invalidRequest(`the Prefer header is not valid: ${prefer.message}`, [
@@ -94,6 +95,13 @@ function callerGone(reply: FastifyReply): AbortSignal {
   return controller.signal;
 }
 
+/** Every later log line of this request names the tenant, the key and the workflow. */
+function bindLog(request: FastifyRequest, reply: FastifyReply, bindings: Record<string, string>): void {
+  // Fastify logs the response through reply.log, a separate reference: bind both.
+  request.log = request.log.child(bindings);
+  reply.log = request.log;
+}
+
 function keyFromPath(raw: string): string {
   // Keys are visible ASCII; anything else cannot name an operation.
   return isValidKey(raw) ? raw : '';
@@ -107,10 +115,11 @@ export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> 
   app.decorateRequest('waitMs', 0);
   app.decorateRequest('preferenceApplied', undefined);
 
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', async (request, reply) => {
     const tenant = authenticator.tenantFor(request.headers.authorization);
     if (tenant === undefined) throw problems.unauthorized();
     request.tenant = tenant;
+    bindLog(request, reply, { tenant });
   });
 
   const startRoute = (type: OperationType) => async (request: FastifyRequest, reply: FastifyReply) => {
@@ -131,6 +140,7 @@ export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> 
       request.waitMs,
       callerGone(reply),
     );
+    request.log.info({ type, status: operation.status, step: operation.step, replayed }, replayed ? 'operation replayed' : 'operation started');
     if (request.preferenceApplied) reply.header('preference-applied', request.preferenceApplied);
     if (replayed) reply.header('idempotent-replayed', 'true');
     if (operation.status === 'processing') {
@@ -144,7 +154,7 @@ export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> 
   app.post(
     '/payments',
     {
-      onRequest: async (request) => claimHeaders(request, defaultWaitMs),
+      onRequest: async (request, reply) => claimHeaders(request, reply, defaultWaitMs),
       schema: {
         summary: 'Start (or replay) a payment',
         description: 'One charge. A retry with the same Idempotency-Key and body answers with the same operation.',
@@ -161,7 +171,7 @@ export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> 
   app.post(
     '/checkouts',
     {
-      onRequest: async (request) => claimHeaders(request, defaultWaitMs),
+      onRequest: async (request, reply) => claimHeaders(request, reply, defaultWaitMs),
       schema: {
         summary: 'Start (or replay) a checkout',
         description: 'Reserve the items, charge, confirm the reservation; compensated in reverse on failure.',
@@ -175,9 +185,10 @@ export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> 
     startRoute('checkout'),
   );
 
-  const getOperation = async (request: FastifyRequest, key: string) => {
+  const getOperation = async (request: FastifyRequest, reply: FastifyReply, key: string) => {
     const valid = keyFromPath(key);
     if (valid === '') throw problems.operationNotFound();
+    bindLog(request, reply, { key: valid, workflowId: workflowIdFor(request.tenant, valid) });
     return service.get(request.tenant, valid);
   };
 
@@ -198,7 +209,7 @@ export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> 
         },
       },
     },
-    async (request) => getOperation(request, request.params.key),
+    async (request, reply) => getOperation(request, reply, request.params.key),
   );
 
   // Keys may hold "/": accept them unencoded too (`/v1/operations/a/b` is key "a/b").
@@ -211,7 +222,7 @@ export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> 
         response: { 200: jsonResponse('The operation', Operation), 404: problemResponse('operation_not_found'), ...readResponses },
       },
     },
-    async (request) => getOperation(request, request.params['*']),
+    async (request, reply) => getOperation(request, reply, request.params['*']),
   );
 
   app.get(
