@@ -1,37 +1,13 @@
-// The bank's settings, read once from the environment (see common/env.ts).
-import { z } from 'zod';
-import { duration, flag, logLevel, parseEnv, port } from '../../common/env.js';
+// The bank's settings, read once from the environment: BANK_HOST, BANK_PORT, BANK_DB,
+// KEY_TTL, SANDBOX_FAULTS, LOG_LEVEL (see downstream/shared/service.ts).
+import { loadSandboxConfig, sandboxEnv, type SandboxConfig } from '../shared/service.js';
 
-const DAY = 24 * 60 * 60 * 1000;
+const DEFAULTS = { port: 4001, db: '.data/bank.db' };
 
-export const bankEnv = {
-  BANK_HOST: z.string().default('127.0.0.1'),
-  BANK_PORT: port.default(4001),
-  BANK_DB: z.string().default('.data/bank.db'),
-  /** How long an idempotency key is remembered before it is purged. */
-  KEY_TTL: duration({ min: 1000 }).default(7 * DAY),
-  SANDBOX_FAULTS: flag.default(false),
-  LOG_LEVEL: logLevel.default('info'),
-};
-
-export interface BankConfig {
-  host: string;
-  port: number;
-  dbPath: string;
-  keyTtlMs: number;
-  faults: boolean;
-  logLevel: z.infer<typeof logLevel>;
-}
+export type BankConfig = SandboxConfig;
+export const bankEnv = sandboxEnv('BANK', DEFAULTS);
 
 /** Throws ConfigError naming every bad variable. */
 export function loadBankConfig(env: Record<string, string | undefined> = process.env): BankConfig {
-  const e = parseEnv(bankEnv, env);
-  return {
-    host: e.BANK_HOST,
-    port: e.BANK_PORT,
-    dbPath: e.BANK_DB,
-    keyTtlMs: e.KEY_TTL,
-    faults: e.SANDBOX_FAULTS,
-    logLevel: e.LOG_LEVEL,
-  };
+  return loadSandboxConfig('BANK', DEFAULTS, env);
 }

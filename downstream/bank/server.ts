@@ -1,43 +1,6 @@
-// Entry point of the sandbox bank: `npx tsx downstream/bank/server.ts`.
-import { createLogger } from '../../common/logger.js';
-import { openDatabase } from '../shared/db.js';
+// Entry point of the sandbox bank: `node --import tsx downstream/bank/server.ts`.
+import { runSandbox } from '../shared/service.js';
 import { buildApp } from './app.js';
 import { loadBankConfig } from './config.js';
 
-async function run(): Promise<void> {
-  const config = loadBankConfig();
-  const logger = createLogger('bank', { level: config.logLevel });
-  const db = openDatabase(config.dbPath);
-  const app = buildApp({ db, faults: config.faults, keyTtlMs: config.keyTtlMs, logger, seed: true });
-  if (config.faults) logger.warn('fault injection enabled (SANDBOX_FAULTS): PUT /_faults changes them');
-
-  let closing = false;
-  const shutdown = (signal: string) => {
-    if (closing) return;
-    closing = true;
-    logger.info({ signal }, 'bank stopping');
-    app
-      .close()
-      .then(() => db.close())
-      .then(
-        () => process.exit(0),
-        (err: unknown) => {
-          logger.error({ err }, 'bank did not stop cleanly');
-          process.exit(1);
-        },
-      );
-  };
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
-  process.once('SIGINT', () => shutdown('SIGINT'));
-
-  await app.listen({
-    port: config.port,
-    host: config.host,
-    listenTextResolver: (url) => `bank listening at ${url}`,
-  });
-}
-
-run().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+runSandbox('bank', () => loadBankConfig(), buildApp);
