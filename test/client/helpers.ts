@@ -1,0 +1,203 @@
+// Test parts for the client and the CLI: the API on a fixed port (so it can be stopped and
+// started again where the client expects it), a TCP proxy that loses the API's answer, an
+// HTTP gateway that answers 503 while the API is down, and the CLI as a process.
+import { once } from 'node:events';
+import { createServer as createHttpServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { connect, createServer, type Socket } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { Client, Connection } from '@temporalio/client';
+import { execa } from 'execa';
+import { inject } from 'vitest';
+import { buildApp } from '../../client/api/app.js';
+import { loadApiConfig } from '../../client/api/config.js';
+import { createLogger } from '../../common/logger.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface PortApi {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** The API on 127.0.0.1:`port` (startApi takes port 0, which a restart could not reuse). */
+export async function startApiAt(port: number, opts: { taskQueue: string; apiKeys?: string; stepDeadlineMs?: number }): Promise<PortApi> {
+  const config = loadApiConfig({
+    API_PORT: String(port),
+    RETRYSAFE_TASK_QUEUE: opts.taskQueue,
+    RETRYSAFE_API_KEYS: opts.apiKeys,
+    RETRYSAFE_STEP_DEADLINE: String(opts.stepDeadlineMs ?? 20_000),
+    TEMPORAL_UI_URL: inject('temporalUiUrl') || 'http://localhost:8233',
+    LOG_LEVEL: 'silent',
+  });
+  const connection = await Connection.connect({ address: inject('temporalAddress') });
+  const client = new Client({ connection, namespace: 'default' });
+  const app = buildApp({ config, client, namespace: 'default', logger: createLogger('api', { level: 'silent' }) });
+  await app.listen({ host: '127.0.0.1', port });
+  return {
+    url: `http://127.0.0.1:${port}`,
+    async close() {
+      await app.close();
+      await connection.close();
+    },
+  };
+}
+
+export interface SeenRequest {
+  method: string;
+  path: string;
+  /** The Idempotency-Key header as sent (structured-field form: `"abc"`). */
+  key: string | undefined;
+}
+
+export interface LossyProxy {
+  url: string;
+  requests: SeenRequest[];
+  /** The next `n` requests reach the API, which handles them; their answers are lost. */
+  loseNextAnswers(n: number): void;
+  close(): Promise<void>;
+}
+
+function requestHead(text: string): SeenRequest | undefined {
+  const line = /^(GET|POST|PUT|DELETE|PATCH|HEAD) (\S+) HTTP/.exec(text);
+  if (!line) return undefined;
+  const key = /\r\nidempotency-key: *([^\r\n]*)/i.exec(text)?.[1];
+  return { method: line[1] as string, path: line[2] as string, key };
+}
+
+/**
+ * A loopback TCP proxy in front of the API. For a request marked to lose its answer, it
+ * forwards the request, lets the API answer (so the operation really started), then
+ * closes the client's connection without passing the answer on: the caller sees a
+ * dropped connection and cannot know what happened.
+ */
+export async function startLossyProxy(targetPort: number): Promise<LossyProxy> {
+  let toLose = 0;
+  const requests: SeenRequest[] = [];
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    const upstream = connect(targetPort, '127.0.0.1');
+    sockets.add(client).add(upstream);
+    let losing = false;
+    client.on('data', (chunk: Buffer) => {
+      const head = requestHead(chunk.toString('latin1'));
+      if (head) {
+        requests.push(head);
+        if (toLose > 0) {
+          toLose--;
+          losing = true;
+        }
+      }
+      upstream.write(chunk);
+    });
+    upstream.on('data', (chunk: Buffer) => {
+      if (losing) {
+        client.destroy();
+        upstream.destroy();
+        return;
+      }
+      client.write(chunk);
+    });
+    client.on('end', () => upstream.end());
+    upstream.on('end', () => client.end());
+    client.on('error', () => upstream.destroy());
+    upstream.on('error', () => client.destroy());
+    client.on('close', () => {
+      sockets.delete(client);
+      upstream.destroy();
+    });
+    upstream.on('close', () => sockets.delete(upstream));
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const port = (server.address() as { port: number }).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    loseNextAnswers(n) {
+      toLose = n;
+    },
+    async close() {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+export interface Gateway {
+  url: string;
+  /** Every request with what the gateway answered. */
+  seen: Array<{ method: string; key: string | undefined; status: number }>;
+  close(): Promise<void>;
+}
+
+/**
+ * A load balancer in front of the API: it forwards each request, and answers 503 with
+ * `Retry-After: 1` when the API refuses the connection (stopped, restarting).
+ */
+export async function startGateway(targetPort: number): Promise<Gateway> {
+  const seen: Gateway['seen'] = [];
+  const server = createHttpServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const key = typeof req.headers['idempotency-key'] === 'string' ? req.headers['idempotency-key'] : undefined;
+      const headers: IncomingHttpHeaders = { ...req.headers, host: `127.0.0.1:${targetPort}` };
+      const upstream = httpRequest({ host: '127.0.0.1', port: targetPort, method: req.method, path: req.url, headers }, (answer) => {
+        seen.push({ method: req.method ?? '', key, status: answer.statusCode ?? 0 });
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      });
+      upstream.on('error', () => {
+        seen.push({ method: req.method ?? '', key, status: 503 });
+        res.writeHead(503, { 'content-type': 'application/problem+json', 'retry-after': '1' });
+        res.end(JSON.stringify({ type: 'about:blank', title: 'Service Unavailable', status: 503, detail: 'no healthy upstream' }));
+      });
+      upstream.end(Buffer.concat(chunks));
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const port = (server.address() as { port: number }).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    seen,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+export interface CliRun {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Starts `retrysafe <args>` as its own process, the way a user's shell would: one node
+ * process (no tsx CLI in between), so a signal sent to it reaches the CLI itself.
+ */
+export function spawnCli(args: string[], env: Record<string, string> = {}, timeoutMs = 120_000) {
+  return execa(process.execPath, ['--import', 'tsx', 'client/cli/main.ts', ...args], {
+    cwd: ROOT,
+    // No inherited RETRYSAFE_* from the developer's shell: each test says what it wants.
+    env: { ...withoutRetrysafeVars(process.env), NO_COLOR: '1', ...env },
+    extendEnv: false,
+    reject: false,
+    stdin: 'ignore',
+    timeout: timeoutMs,
+  });
+}
+
+/** Runs `retrysafe <args>` to completion. */
+export async function runCli(args: string[], env: Record<string, string> = {}, timeoutMs = 120_000): Promise<CliRun> {
+  const child = await spawnCli(args, env, timeoutMs);
+  return { exitCode: child.exitCode ?? -1, stdout: String(child.stdout), stderr: String(child.stderr) };
+}
+
+function withoutRetrysafeVars(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && !k.startsWith('RETRYSAFE_')) out[k] = v;
+  return out;
+}
