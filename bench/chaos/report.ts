@@ -1,0 +1,117 @@
+// The one summary of a chaos run: a table for people, the same numbers as JSON (--report).
+import Table from 'cli-table3';
+import type { AuditResult } from './auditor.js';
+import type { ClientStats, Violation } from './client.js';
+import type { LogCounts } from './stack.js';
+
+export interface FaultTally {
+  dropWindows: number;
+  failWindows: number;
+  delayWindows: number;
+  downWindows: number;
+  workerKills: number;
+  apiRestarts: number;
+  temporalRestarts: number;
+  /** /readyz answers while Temporal was stopped, by status. */
+  readyzWhileTemporalDown: Record<string, number>;
+}
+
+export interface ChaosReport {
+  passed: boolean;
+  seed: number;
+  durationMs: number;
+  settleMs: number;
+  scheduleHash: string;
+  replay: string;
+  timings: { stackStartMs: number; loadMs: number; settleMs: number; auditMs: number; totalMs: number };
+  operations: { total: number; payment: number; checkout: number; designedToFail: number; mayFail: number };
+  http: ClientStats;
+  faults: FaultTally & {
+    droppedResponses: number;
+    droppedResponsesByService: LogCounts['droppedResponses'];
+    failedBeforeCommit: number;
+    refusedWhileDown: number;
+    activityAttemptFailures: number;
+    unexpectedExits: Record<string, number>;
+  };
+  outcomes: AuditResult['outcomes'];
+  auditReads: number;
+  conservation: AuditResult['conservation'];
+  violations: Violation[];
+  violationKeys: string[];
+  /** Worth a look, but not a broken invariant (e.g. a 503 that is not a problem document). */
+  findings: string[];
+  dataDir?: string;
+}
+
+/** Observations that break no invariant but deviate from the contract or the plan. */
+export function findingsOf(http: ClientStats, unexpectedExits: Record<string, number>): string[] {
+  const findings: string[] = [];
+  for (const [code, n] of Object.entries(http.unavailableByCode)) {
+    if (code === 'engine_unavailable') continue;
+    const sample = http.unavailableSamples[code];
+    findings.push(
+      `${n} answers 503 with code ${code} (not engine_unavailable), e.g. content-type ${String(sample?.contentType)}, ` +
+        `Retry-After ${String(sample?.retryAfter)}, body ${String(sample?.body)}`,
+    );
+  }
+  for (const [name, n] of Object.entries(unexpectedExits)) findings.push(`${name} exited on its own ${n} time(s) and was restarted`);
+  return findings;
+}
+
+const count = (r: Record<string, number>) => Object.values(r).reduce((a, b) => a + b, 0);
+const fmt = (r: Record<string, number>) =>
+  Object.entries(r)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([k, n]) => `${k}: ${n}`)
+    .join(', ') || '-';
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
+export function renderTable(r: ChaosReport): string {
+  const t = new Table({ head: ['chaos run', `seed ${r.seed}, ${seconds(r.durationMs)} of faults`], wordWrap: true, colWidths: [34, 72] });
+  const section = (name: string) => t.push([{ colSpan: 2, content: `— ${name}` }]);
+  section('plan');
+  t.push(['schedule hash', r.scheduleHash.slice(0, 16)]);
+  t.push(['logical operations', `${r.operations.total} (payments ${r.operations.payment}, checkouts ${r.operations.checkout}; designed to fail ${r.operations.designedToFail}, may fail ${r.operations.mayFail})`]);
+  section('clients');
+  t.push(['HTTP requests', String(r.http.requests)]);
+  t.push(['  by status', fmt(r.http.byStatus)]);
+  t.push(['  by API instance', `api-0: ${r.http.byApi[0]}, api-1: ${r.http.byApi[1]}`]);
+  t.push(['client retries (same key)', String(r.http.retries)]);
+  t.push(['concurrent extra clients', String(r.http.concurrentClients)]);
+  t.push(['late retries after the outcome', `${r.http.lateReplays} (Idempotent-Replayed: true on ${r.http.replayHeader.true})`]);
+  t.push(['changed amount, same key', `${r.http.changedAmountSent} sent, ${r.http.got422} got 422`]);
+  t.push(['503 answers by code', fmt(r.http.unavailableByCode)]);
+  section('faults injected');
+  t.push(['dropped responses after commit', `${r.faults.droppedResponses} (${fmt(r.faults.droppedResponsesByService)}) in ${r.faults.dropWindows} windows`]);
+  t.push(['failures before commit', `${r.faults.failedBeforeCommit} in ${r.faults.failWindows} windows`]);
+  t.push(['delays past the activity timeout', `${r.faults.delayWindows} windows`]);
+  t.push(['downtime > step deadline', `${r.faults.downWindows} windows, ${r.faults.refusedWhileDown} connections refused`]);
+  t.push(['activity attempts failed', String(r.faults.activityAttemptFailures)]);
+  t.push(['worker SIGKILLs (+ restart)', String(r.faults.workerKills)]);
+  t.push(['API restarts (SIGTERM + start)', String(r.faults.apiRestarts)]);
+  t.push(['Temporal restarts (same db file)', `${r.faults.temporalRestarts}; /readyz while down: ${fmt(r.faults.readyzWhileTemporalDown)}`]);
+  t.push(['processes that died on their own', fmt(r.faults.unexpectedExits)]);
+  section('outcomes (audited)');
+  t.push(['succeeded', String(r.outcomes.succeeded)]);
+  t.push(['failed', `${r.outcomes.failed} (${fmt(r.outcomes.byCode)})`]);
+  t.push(['NeedsAttention', `${r.outcomes.needsAttention} raised; ${r.outcomes.openNeedsAttention} still open`]);
+  t.push(['open past the bound / never started', `${r.outcomes.open} / ${r.outcomes.neverStarted}`]);
+  t.push(['money', r.conservation.accounts.map((a) => `${a.id} −${a.initial - a.final}`).join(', ')]);
+  t.push(['stock confirmed', r.conservation.skus.map((s) => `${s.sku} ${s.confirmedByOps} (held ${s.held})`).join(', ')]);
+  section('result');
+  t.push(['violations', String(r.violations.length)]);
+  t.push(['findings (not violations)', r.findings.length === 0 ? '-' : r.findings.map((f) => `• ${f}`).join('\n')]);
+  t.push(['timings', `stack ${seconds(r.timings.stackStartMs)}, load ${seconds(r.timings.loadMs)}, settle ${seconds(r.timings.settleMs)}, audit ${seconds(r.timings.auditMs)}, total ${seconds(r.timings.totalMs)}`]);
+  return t.toString();
+}
+
+export function renderViolations(r: ChaosReport, limit = 40): string {
+  // Global checks first (they name no key), then per operation.
+  const ordered = [...r.violations.filter((v) => !v.key), ...r.violations.filter((v) => v.key)];
+  const lines = ordered.slice(0, limit).map((v) => `  [${v.rule}] ${v.key ? `${v.key}: ` : ''}${v.message}`);
+  if (r.violations.length > limit) lines.push(`  … and ${r.violations.length - limit} more (see the JSON report)`);
+  return lines.join('\n');
+}
+
+export { count as sumCounts };

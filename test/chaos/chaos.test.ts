@@ -1,0 +1,124 @@
+// The chaos run (bench/chaos) as part of the suite: a one-minute seeded run of the whole
+// stack as real processes (two APIs, two workers, Temporal restarted on its own database
+// file, sandboxes dropping answers and going down), audited against DESIGN §7. Here we
+// check that it ran what it promised (every fault kind, 503 while Temporal was down) and
+// that its report adds up against the ledgers; the auditor itself checks each operation.
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import { describe, expect, inject, it } from 'vitest';
+import { buildPlan } from '../../bench/chaos/plan.js';
+import type { ChaosReport } from '../../bench/chaos/report.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+function runChaos(args: string[], timeoutMs: number) {
+  return execa(process.execPath, ['--import', 'tsx', 'bench/chaos/main.ts', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, LOG_PRETTY: '0', NO_COLOR: '1' },
+    reject: false,
+    all: true,
+    timeout: timeoutMs,
+    // SIGTERM lets the runner stop its stack before it goes.
+    killSignal: 'SIGTERM',
+    forceKillAfterDelay: 20_000,
+    cleanup: true,
+  });
+}
+
+describe('the chaos runner command line', () => {
+  it.each([
+    [['--duration', '5q'], '--duration "5q" is not a duration'],
+    [['--duration', '2s'], '--duration 2s is out of range'],
+    [['--seed=-3'], '--seed "-3" is not a whole number'],
+    [['--seed', '1.5'], '--seed "1.5" is not a whole number'],
+    [['--ops', '0'], '--ops 0 is out of range'],
+    [['--bogus'], "Unknown option '--bogus'"],
+  ])('refuses %j with one line naming it, then the usage, and exit code 2', async (args, message) => {
+    const result = await runChaos(args, 30_000);
+    expect(result.exitCode).toBe(2);
+    const lines = String(result.stderr).split('\n');
+    expect(lines[0]).toMatch(/^chaos: /);
+    expect(lines[0]).toContain(message);
+    expect(lines[1]).toMatch(/^usage: npm run chaos -- /);
+    expect(String(result.stdout)).toBe('');
+  });
+
+  it('plans the same schedule for the same seed, and prints its hash', async () => {
+    const a = buildPlan({ seed: 7, durationMs: 60_000, ops: 100 });
+    const b = buildPlan({ seed: 7, durationMs: 60_000, ops: 100 });
+    const c = buildPlan({ seed: 8, durationMs: 60_000, ops: 100 });
+    expect(b).toEqual(a);
+    expect(c.hash).not.toBe(a.hash);
+    expect(c.processFaults).not.toEqual(a.processFaults);
+    const printed = await runChaos(['--seed', '7', '--duration', '60s', '--ops', '100', '--plan'], 30_000);
+    expect(printed.exitCode).toBe(0);
+    expect(String(printed.stdout)).toContain(`schedule hash: ${a.hash}`);
+  });
+});
+
+describe('a one-minute chaos run', () => {
+  it('injects every fault kind, answers 503 while Temporal is down, and the audit finds no violation', { timeout: 300_000 }, async () => {
+    const reportFile = join(mkdtempSync(join(inject('tmpRoot'), 'chaos-')), 'report.json');
+    const started = Date.now();
+    const result = await runChaos(['--seed', '1', '--duration', '60s', '--settle', '60s', '--report', reportFile], 280_000);
+    const output = String(result.all).split('\n').slice(-60).join('\n');
+    expect(result.exitCode, output).toBe(0);
+    const report = JSON.parse(readFileSync(reportFile, 'utf8')) as ChaosReport;
+    console.log(`chaos run: ${((Date.now() - started) / 1000).toFixed(0)} s, ${report.operations.total} operations, ${report.http.requests} requests`);
+
+    expect(report.passed).toBe(true);
+    expect(report.violations).toEqual([]);
+    expect(report.scheduleHash).toBe(buildPlan({ seed: 1, durationMs: 60_000, ops: report.operations.total }).hash);
+
+    // Every kind of fault was really injected (counted where it fired, not where it was planned).
+    expect(report.faults.droppedResponses).toBeGreaterThanOrEqual(1);
+    expect(report.faults.failedBeforeCommit).toBeGreaterThanOrEqual(1);
+    expect(report.faults.delayWindows).toBeGreaterThanOrEqual(1);
+    expect(report.faults.downWindows).toBeGreaterThanOrEqual(1);
+    expect(report.faults.refusedWhileDown).toBeGreaterThanOrEqual(1);
+    expect(report.faults.workerKills).toBeGreaterThanOrEqual(1);
+    expect(report.faults.apiRestarts).toBeGreaterThanOrEqual(1);
+    expect(report.faults.temporalRestarts).toBeGreaterThanOrEqual(1);
+
+    // While Temporal was down: 503 engine_unavailable with Retry-After, readiness 503, never a 500.
+    expect(report.http.unavailableByCode.engine_unavailable).toBeGreaterThanOrEqual(1);
+    expect(report.http.unavailableSamples.engine_unavailable?.retryAfter).toMatch(/^\d+$/);
+    expect(report.faults.readyzWhileTemporalDown['503']).toBeGreaterThanOrEqual(1);
+    expect(report.faults.readyzWhileTemporalDown['200']).toBeUndefined();
+    expect(Object.keys(report.http.byStatus).filter((s) => s.startsWith('5') && s !== '503')).toEqual([]);
+
+    // Retries really happened, through both instances, and every changed amount was refused.
+    expect(report.http.requests).toBeGreaterThan(2 * report.operations.total);
+    expect(report.http.byApi[0]).toBeGreaterThan(0);
+    expect(report.http.byApi[1]).toBeGreaterThan(0);
+    expect(report.http.concurrentClients).toBeGreaterThan(0);
+    expect(report.http.changedAmountSent).toBeGreaterThan(0);
+    expect(report.http.got422).toBe(report.http.changedAmountSent);
+    expect(report.http.replayHeader.missing).toBe(0);
+
+    // Every operation accounted for; fences and NeedsAttention happened within the run.
+    const { outcomes } = report;
+    expect(outcomes.open).toBe(0);
+    expect(outcomes.succeeded + outcomes.failed + outcomes.openNeedsAttention + outcomes.neverStarted).toBe(report.operations.total);
+    expect(outcomes.succeeded).toBeGreaterThan(0);
+    expect((outcomes.byCode.payment_unavailable ?? 0) + (outcomes.byCode.inventory_unavailable ?? 0)).toBeGreaterThan(0);
+    expect(outcomes.byCode.insufficient_funds ?? 0).toBeGreaterThan(0);
+    expect(outcomes.needsAttention).toBeGreaterThan(0);
+
+    // The ledgers add up: money moved only under the operations' keys, stock likewise.
+    for (const a of report.conservation.accounts) {
+      expect(a.initial - a.final, a.id).toBe(a.netCharged);
+      expect(a.netCharged, a.id).toBe(a.succeeded);
+    }
+    expect(report.conservation.accounts.find((a) => a.id === 'acc_chaos_poor')?.final).toBe(50);
+    expect(report.conservation.accounts.reduce((sum, a) => sum + a.netCharged, 0)).toBeGreaterThan(0);
+    for (const s of report.conservation.skus) {
+      expect(s.initial - s.available, s.sku).toBe(s.confirmedByOps + s.heldByOps);
+      expect(s.confirmedByOps, s.sku).toBe(s.succeeded);
+      expect(s.held, s.sku).toBe(0);
+    }
+    expect(report.conservation.skus.find((s) => s.sku === 'sku_chaos_soldout')?.confirmedByOps).toBe(0);
+  });
+});
