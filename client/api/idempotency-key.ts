@@ -25,11 +25,13 @@ export function parseIdempotencyKey(header: string | string[] | undefined): KeyP
     if (header.length > 1) return invalid('send a single Idempotency-Key header');
     header = header[0];
   }
+  // HTTP's optional whitespace is SP and HTAB only: String.trim() would also strip a
+  // non-ASCII NBSP (0xA0) and accept "\xA0abc" as the key "abc".
+  const value = header?.replace(/^[ \t]+|[ \t]+$/g, '');
   // An empty header is what `-H "Idempotency-Key: $KEY"` sends when KEY is unset: no key.
-  if (header === undefined || header.trim() === '') {
+  if (value === undefined || value === '') {
     return { ok: false, code: 'idempotency_key_missing', detail: 'the Idempotency-Key header is required' };
   }
-  const value = header.trim();
   let key: string;
   if (value.startsWith('"')) {
     let item: ReturnType<typeof parseItem>;

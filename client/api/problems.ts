@@ -14,6 +14,8 @@ export const PROBLEM_TITLES = {
   not_found: 'No such resource',
   payload_too_large: 'The request body is too large',
   unsupported_media_type: 'The request body must be application/json',
+  headers_too_large: 'The request headers are too large',
+  request_timeout: 'The request did not arrive in time',
   engine_unavailable: 'The workflow engine is unavailable; retry with the same key',
   internal_error: 'Internal error',
 } as const;

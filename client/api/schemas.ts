@@ -19,9 +19,12 @@ const Amount = Type.Integer({
   description: 'Amount in minor units (cents); an integer, never a string',
   examples: [1250],
 });
+// The codes are listed (enum), not only checked by a format, so that /openapi.json says
+// exactly which values are accepted: a generated client or a fuzzer otherwise sends "QZX".
 const Currency = Type.String({
   pattern: '^[A-Z]{3}$',
   format: CURRENCY_FORMAT,
+  enum: [...CURRENCY_CODES],
   description: 'ISO 4217 currency code',
   examples: ['EUR'],
 });
@@ -54,7 +57,11 @@ export const CheckoutBody = Type.Object(
 export type CheckoutBody = Static<typeof CheckoutBody>;
 
 export const StartHeaders = Type.Object({
+  // Documents exactly what claimHeaders accepts (it runs first and answers
+  // idempotency_key_missing / _invalid): bare visible ASCII not starting with a quote, or an
+  // sf-string of visible ASCII whose only escapes are \" and \\.
   'idempotency-key': Type.String({
+    pattern: `^(?:[\\x21\\x23-\\x7e][\\x21-\\x7e]{0,${MAX_KEY_LENGTH - 1}}|"(?:[\\x21\\x23-\\x5b\\x5d-\\x7e]|\\\\["\\\\]){1,${MAX_KEY_LENGTH}}")$`,
     description:
       `The operation's key, 1-${MAX_KEY_LENGTH} visible ASCII characters, as a structured-field string ("abc") ` +
       'or bare (abc); both name the same key. A retry must send the same key and the same body.',

@@ -26,6 +26,9 @@ function describe(error: FastifySchemaValidationError, dataVar: string): FieldEr
     case 'format':
       if (params.format === CURRENCY_FORMAT) return { field: base, message: 'must be an ISO 4217 currency code' };
       break;
+    case 'enum':
+      if (base === 'currency') return { field: base, message: 'must be an ISO 4217 currency code' };
+      break;
     case 'pattern':
       if (base === 'currency') return { field: base, message: 'must be an ISO 4217 currency code (three capital letters)' };
       if (dataVar === 'querystring' && base === 'limit') return { field: base, message: 'must be an integer from 1 to 100' };
@@ -38,19 +41,30 @@ function describe(error: FastifySchemaValidationError, dataVar: string): FieldEr
   return { field: base === '' ? dataVar : base, message: error.message ?? 'is not valid' };
 }
 
+/**
+ * At most this many fields are named. A body of 30 000 bad items within the size limit
+ * would otherwise get an answer some megabytes long: an amplifier, not a help.
+ */
+export const MAX_FIELD_ERRORS = 20;
+
 /** Fastify's schemaErrorFormatter: the problem itself travels as the validation error. */
 export function formatValidationErrors(errors: FastifySchemaValidationError[], dataVar: string): ApiProblem {
   const seen = new Set<string>();
   const fields: FieldError[] = [];
+  let more = false;
   for (const error of errors) {
     const entry = describe(error, dataVar);
     if (seen.has(entry.field)) continue; // one entry per field: the first reason is enough
+    if (fields.length === MAX_FIELD_ERRORS) {
+      more = true;
+      break;
+    }
     seen.add(entry.field);
     fields.push(entry);
   }
   const where = dataVar === 'querystring' ? 'query' : dataVar;
   return problems.invalidRequest(
-    `the ${where} is not valid: ${fields.map((f) => `${f.field} ${f.message}`).join('; ')}`,
+    `the ${where} is not valid: ${fields.map((f) => `${f.field} ${f.message}`).join('; ')}${more ? '; and more' : ''}`,
     fields,
   );
 }

@@ -106,11 +106,14 @@ describe('authentication', () => {
     expectProblem(res, 400, 'idempotency_key_missing');
   });
 
-  it('leaves /healthz, /readyz, /metrics, /openapi.json and /docs open', async () => {
-    for (const url of ['/healthz', '/metrics', '/openapi.json', '/docs']) {
-      expect((await app.inject(url)).statusCode, url).toBe(200);
-    }
+  it('leaves /healthz and /readyz open, and guards /metrics, /openapi.json and /docs', async () => {
+    expect((await app.inject('/healthz')).statusCode).toBe(200);
     expect((await app.inject('/readyz')).statusCode).toBe(503);
+    for (const url of ['/metrics', '/openapi.json', '/docs']) {
+      expectProblem(await app.inject(url), 401, 'unauthorized');
+      expect((await app.inject({ url, headers: auth })).statusCode, url).toBe(200);
+      expect((await devApp.inject(url)).statusCode, url).toBe(200);
+    }
   });
 });
 
@@ -309,7 +312,7 @@ describe('reads that need no engine', () => {
 
 describe('documents', () => {
   it('serves an OpenAPI 3 document that documents every answer of the POST routes', async () => {
-    const res = await app.inject('/openapi.json');
+    const res = await app.inject({ url: '/openapi.json', headers: auth });
     expect(res.statusCode).toBe(200);
     const spec = res.json();
     expect(spec.openapi).toMatch(/^3\./);
@@ -328,13 +331,13 @@ describe('documents', () => {
   });
 
   it('serves the Swagger UI at /docs', async () => {
-    const res = await app.inject('/docs');
+    const res = await app.inject({ url: '/docs', headers: auth });
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/text\/html/);
   });
 
   it('exposes the API metrics, with bounded labels', async () => {
-    const res = await app.inject('/metrics');
+    const res = await app.inject({ url: '/metrics', headers: auth });
     expect(res.statusCode).toBe(200);
     for (const name of [
       'retrysafe_operations_started_total',

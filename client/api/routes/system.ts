@@ -1,11 +1,11 @@
-// Unauthenticated routes for orchestration and scraping: liveness, readiness (Temporal
-// answers), Prometheus metrics.
+// Routes for orchestration and scraping: liveness and readiness (Temporal answers), open
+// to all; Prometheus metrics, behind an API key when keys are configured (app.ts).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Registry } from 'prom-client';
 import type { OperationService } from '../operations.js';
 import { problems } from '../problems.js';
-import { engineUnavailableResponse, jsonResponse } from '../schemas.js';
+import { engineUnavailableResponse, jsonResponse, unauthorizedResponse } from '../schemas.js';
 
 export interface SystemRoutesOptions {
   service: OperationService;
@@ -49,12 +49,15 @@ export const systemRoutes: FastifyPluginAsyncTypebox<SystemRoutesOptions> = asyn
     {
       schema: {
         summary: 'Prometheus metrics',
+        description: 'Needs an API key when RETRYSAFE_API_KEYS is set, like every route but /healthz and /readyz.',
         tags: ['system'],
+        security: [{ bearerAuth: [] }],
         response: {
           200: {
             description: 'Prometheus text exposition format',
             content: { 'text/plain': { schema: Type.String() } },
           },
+          401: unauthorizedResponse,
         },
       },
     },

@@ -1,0 +1,99 @@
+// Schema-driven fuzz: schemathesis reads the live API's /openapi.json and sends what the
+// schema allows and what it forbids (examples, coverage of boundaries, random fuzzing),
+// against the real stack: the shared dev server, a worker, the bank and the reservations,
+// with API keys configured so the bearer auth is exercised. Every answer must be no 5xx,
+// a documented status, a documented media type, documented headers, and match its schema.
+// SCHEMATHESIS_DEBUG=1 prints the whole run; SCHEMATHESIS_EXTRA adds arguments, e.g.
+// "--report har --report-har-path /tmp/fuzz.har" to see every request and answer.
+import { mkdtempSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startBank, startReservations, startWorker, temporalClient, uniqueId, type BankHandle, type ReservationsHandle, type WorkerHandle } from '../support/stack.js';
+import { ensureSchemathesis, runSchemathesis, SCHEMATHESIS_VERSION } from './schemathesis.js';
+import { startTestApi, type TestApi } from './support.js';
+
+const SEED = 20_260_501;
+const MAX_EXAMPLES = 25;
+const CHECKS = [
+  'not_a_server_error',
+  'status_code_conformance',
+  'content_type_conformance',
+  'response_headers_conformance',
+  'response_schema_conformance',
+];
+
+let bin: string;
+let bank: BankHandle;
+let reservations: ReservationsHandle;
+let worker: WorkerHandle;
+let api: TestApi;
+const taskQueue = uniqueId('schemathesis');
+const tenant = uniqueId('fuzz');
+const secret = `sk_${uniqueId('fuzz')}_0123456789`;
+
+beforeAll(async () => {
+  // First: a missing tool must fail the suite with its own message, before anything starts.
+  bin = ensureSchemathesis();
+  [bank, reservations] = await Promise.all([startBank({ faults: false }), startReservations({ faults: false })]);
+  worker = await startWorker({ taskQueue, bankUrl: bank.url, reservationsUrl: reservations.url });
+  api = await startTestApi({
+    env: { RETRYSAFE_TASK_QUEUE: taskQueue, RETRYSAFE_API_KEYS: `${secret}=${tenant}`, RETRYSAFE_STEP_DEADLINE: '10s' },
+  });
+});
+
+afterAll(async () => {
+  await api?.close();
+  await worker?.stop();
+  await Promise.all([bank?.close(), reservations?.close()]);
+});
+
+describe(`schemathesis ${SCHEMATHESIS_VERSION} against /openapi.json`, () => {
+  it('finds no server error and no answer the document does not declare', { timeout: 240_000 }, async () => {
+    const run = await runSchemathesis(
+      bin,
+      [
+        'run',
+        `${api.url}/openapi.json`,
+        '--header',
+        `Authorization: Bearer ${secret}`,
+        '--checks',
+        CHECKS.join(','),
+        '--max-examples',
+        String(MAX_EXAMPLES),
+        '--seed',
+        String(SEED),
+        '--phases',
+        'examples,coverage,fuzzing',
+        '--generation-database',
+        'none',
+        '--workers',
+        '2',
+        '--request-timeout',
+        '70',
+        '--no-color',
+        ...(process.env.SCHEMATHESIS_EXTRA ?? '').split(' ').filter(Boolean),
+      ],
+      220_000,
+      mkdtempSync(join(inject('tmpRoot'), 'schemathesis-')),
+    );
+    if (process.env.SCHEMATHESIS_DEBUG) console.log(run.output);
+    const summary = run.output
+      .split('\n')
+      .filter((l) => /API Operations|Test Phases|Test cases|Examples|Coverage|Fuzzing|passed|failed|errors?\b|Seed/i.test(l))
+      .slice(-20)
+      .join('\n');
+    console.log(`schemathesis (seed ${SEED}, --max-examples ${MAX_EXAMPLES}, checks ${CHECKS.join(', ')}):\n${summary}`);
+    expect(run.exitCode, run.output.slice(-12_000)).toBe(0);
+    // Exercised for real: the fuzz reached the routes, and valid starts ran as operations.
+    const tested = /Tested:\s*(\d+)/.exec(run.output);
+    expect(Number(tested?.[1] ?? 0)).toBeGreaterThanOrEqual(7);
+    const temporal = await temporalClient();
+    try {
+      const started = Number((await temporal.client.workflow.count(`Tenant = '${tenant}'`)).count);
+      console.log(`schemathesis: ${started} operations started by the fuzz`);
+      expect(started).toBeGreaterThan(0);
+    } finally {
+      await temporal.close();
+    }
+  });
+});

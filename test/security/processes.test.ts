@@ -1,0 +1,179 @@
+// The real entry points as processes, logging at debug: the API, the worker and both
+// sandboxes, given known secrets (API keys, a TEMPORAL_API_KEY), then sent authorized
+// and unauthorized requests. No secret may appear anywhere in their output. The sandboxes'
+// fault-injection endpoints must exist only with SANDBOX_FAULTS=1.
+import { mkdtempSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { freePort } from '../support/ports.js';
+import { spawnEntry, type ChildHandle } from '../support/processes.js';
+import { uniqueId } from '../support/stack.js';
+
+const SECRET = `sk_live_LOGSECRET_${uniqueId('a')}`;
+const SECRET_B = `sk_live_LOGSECRET_${uniqueId('b')}_other`;
+const WRONG = `sk_live_WRONGSECRET_${uniqueId('w')}`;
+const TEMPORAL_SECRET = `tmprl_TEMPORALKEY_${uniqueId('t')}`;
+const SECRETS = { SECRET, SECRET_B, WRONG, TEMPORAL_SECRET };
+
+const children: ChildHandle[] = [];
+let dir: string;
+
+/** Every process gets every secret in its environment, whether it reads it or not. */
+function spawn(entry: string, env: Record<string, string>): ChildHandle {
+  const child = spawnEntry(entry, {
+    LOG_LEVEL: 'debug',
+    LOG_PRETTY: '0',
+    RETRYSAFE_API_KEYS: `${SECRET}=acme,${SECRET_B}=umbrella`,
+    TEMPORAL_API_KEY: TEMPORAL_SECRET,
+    // The test dev server speaks plain gRPC; the key still travels as call metadata.
+    TEMPORAL_TLS: 'false',
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    SANDBOX_FAULTS: '',
+    ...env,
+  });
+  children.push(child);
+  return child;
+}
+
+async function urlOf(child: ChildHandle, pattern: RegExp): Promise<string> {
+  for (let i = 0; i < 300; i++) {
+    for (const line of child.output) {
+      const m = pattern.exec(line);
+      if (m) return m[1]!;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`no URL matching ${String(pattern)}:\n${child.output.slice(-20).join('\n')}`);
+}
+
+async function startSandboxes(faults: string, tag: string) {
+  const bank = spawn('downstream/bank/server.ts', { BANK_PORT: '0', BANK_DB: join(dir, `bank-${tag}.db`), SANDBOX_FAULTS: faults });
+  const reservations = spawn('downstream/reservations/server.ts', {
+    RESERVATIONS_PORT: '0',
+    RESERVATIONS_DB: join(dir, `reservations-${tag}.db`),
+    SANDBOX_FAULTS: faults,
+  });
+  const [bankUrl, reservationsUrl] = await Promise.all([
+    urlOf(bank, /bank listening at (http:\/\/[\d.:]+)/),
+    urlOf(reservations, /reservations listening at (http:\/\/[\d.:]+)/),
+  ]);
+  return { bank, reservations, bankUrl, reservationsUrl };
+}
+
+let stack: Awaited<ReturnType<typeof startSandboxes>>;
+let faulty: Awaited<ReturnType<typeof startSandboxes>>;
+let api: ChildHandle;
+let worker: ChildHandle;
+let apiUrl: string;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(inject('tmpRoot'), 'security-processes-'));
+  const taskQueue = uniqueId('security-logs');
+  // Without SANDBOX_FAULTS (the stack under test) and with SANDBOX_FAULTS=1, side by side.
+  [stack, faulty] = await Promise.all([startSandboxes('', 'plain'), startSandboxes('1', 'faults')]);
+  const apiPort = await freePort();
+  worker = spawn('worker/main.ts', {
+    RETRYSAFE_TASK_QUEUE: taskQueue,
+    BANK_URL: stack.bankUrl,
+    RESERVATIONS_URL: stack.reservationsUrl,
+    WORKER_METRICS_ADDRESS: 'off',
+  });
+  api = spawn('client/api/server.ts', { RETRYSAFE_TASK_QUEUE: taskQueue, API_PORT: String(apiPort) });
+  apiUrl = `http://127.0.0.1:${apiPort}`;
+  await Promise.all([worker.waitFor('worker ready'), api.waitFor('api listening')]);
+});
+
+afterAll(async () => {
+  for (const child of children.reverse()) await child.kill('SIGTERM');
+});
+
+async function call(method: string, path: string, opts: { authorization?: string; key?: string; body?: unknown } = {}) {
+  const res = await fetch(apiUrl + path, {
+    method,
+    headers: {
+      ...(opts.authorization ? { authorization: opts.authorization } : {}),
+      ...(opts.key ? { 'idempotency-key': opts.key, prefer: 'wait=20' } : {}),
+      ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}),
+    },
+    body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+  });
+  const text = await res.text();
+  for (const secret of Object.values(SECRETS)) expect(text).not.toContain(secret);
+  return { status: res.status, text };
+}
+
+describe('fault injection endpoints', () => {
+  it('exist only when SANDBOX_FAULTS=1, on the bank and on the reservation service', async () => {
+    const put = (url: string) => fetch(`${url}/_faults`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ down: true }) });
+    for (const url of [faulty.bankUrl, faulty.reservationsUrl]) {
+      expect((await put(url)).status, url).toBe(200);
+      expect(await (await fetch(`${url}/_faults`)).json()).toMatchObject({ down: true });
+    }
+    // And `down` then really refuses the effect endpoints: the endpoint does what it says.
+    const refused = await fetch(`${faulty.bankUrl}/charges`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'idempotency-key': uniqueId('f') },
+      body: JSON.stringify({ account: 'acc_alice', amount: 1, currency: 'EUR' }),
+    }).then(
+      (r) => r.status,
+      () => 'reset',
+    );
+    expect(refused).toBe('reset');
+  });
+});
+
+describe('secrets in logs', () => {
+  it('never appear in the output of the API, the worker or the sandboxes, at debug level', async () => {
+    const key = uniqueId('logged');
+    const paid = await call('POST', '/v1/payments', { authorization: `Bearer ${SECRET}`, key, body: { account: 'acc_alice', amount: 42, currency: 'EUR' } });
+    expect(paid.status, paid.text).toBe(200);
+    expect(JSON.parse(paid.text)).toMatchObject({ status: 'succeeded' });
+    expect((await call('GET', `/v1/operations/${key}`, { authorization: `Bearer ${SECRET}` })).status).toBe(200);
+    expect((await call('GET', '/v1/operations', { authorization: `Bearer ${SECRET_B}` })).status).toBe(200);
+    expect((await call('GET', '/metrics', { authorization: `Bearer ${SECRET}` })).status).toBe(200);
+    // Refused ones: a wrong key, a real key under another scheme, a real key on a probe.
+    expect((await call('POST', '/v1/payments', { authorization: `Bearer ${WRONG}`, key, body: { account: 'acc_alice', amount: 42, currency: 'EUR' } })).status).toBe(401);
+    expect((await call('GET', `/v1/operations/${key}`, { authorization: `Bearer ${WRONG}` })).status).toBe(401);
+    expect((await call('GET', '/openapi.json', { authorization: `Basic ${SECRET}` })).status).toBe(401);
+    expect((await call('GET', '/healthz', { authorization: `Bearer ${SECRET}` })).status).toBe(200);
+    expect((await call('POST', '/v1/payments', { authorization: `Bearer ${SECRET}`, key: uniqueId('bad'), body: { amount: 'x' } })).status).toBe(400);
+    // The charge went through the worker to the bank (so both logged their part).
+    const charge = (await (await fetch(`${stack.bankUrl}/charges/${encodeURIComponent(`acme/${key}/charge`)}`)).json()) as Record<string, unknown>;
+    expect(charge).toMatchObject({ status: 'captured', amount: 42 });
+
+    // Started without SANDBOX_FAULTS: no fault endpoints, and effects run untouched after
+    // the attempt (SANDBOX_FAULTS=1 is the next test).
+    for (const url of [stack.bankUrl, stack.reservationsUrl]) {
+      const put = await fetch(`${url}/_faults`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{"down":true}' });
+      expect(put.status, url).toBe(404);
+      expect((await fetch(`${url}/_faults`)).status, url).toBe(404);
+    }
+    const again = await call('POST', '/v1/payments', { authorization: `Bearer ${SECRET}`, key: uniqueId('after'), body: { account: 'acc_alice', amount: 1, currency: 'EUR' } });
+    expect(JSON.parse(again.text)).toMatchObject({ status: 'succeeded' });
+
+    // Stop them all (flushing their logs), then read everything they printed.
+    for (const child of [api, worker, stack.bank, stack.reservations, faulty.bank, faulty.reservations]) await child.kill('SIGTERM');
+    const outputs = {
+      api: api.output,
+      worker: worker.output,
+      bank: stack.bank.output,
+      reservations: stack.reservations.output,
+      'bank (faults on)': faulty.bank.output,
+      'reservations (faults on)': faulty.reservations.output,
+    };
+    // Debug logging was on, and requests were logged: the check has something to look at.
+    expect(Object.values(outputs).flat().some((l) => l.includes('"level":20'))).toBe(true);
+    for (const [name, lines] of Object.entries(outputs)) {
+      expect(lines.length, `${name} printed nothing`).toBeGreaterThan(0);
+      for (const [what, secret] of Object.entries(SECRETS)) {
+        const leaked = lines.filter((l) => l.includes(secret));
+        expect(leaked, `${name} printed ${what}`).toEqual([]);
+      }
+    }
+    expect(api.output.join('\n')).toContain('incoming request');
+    expect(api.output.join('\n')).toMatch(/"statusCode":401/);
+    expect(stack.bank.output.join('\n')).toContain(`acme/${key}/charge`);
+    console.log(`secrets in logs: ${Object.values(outputs).reduce((n, l) => n + l.length, 0)} log lines checked, none holds a secret`);
+  });
+});
