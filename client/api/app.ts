@@ -130,6 +130,9 @@ export function buildApp(deps: AppDeps) {
 
   const app = Fastify({
     loggerInstance: logger,
+    // Requests arriving while the instance closes get a problem document (below), not
+    // Fastify's bare JSON 503.
+    return503OnClosing: false,
     bodyLimit: config.bodyLimit,
     requestTimeout: limits.requestTimeoutMs,
     http: {
@@ -173,6 +176,17 @@ export function buildApp(deps: AppDeps) {
     parseJson(request, bytes.toString('utf8'), done);
   });
 
+  // A request on a kept-alive connection while this instance closes starts nothing and
+  // tells the client to come back (to this instance's successor or another one).
+  let closing = false;
+  app.addHook('onRequest', async () => {
+    if (closing) throw problems.shuttingDown();
+  });
+  app.addHook('preClose', async () => {
+    closing = true;
+    await service.close();
+  });
+
   app.setErrorHandler(errorHandler);
   // With API keys configured, every route needs one but liveness and readiness: the
   // metrics and the API description tell too much to hand to anyone who reaches the port.
@@ -184,7 +198,6 @@ export function buildApp(deps: AppDeps) {
       if (authenticator.tenantFor(request.headers.authorization) === undefined) throw problems.unauthorized();
     });
   }
-  app.addHook('preClose', async () => service.close());
   app.setNotFoundHandler((request, reply) => {
     sendProblem(request, reply, problems.notFound(request.method, request.url.split('?')[0] ?? '/'));
   });

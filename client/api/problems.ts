@@ -17,6 +17,7 @@ export const PROBLEM_TITLES = {
   headers_too_large: 'The request headers are too large',
   request_timeout: 'The request did not arrive in time',
   engine_unavailable: 'The workflow engine is unavailable; retry with the same key',
+  shutting_down: 'This API instance is shutting down; retry with the same key',
   internal_error: 'Internal error',
 } as const;
 
@@ -98,6 +99,14 @@ export const problems = {
       'the workflow engine did not answer in time; the request is safe to retry with the same Idempotency-Key',
       {},
       { 'retry-after': String(ENGINE_RETRY_AFTER_SECONDS) },
+    ),
+  shuttingDown: () =>
+    new ApiProblem(
+      503,
+      'shutting_down',
+      'this API instance is shutting down and started nothing; retry with the same Idempotency-Key',
+      {},
+      { 'retry-after': '1', connection: 'close' },
     ),
   internal: () => new ApiProblem(500, 'internal_error', 'the server failed to handle the request; it has been logged'),
 };

@@ -26,7 +26,8 @@ export function parseIdempotencyKey(header: string | string[] | undefined): stri
   if (Array.isArray(header)) {
     throw invalid('send exactly one Idempotency-Key header');
   }
-  const value = header.trim();
+  // Only HTTP whitespace (RFC 9110 OWS): trim() would also eat an NBSP and accept it.
+  const value = header.replace(/^[ \t]+|[ \t]+$/g, '');
   if (value === '') throw invalid('the Idempotency-Key header is empty');
 
   let key: string;

@@ -31,6 +31,7 @@ describe('the Idempotency-Key header', () => {
     ['an sf-string with parameters', '"abc";v=1'],
     ['an sf-string with trailing garbage', '"abc" x'],
     ['two keys', 'a, b'],
+    ['a key wrapped in no-break spaces (not HTTP whitespace)', '\u00a0abc\u00a0'],
   ])('%s → 400 idempotency_key_invalid', async (_name, key) => {
     expectProblem(await bank.charge(key, good), 400, 'idempotency_key_invalid');
   });
