@@ -8,7 +8,7 @@ import {
   DownstreamUnavailableError,
   InsufficientFundsError,
 } from './errors.js';
-import { callDownstream, pathKey, type DownstreamAnswer, type HttpOptions } from './http.js';
+import { callDownstream, describeAnswer, pathKey, type HttpOptions } from './http.js';
 
 export interface ChargeRequest {
   account: string;
@@ -32,11 +32,6 @@ export interface BankClient {
   reverse(key: string): Promise<Reversal>;
 }
 
-function describe(answer: DownstreamAnswer): string {
-  const { code, detail, title } = answer.body;
-  return `bank answered ${answer.status}${code ? ` ${String(code)}` : ''}${detail ?? title ? `: ${String(detail ?? title)}` : ''}`;
-}
-
 export function createBankClient(opts: HttpOptions): BankClient {
   return {
     async charge(key, request) {
@@ -44,7 +39,7 @@ export function createBankClient(opts: HttpOptions): BankClient {
       if (answer.status === 200 || answer.status === 201) {
         return { chargeId: String(answer.body.id), replayed: answer.replayed };
       }
-      const message = describe(answer);
+      const message = describeAnswer('bank', answer);
       switch (answer.body.code) {
         case 'insufficient_funds':
           throw new InsufficientFundsError(message);
@@ -62,7 +57,7 @@ export function createBankClient(opts: HttpOptions): BankClient {
     },
     async reverse(key) {
       const answer = await callDownstream(opts, 'POST', `/charges/${pathKey(key)}/reverse`, { body: {} });
-      if (answer.status !== 200) throw new DownstreamUnavailableError(describe(answer));
+      if (answer.status !== 200) throw new DownstreamUnavailableError(describeAnswer('bank', answer));
       return {
         status: answer.body.status as Reversal['status'],
         chargeId: (answer.body.chargeId as string | null) ?? null,

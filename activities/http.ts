@@ -42,6 +42,13 @@ export async function callDownstream(
   return { status: res.status, body, replayed: res.headers.get('idempotent-replayed') === 'true' };
 }
 
+/** One line for logs and failure messages: `bank answered 402 insufficient_funds: …`. */
+export function describeAnswer(service: string, answer: DownstreamAnswer): string {
+  const { code, detail, title } = answer.body;
+  const why = detail ?? title;
+  return `${service} answered ${answer.status}${code ? ` ${String(code)}` : ''}${why ? `: ${String(why)}` : ''}`;
+}
+
 /** `<activityId>#<attempt>` of the activity making the call, so both sides' logs meet. */
 function currentAttempt(): string | undefined {
   try {

@@ -8,7 +8,7 @@ import {
   ReservationFencedError,
   UnknownSkuError,
 } from './errors.js';
-import { callDownstream, pathKey, type DownstreamAnswer, type HttpOptions } from './http.js';
+import { callDownstream, describeAnswer, pathKey, type DownstreamAnswer, type HttpOptions } from './http.js';
 
 export interface HoldRequest {
   items: Array<{ sku: string; quantity: number }>;
@@ -31,13 +31,8 @@ export interface ReservationsClient {
   release(key: string): Promise<ReservationState>;
 }
 
-function describe(answer: DownstreamAnswer): string {
-  const { code, detail, title } = answer.body;
-  return `reservations answered ${answer.status}${code ? ` ${String(code)}` : ''}${detail ?? title ? `: ${String(detail ?? title)}` : ''}`;
-}
-
 function refusal(answer: DownstreamAnswer): Error {
-  const message = describe(answer);
+  const message = describeAnswer('reservations', answer);
   switch (answer.body.code) {
     case 'out_of_stock':
       return new OutOfStockError(message);
@@ -78,7 +73,7 @@ export function createReservationsClient(opts: HttpOptions): ReservationsClient 
     async release(key) {
       const answer = await callDownstream(opts, 'POST', `/reservations/${pathKey(key)}/release`, { body: {} });
       if (answer.status === 200) return state(answer);
-      throw new DownstreamUnavailableError(describe(answer));
+      throw new DownstreamUnavailableError(describeAnswer('reservations', answer));
     },
   };
 }
