@@ -45,6 +45,19 @@ interface CachedOperation extends Claim {
   operation: Operation;
 }
 
+/** Where a key stands once claimed: started by this request, or found taken (and by what). */
+interface ClaimOutcome {
+  handle: WorkflowHandle;
+  started: boolean;
+  /** The claim the existing execution carries (its memo), when the start found the key taken. */
+  claimed?: Claim;
+  /** The existing execution as a resource; computed once however many requests share the claim. */
+  existing?: () => Promise<Operation>;
+}
+
+/** The workflow's return value, when a wait saw it complete. */
+type KnownOutcome = { value: unknown } | undefined;
+
 export interface SubmitResult {
   operation: Operation;
   /** True when this request did not start the operation (a retry or a concurrent duplicate). */
@@ -110,6 +123,8 @@ export class OperationService {
   private readonly ctx: ResourceContext;
   /** Pending waits, ended on shutdown so they answer 202 at once instead of holding the close. */
   private readonly waits = new Set<AbortController>();
+  /** Claims in flight by workflow ID: concurrent duplicates on this instance share one. */
+  private readonly claims = new Map<string, Promise<ClaimOutcome>>();
   private closed = false;
 
   constructor(private readonly deps: OperationServiceDeps) {
@@ -164,35 +179,59 @@ export class OperationService {
       return { operation: cached.operation, replayed: true };
     }
 
+    // Concurrent duplicates (a client's retries racing its first try) share one claim,
+    // so a burst of them costs Temporal one start, not one start and one describe each.
+    let claim = this.claims.get(workflowId);
+    const joined = claim !== undefined;
+    if (!claim) {
+      claim = this.claim(tenant, key, workflowId, incoming);
+      this.claims.set(workflowId, claim);
+      claim.finally(() => this.claims.delete(workflowId)).catch(() => undefined);
+    }
+    const { handle, started, claimed, existing } = await claim;
+    const replayed = joined || !started;
+    if (replayed) {
+      this.assertSameRequest(claimed, incoming);
+      metrics.replays.inc({ type });
+      if (existing) {
+        const operation = await existing();
+        if (isTerminal(operation)) return { operation, replayed };
+      }
+    }
+    const outcome = waitMs > 0 ? await this.waitForOutcome(handle, waitMs, signal) : undefined;
+    const operation = await this.read(handle, outcome);
+    if (!isTerminal(operation)) metrics.waitsTimedOut.inc();
+    return { operation, replayed };
+  }
+
+  /** Starts the workflow, or finds the execution that holds the key and reads its claim. */
+  private async claim(tenant: string, key: string, workflowId: string, incoming: Claim): Promise<ClaimOutcome> {
     // Twice at most: the execution a duplicate start ran into may have just passed its
     // retention and been deleted, and then the key is free again.
     for (let attempt = 0; ; attempt++) {
-      let handle: WorkflowHandle;
-      let replayed = false;
       try {
-        handle = await this.rpc(() => this.start(tenant, key, workflowId, incoming));
-        metrics.operationsStarted.inc({ type });
+        const handle = await this.rpc(() => this.start(tenant, key, workflowId, incoming));
+        this.deps.metrics.operationsStarted.inc({ type: incoming.type });
+        return { handle, started: true, claimed: incoming };
       } catch (err) {
         if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-        replayed = true;
-        handle = this.deps.client.workflow.getHandle(workflowId);
-        let desc: WorkflowExecutionDescription;
-        try {
-          desc = await this.rpc(() => handle.describe());
-        } catch (describeErr) {
-          if (describeErr instanceof WorkflowNotFoundError && attempt === 0) continue;
-          throw describeErr;
-        }
-        const claimed = claimFromMemo(desc.memo);
-        this.assertSameRequest(claimed, incoming);
-        metrics.replays.inc({ type });
-        const operation = await this.resource(handle, desc);
-        if (isTerminal(operation)) return { operation, replayed };
       }
-      if (waitMs > 0) await this.waitForOutcome(handle, waitMs, signal);
-      const operation = await this.read(handle);
-      if (!isTerminal(operation)) metrics.waitsTimedOut.inc();
-      return { operation, replayed };
+      const handle = this.deps.client.workflow.getHandle(workflowId);
+      let desc: WorkflowExecutionDescription;
+      try {
+        desc = await this.rpc(() => handle.describe());
+      } catch (describeErr) {
+        if (describeErr instanceof WorkflowNotFoundError && attempt === 0) continue;
+        throw describeErr;
+      }
+      let existing: Promise<Operation> | undefined;
+      return {
+        handle,
+        started: false,
+        claimed: claimFromMemo(desc.memo),
+        // Read only for requests whose fingerprint matched, and once for all of them.
+        existing: () => (existing ??= this.resource(handle, desc)),
+      };
     }
   }
 
@@ -239,8 +278,10 @@ export class OperationService {
    * Waits until the workflow closes, the time is up, or the caller went away. The long
    * poll behind `result()` is cancelled on the way out, so no RPC outlives its request.
    */
-  private async waitForOutcome(handle: WorkflowHandle, waitMs: number, signal?: AbortSignal): Promise<void> {
-    if (this.closed || signal?.aborted) return;
+  private async waitForOutcome(handle: WorkflowHandle, waitMs: number, signal?: AbortSignal): Promise<KnownOutcome> {
+    if (this.closed || signal?.aborted) return undefined;
+    // The long poll returns the result itself: kept, so read() need not fetch it again.
+    let outcome: KnownOutcome;
     const abort = new AbortController();
     const onCallerGone = () => abort.abort();
     signal?.addEventListener('abort', onCallerGone, { once: true });
@@ -253,7 +294,9 @@ export class OperationService {
     const closed = this.deps.client
       .withAbortSignal(abort.signal, () => handle.result())
       .then(
-        () => undefined,
+        (value: unknown) => {
+          outcome = { value };
+        },
         (err: unknown) => {
           // Closed without a value (failed, terminated, timed out): read() tells which.
           if (err instanceof WorkflowFailedError || abort.signal.aborted) return;
@@ -268,17 +311,23 @@ export class OperationService {
       this.waits.delete(abort);
       signal?.removeEventListener('abort', onCallerGone);
     }
+    return outcome;
   }
 
   /** Current state of the execution behind `handle`, as an operation resource. */
-  private async read(handle: WorkflowHandle): Promise<Operation> {
+  private async read(handle: WorkflowHandle, known?: KnownOutcome): Promise<Operation> {
     const desc = await this.rpc(() => handle.describe());
-    return this.resource(handle, desc);
+    return this.resource(handle, desc, known);
   }
 
-  /** Builds the resource from a description, fetching the return value when it completed. */
-  private async resource(handle: WorkflowHandle, view: ExecutionView): Promise<Operation> {
-    const outcome = view.status.name === 'COMPLETED' ? await this.rpc(() => handle.result()) : undefined;
+  /**
+   * Builds the resource from a description, with the return value when it completed: the
+   * one a wait already received, else fetched. (With REJECT_DUPLICATE a workflow ID has one
+   * run, so the value a wait saw is the value of the run described.)
+   */
+  private async resource(handle: WorkflowHandle, view: ExecutionView, known?: KnownOutcome): Promise<Operation> {
+    const outcome =
+      view.status.name === 'COMPLETED' ? (known ? known.value : await this.rpc(() => handle.result())) : undefined;
     const operation = toOperation(view, outcome, this.ctx);
     this.remember(view, operation);
     return operation;

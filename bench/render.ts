@@ -1,0 +1,20 @@
+// Re-renders the Markdown report and the chart of a run from its results JSON, e.g. after
+// a change to the report's layout: `node --import tsx bench/render.ts bench/results/<name>.json`.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { latencyChartSvg } from './chart.js';
+import { markdownReport } from './report.js';
+import type { BenchResults } from './results.js';
+
+const file = process.argv[2];
+if (!file) {
+  console.error('usage: node --import tsx bench/render.ts <results.json>');
+  process.exit(64);
+}
+const results = JSON.parse(readFileSync(file, 'utf8')) as BenchResults;
+const dir = dirname(file);
+const name = basename(file, '.json');
+writeFileSync(join(dir, `${name}.svg`), latencyChartSvg(results.scenarios, `retrysafe benchmark ${results.name} (${results.mode})`));
+const png = results.chart.png && existsSync(join(dir, results.chart.png)) ? results.chart.png : null;
+writeFileSync(join(dir, `${name}.md`), markdownReport(results, { json: `${name}.json`, svg: `${name}.svg`, png }));
+console.log(`rendered ${join(dir, `${name}.md`)} and ${name}.svg`);
