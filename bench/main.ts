@@ -12,7 +12,7 @@ import { clockHealth } from './proc.js';
 import { parseOptions, USAGE, type BenchOptions } from './modes.js';
 import { summarizeProfiles } from './profile.js';
 import { markdownReport } from './report.js';
-import { computeRatios, type BenchResults } from './results.js';
+import { computeRatios, resultsJson, type BenchResults } from './results.js';
 import {
   checkoutBody,
   runContention,
@@ -189,7 +189,7 @@ async function run(opts: BenchOptions): Promise<void> {
       chart: { svg: `${opts.name}.svg`, png: png.ok ? `${opts.name}.png` : null, pngNote: png.ok ? 'rendered by Chromium' : png.reason },
     };
     const jsonPath = join(outDir, `${opts.name}.json`);
-    writeFileSync(jsonPath, JSON.stringify(results, null, 2) + '\n');
+    writeFileSync(jsonPath, resultsJson(results));
     writeFileSync(
       join(outDir, `${opts.name}.md`),
       markdownReport(results, { json: `${opts.name}.json`, svg: `${opts.name}.svg`, png: png.ok ? `${opts.name}.png` : null }),

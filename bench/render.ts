@@ -2,9 +2,9 @@
 // a change to the report's layout: `node --import tsx bench/render.ts bench/results/<name>.json`.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { latencyChartSvg } from './chart.js';
+import { latencyChartSvg, renderPng } from './chart.js';
 import { markdownReport } from './report.js';
-import type { BenchResults } from './results.js';
+import { computeRatios, resultsJson, type BenchResults } from './results.js';
 
 const file = process.argv[2];
 if (!file) {
@@ -12,9 +12,14 @@ if (!file) {
   process.exit(64);
 }
 const results = JSON.parse(readFileSync(file, 'utf8')) as BenchResults;
+// Ratios are recomputed, so a change to how they are derived reaches old runs too.
+results.ratios = computeRatios(results.scenarios, (results.settings.counts.concurrencies as number[] | undefined) ?? results.ratios.map((r) => r.concurrency));
+writeFileSync(file, resultsJson(results));
 const dir = dirname(file);
 const name = basename(file, '.json');
-writeFileSync(join(dir, `${name}.svg`), latencyChartSvg(results.scenarios, `retrysafe benchmark ${results.name} (${results.mode})`));
-const png = results.chart.png && existsSync(join(dir, results.chart.png)) ? results.chart.png : null;
+const svg = latencyChartSvg(results.scenarios, `retrysafe benchmark ${results.name} (${results.mode})`);
+writeFileSync(join(dir, `${name}.svg`), svg);
+const rendered = await renderPng(svg, join(dir, `${name}.png`));
+const png = rendered.ok ? `${name}.png` : results.chart.png && existsSync(join(dir, results.chart.png)) ? results.chart.png : null;
 writeFileSync(join(dir, `${name}.md`), markdownReport(results, { json: `${name}.json`, svg: `${name}.svg`, png }));
 console.log(`rendered ${join(dir, `${name}.md`)} and ${name}.svg`);

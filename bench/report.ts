@@ -1,6 +1,6 @@
 // The Markdown report of a run: ratios first, then each scenario's table, the machine,
 // the versions and the flags. Everything in it comes from the results JSON beside it.
-import { TARGETS, find, type BenchResults } from './results.js';
+import { TARGETS, clockTrouble, find, type BenchResults } from './results.js';
 import type { Kind, ScenarioResult } from './scenarios.js';
 
 const n1 = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : 'n/a');
@@ -100,6 +100,16 @@ export function markdownReport(r: BenchResults, files: { json: string; svg: stri
   out.push('');
   const clocks = [r.machine.clock.start, r.machine.clock.end].filter((c): c is NonNullable<typeof c> => c !== undefined);
   const worstClock = clocks.reduce((a, c) => (c.stalledShare > a.stalledShare ? c : a), clocks[0]!);
+  const troubled = r.scenarios.filter((s) => clockTrouble(s));
+  if (troubled.length) {
+    out.push(
+      `**Clock**: in ${troubled.map((s) => `${KIND_LABEL[s.kind]} c=${s.concurrency}`).join(', ')} more than a fifth of the latency ` +
+        'samples read ≤ 0 ms: the monotonic clock stood still across loopback round trips (this VM, under load). Their ' +
+        'percentiles are not measurements, so R4 is not computed there ("n/a"); the mean latencies from throughput ' +
+        '(Little\'s law, "R4 from mean latency") do not depend on the clock.',
+    );
+    out.push('');
+  }
   if (worstClock.stalledShare > 0.05) {
     out.push(
       `**Clock warning**: this machine's monotonic clock stood still in ${(worstClock.stalledShare * 100).toFixed(0)}% of ` +

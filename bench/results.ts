@@ -67,6 +67,11 @@ export interface BenchResults {
   chart: { svg: string; png: string | null; pngNote: string };
 }
 
+/** More than a fifth of the samples at ≤ 0 ms: the clock, not the code, set the percentiles. */
+export function clockTrouble(s: ScenarioResult | undefined): boolean {
+  return s !== undefined && s.ops > 0 && s.nonPositiveSamples / s.ops > 0.2;
+}
+
 export function find(scenarios: ScenarioResult[], kind: Kind, c: number): ScenarioResult | undefined {
   return scenarios.find((s) => s.kind === kind && s.concurrency === c);
 }
@@ -84,9 +89,18 @@ export function computeRatios(scenarios: ScenarioResult[], concurrencies: number
       r2PaymentP99: ratio(p?.latencyMs.p99, b1?.latencyMs.p99),
       r2CheckoutP50: ratio(k?.latencyMs.p50, b3?.latencyMs.p50),
       r2CheckoutP99: ratio(k?.latencyMs.p99, b3?.latencyMs.p99),
-      r4: ratio(r?.latencyMs.p50, pl?.latencyMs.p50),
+      // A p50 read off a clock that stood still is 0 or a step: no ratio rather than a wrong one.
+      r4: clockTrouble(r) || clockTrouble(pl) ? Number.NaN : ratio(r?.latencyMs.p50, pl?.latencyMs.p50),
       r4P99: ratio(r?.latencyMs.p99, pl?.latencyMs.p99),
       r4Mean: ratio(r?.littleMeanMs, pl?.littleMeanMs),
     };
   });
+}
+
+/** The results as JSON, indented, with arrays of numbers (latency samples) kept on one line. */
+export function resultsJson(results: BenchResults): string {
+  return (
+    JSON.stringify(results, null, 2).replace(/\[\s+(-?[\d.e+-]+(?:,\s+-?[\d.e+-]+)*)\s+\]/g, (_, inner: string) => `[${inner.split(/,\s+/).join(',')}]`) +
+    '\n'
+  );
 }
