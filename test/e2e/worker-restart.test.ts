@@ -43,9 +43,9 @@ it('when the worker is killed mid-saga and a new one starts, every payment and c
   await bank.openAccount(account, 100_000);
   const first = startWorkerProcess();
   await first.waitFor('worker ready', 120_000);
-  // Slow bank: charges are in flight when the worker dies (each commits 4 s after it
+  // Slow bank: charges are in flight when the worker dies (each commits 8 s after it
   // arrives, answering a worker that is gone by then: a lost response).
-  await bank.setFaults({ delayMs: 4_000 });
+  await bank.setFaults({ delayMs: 8_000 });
   const sku = uniqueId('sku');
   await reservations.setStock(sku, 100);
   const keys = Array.from({ length: 8 }, () => uniqueId('inflight'));
