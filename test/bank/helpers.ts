@@ -5,10 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
-import { expect } from 'vitest';
 import { buildApp, type BankDeps } from '../../downstream/bank/app.js';
 import { openDatabase } from '../../downstream/shared/db.js';
 import type { SandboxApp } from '../../downstream/shared/http.js';
+import { caller, listenOnLoopback, type Answer, type Call } from '../support/sandbox-harness.js';
+
+export { expectProblem, sleep, type Answer } from '../support/sandbox-harness.js';
 
 export interface Bank {
   url: string;
@@ -17,20 +19,13 @@ export interface Bank {
   dbPath: string;
   close(): Promise<void>;
   /** JSON request; `key` sets Idempotency-Key (as is, so tests can send bad ones). */
-  call(method: string, path: string, opts?: { body?: unknown; raw?: string; key?: string; headers?: Record<string, string> }): Promise<Answer>;
+  call: Call;
   charge(key: string, body: unknown): Promise<Answer>;
   balance(account: string): number;
   /** Ledger rows for a key, oldest first. */
   chargeRows(key: string): { status: string; amount: number | null; charge_id: string | null }[];
   keyRows(key: string): number;
   putFaults(faults: Record<string, unknown>): Promise<Answer>;
-}
-
-export interface Answer {
-  status: number;
-  headers: Headers;
-  body: Record<string, unknown>;
-  text: string;
 }
 
 export async function startBank(
@@ -47,30 +42,8 @@ export async function startBank(
     ...(opts.random ? { random: opts.random } : {}),
     ...(opts.logger ? { logger: opts.logger } : {}),
   });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const address = app.server.address();
-  if (!address || typeof address === 'string') throw new Error('no TCP address');
-  const url = `http://127.0.0.1:${address.port}`;
-
-  const call: Bank['call'] = async (method, path, o = {}) => {
-    const headers: Record<string, string> = { ...o.headers };
-    let payload: string | undefined;
-    if (o.raw !== undefined) payload = o.raw;
-    else if (o.body !== undefined) payload = JSON.stringify(o.body);
-    if (payload !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) {
-      headers['content-type'] = 'application/json';
-    }
-    if (o.key !== undefined) headers['idempotency-key'] = o.key;
-    const res = await fetch(url + path, { method, headers, ...(payload !== undefined ? { body: payload } : {}) });
-    const text = await res.text();
-    let body: Record<string, unknown> = {};
-    try {
-      body = text ? (JSON.parse(text) as Record<string, unknown>) : {};
-    } catch {
-      body = { unparsed: text };
-    }
-    return { status: res.status, headers: res.headers, body, text };
-  };
+  const url = await listenOnLoopback(app);
+  const call = caller(url);
 
   return {
     url,
@@ -106,15 +79,3 @@ export function path(key: string): string {
   return encodeURIComponent(key);
 }
 
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** Asserts the answer is a problem document with this status and code; returns its body. */
-export function expectProblem(answer: Answer, status: number, code: string): Record<string, unknown> {
-  expect({ status: answer.status, code: answer.body.code, text: answer.text }).toMatchObject({ status, code });
-  expect(answer.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-  expect(answer.body).toMatchObject({ type: expect.any(String), title: expect.any(String), status, detail: expect.any(String), code });
-  expect(answer.text).not.toMatch(/stack|\n\s+at /);
-  return answer.body;
-}

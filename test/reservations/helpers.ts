@@ -9,13 +9,9 @@ import { expect } from 'vitest';
 import { buildApp, type ReservationsDeps } from '../../downstream/reservations/app.js';
 import { openDatabase } from '../../downstream/shared/db.js';
 import type { SandboxApp } from '../../downstream/shared/http.js';
+import { caller, listenOnLoopback, type Answer, type Call } from '../support/sandbox-harness.js';
 
-export interface Answer {
-  status: number;
-  headers: Headers;
-  body: Record<string, unknown>;
-  text: string;
-}
+export { expectProblem, sleep, type Answer } from '../support/sandbox-harness.js';
 
 export interface Stock {
   sku: string;
@@ -36,7 +32,7 @@ export interface Reservations {
   dbPath: string;
   close(): Promise<void>;
   /** JSON request; `key` sets Idempotency-Key (as is, so tests can send bad ones). */
-  call(method: string, path: string, opts?: { body?: unknown; raw?: string; key?: string; headers?: Record<string, string> }): Promise<Answer>;
+  call: Call;
   hold(key: string, body: unknown): Promise<Answer>;
   confirm(key: string): Promise<Answer>;
   release(key: string): Promise<Answer>;
@@ -59,30 +55,8 @@ export async function startReservations(
   const db = openDatabase(dbPath, { busyTimeoutMs: opts.busyTimeoutMs ?? 5000 });
   const { dir: _dir, busyTimeoutMs: _busy, ...deps } = opts;
   const app = buildApp({ faults: false, keyTtlMs: 7 * 24 * 3600_000, seed: true, ...deps, db });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const address = app.server.address();
-  if (!address || typeof address === 'string') throw new Error('no TCP address');
-  const url = `http://127.0.0.1:${address.port}`;
-
-  const call: Reservations['call'] = async (method, path, o = {}) => {
-    const headers: Record<string, string> = { ...o.headers };
-    let payload: string | undefined;
-    if (o.raw !== undefined) payload = o.raw;
-    else if (o.body !== undefined) payload = JSON.stringify(o.body);
-    if (payload !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) {
-      headers['content-type'] = 'application/json';
-    }
-    if (o.key !== undefined) headers['idempotency-key'] = o.key;
-    const res = await fetch(url + path, { method, headers, ...(payload !== undefined ? { body: payload } : {}) });
-    const text = await res.text();
-    let body: Record<string, unknown> = {};
-    try {
-      body = text ? (JSON.parse(text) as Record<string, unknown>) : {};
-    } catch {
-      body = { unparsed: text };
-    }
-    return { status: res.status, headers: res.headers, body, text };
-  };
+  const url = await listenOnLoopback(app);
+  const call = caller(url);
 
   const stock = async (sku: string): Promise<Stock> => {
     const res = await call('GET', `/inventory/${encodeURIComponent(sku)}`);
@@ -124,10 +98,6 @@ export function uniqueKey(step = 'reserve'): string {
   return `test/${randomUUID()}/${step}`;
 }
 
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
 /** A clock the test moves by hand: expiry and key TTL without sleeping. */
 export function manualClock(start = Date.parse('2030-01-01T00:00:00Z')) {
   let t = start;
@@ -150,11 +120,3 @@ export async function networkError(p: Promise<unknown>): Promise<string | undefi
   }
 }
 
-/** Asserts the answer is a problem document with this status and code; returns its body. */
-export function expectProblem(answer: Answer, status: number, code: string): Record<string, unknown> {
-  expect({ status: answer.status, code: answer.body.code, text: answer.text }).toMatchObject({ status, code });
-  expect(answer.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-  expect(answer.body).toMatchObject({ type: expect.any(String), title: expect.any(String), status, detail: expect.any(String), code });
-  expect(answer.text).not.toMatch(/stack|\n\s+at /);
-  return answer.body;
-}

@@ -10,6 +10,7 @@ import { buildApp as buildBankApp } from '../../downstream/bank/app.js';
 import { buildApp as buildReservationsApp } from '../../downstream/reservations/app.js';
 import { openDatabase } from '../../downstream/shared/db.js';
 import { createWorker } from '../../worker/create.js';
+import { caller } from './sandbox-harness.js';
 
 export interface Faults {
   dropResponseAfterCommit?: number;
@@ -61,14 +62,8 @@ async function serveSandbox(
   await app.listen({ host: '127.0.0.1', port: opts.port ?? 0 });
   const address = app.server.address() as { port: number };
   const url = `http://127.0.0.1:${address.port}`;
-  const json = async (method: string, path: string, body?: unknown): Promise<Json> => {
-    const res = await fetch(url + path, {
-      method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-  };
+  const call = caller(url);
+  const json = (method: string, path: string, body?: unknown): Promise<Json> => call(method, path, body === undefined ? {} : { body });
   return {
     url,
     dbFile,
