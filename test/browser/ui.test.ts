@@ -69,9 +69,14 @@ async function expectText(on: Page, text: string, shot: string): Promise<void> {
  * machine sometimes crashes on the Temporal UI's heavy page (no GPU, software paths):
  * a crashed page is a fact about the browser, not about retrysafe, so it is retried.
  */
-async function visit(url: string, shot: string, checks: (on: Page) => Promise<void>): Promise<void> {
+async function visit(
+  url: string,
+  shot: string,
+  checks: (on: Page) => Promise<void>,
+  headers: Record<string, string> = {},
+): Promise<void> {
   for (let attempt = 1; ; attempt++) {
-    const on = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+    const on = await browser.newPage({ viewport: { width: 1440, height: 1000 }, extraHTTPHeaders: headers });
     let crashed = false;
     on.on('crash', () => (crashed = true));
     try {
@@ -79,8 +84,12 @@ async function visit(url: string, shot: string, checks: (on: Page) => Promise<vo
       await checks(on);
       return;
     } catch (err) {
-      if (!crashed || attempt >= 3) throw err;
-      console.warn(`${shot}: the Chromium page crashed (attempt ${attempt}); retrying in a new page`);
+      // Playwright may reject with "Page crashed" before the page's crash event is seen.
+      crashed ||= /page crashed|target crashed/i.test(String((err as Error).message));
+      // The Web UI itself sometimes renders its own transient error page ("Try a refresh").
+      const uiError = !crashed && (await on.content().catch(() => '')).includes("Uh oh. There's an error");
+      if ((!crashed && !uiError) || attempt >= 5) throw err;
+      console.warn(`${shot}: ${crashed ? 'the Chromium page crashed' : 'the Web UI showed its error page'} (attempt ${attempt}); retrying in a new page`);
     } finally {
       await on.close().catch(() => undefined);
     }
@@ -131,11 +140,14 @@ it('finds a declined checkout in the Temporal UI by key and by OperationStatus, 
 it('shows both POST endpoints in the API docs', async () => {
   // With API keys configured, /docs and /openapi.json need one too: a caller's browser
   // sends it like any other client.
-  const context = await browser.newContext({ extraHTTPHeaders: { authorization: 'Bearer browser-secret-0123456789' } });
-  const docs = await context.newPage();
-  await docs.goto(`${api.url}/docs`, { waitUntil: 'domcontentloaded' });
-  await expectText(docs, '/v1/payments', 'api-docs');
-  await expectText(docs, '/v1/checkouts', 'api-docs');
-  await docs.screenshot({ path: `${ARTIFACTS}api-docs.png`, fullPage: true });
-  await context.close();
+  await visit(
+    `${api.url}/docs`,
+    'api-docs',
+    async (docs) => {
+      await expectText(docs, '/v1/payments', 'api-docs');
+      await expectText(docs, '/v1/checkouts', 'api-docs');
+      await docs.screenshot({ path: `${ARTIFACTS}api-docs.png`, fullPage: true });
+    },
+    { authorization: 'Bearer browser-secret-0123456789' },
+  );
 });
