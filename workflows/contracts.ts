@@ -11,8 +11,12 @@ export type OperationStatus = (typeof OPERATION_STATUSES)[number];
 
 export type StepName = 'reserve_items' | 'charge_payment' | 'confirm_reservation';
 export type CompensationName = 'reverse_charge' | 'release_reservation';
-/** pending → running → completed | failed (business error) | fenced (outcome unknown at the deadline) */
-export type StepStatus = 'pending' | 'running' | 'completed' | 'failed' | 'fenced' | 'compensated';
+/**
+ * pending → running → completed | failed (business error) | fenced (outcome unknown at the
+ * deadline); a completed step whose compensation ran becomes compensated.
+ */
+export const STEP_STATUSES = ['pending', 'running', 'completed', 'failed', 'fenced', 'compensated'] as const;
+export type StepStatus = (typeof STEP_STATUSES)[number];
 
 export interface StepState {
   name: StepName;
@@ -90,21 +94,6 @@ export const SearchAttributes = {
   Tenant: defineSearchAttributeKey('Tenant', SearchAttributeType.KEYWORD),
   NeedsAttention: defineSearchAttributeKey('NeedsAttention', SearchAttributeType.BOOL),
 } as const;
-
-/** Downstream key of a step: `<workflowId>/<suffix>`. Never the run ID or attempt number. */
-export const DOWNSTREAM_KEY_SUFFIX = {
-  reserve_items: 'reserve',
-  charge_payment: 'charge',
-  confirm_reservation: 'reserve',
-} as const satisfies Record<StepName, string>;
-
-export function downstreamKey(workflowId: string, step: StepName): string {
-  return `${workflowId}/${DOWNSTREAM_KEY_SUFFIX[step]}`;
-}
-
-export function workflowIdFor(tenant: string, key: string): string {
-  return `${tenant}/${key}`;
-}
 
 /**
  * Business failures: the failure `type` an activity raises (its error class name) and the

@@ -4,7 +4,6 @@
 // transition, so the bookkeeping stays a small, fixed share of the history.
 import { log, setCurrentDetails, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import {
-  downstreamKey,
   SearchAttributes,
   type OperationError,
   type OperationOutcome,
@@ -14,6 +13,7 @@ import {
   type StepState,
   type StepStatus,
 } from './contracts.js';
+import { downstreamKey } from './identity.js';
 import { sagaMetrics } from './metrics.js';
 
 export class Progress {

@@ -18,13 +18,10 @@ import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import {
   OPERATION_TYPES,
-  SearchAttributes,
-  workflowIdFor,
-  type OperationInput,
   type OperationStatus,
   type OperationType,
-  type StartMemo,
 } from '../../workflows/contracts.js';
+import { operationRef } from '../../workflows/identity.js';
 import type { ApiConfig } from './config.js';
 import { EngineTimeoutError } from './engine-errors.js';
 import { fingerprint, requestDifferences } from './fingerprint.js';
@@ -32,14 +29,7 @@ import type { ApiMetrics } from './metrics.js';
 import { isTerminal, toOperation, type ExecutionView, type ResourceContext } from './operation-resource.js';
 import { problems } from './problems.js';
 import type { Operation } from './schemas.js';
-import { staticDetails, staticSummary } from './summary.js';
-
-/** What a key is bound to: enough to tell a replay from a reuse without asking Temporal. */
-interface Claim {
-  type: OperationType;
-  fingerprint: string;
-  request: Record<string, unknown>;
-}
+import { workflowStartOptions, type Claim } from './start-options.js';
 
 interface CachedOperation extends Claim {
   operation: Operation;
@@ -167,7 +157,7 @@ export class OperationService {
     waitMs: number,
     signal?: AbortSignal,
   ): Promise<SubmitResult> {
-    const workflowId = workflowIdFor(tenant, key);
+    const workflowId = operationRef(tenant, key).workflowId;
     const incoming: Claim = { type, fingerprint: fingerprint(type, request), request };
     const { metrics } = this.deps;
 
@@ -235,35 +225,14 @@ export class OperationService {
     }
   }
 
-  private start(tenant: string, key: string, workflowId: string, claim: Claim) {
+  private start(tenant: string, key: string, _workflowId: string, claim: Claim) {
     const { config } = this.deps;
-    const input: OperationInput<Record<string, unknown>> = {
-      tenant,
-      key,
-      request: claim.request,
-      settings: {
-        stepDeadlineMs: config.stepDeadlineMs,
-        attentionAfterMs: config.attentionAfterMs,
-        holdTtlSeconds: config.holdTtlSeconds,
-      },
+    const settings = {
+      stepDeadlineMs: config.stepDeadlineMs,
+      attentionAfterMs: config.attentionAfterMs,
+      holdTtlSeconds: config.holdTtlSeconds,
     };
-    const memo: StartMemo = { type: claim.type, tenant, key, fingerprint: claim.fingerprint, request: claim.request };
-    return this.deps.client.workflow.start(claim.type, {
-      taskQueue: config.taskQueue,
-      workflowId,
-      // The default, ALLOW_DUPLICATE, would start a second run once the first one closed.
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
-      args: [input],
-      memo: { ...memo },
-      staticSummary: staticSummary(claim.type, workflowId, claim.request),
-      staticDetails: staticDetails(claim.request),
-      typedSearchAttributes: [
-        { key: SearchAttributes.OperationType, value: claim.type },
-        { key: SearchAttributes.OperationStatus, value: 'processing' },
-        { key: SearchAttributes.Tenant, value: tenant },
-        { key: SearchAttributes.NeedsAttention, value: false },
-      ],
-    });
+    return this.deps.client.workflow.start(claim.type, workflowStartOptions(operationRef(tenant, key), claim, settings, config.taskQueue));
   }
 
   private assertSameRequest(claimed: Claim | undefined, incoming: Claim): void {
@@ -341,7 +310,7 @@ export class OperationService {
   }
 
   async get(tenant: string, key: string): Promise<Operation> {
-    const workflowId = workflowIdFor(tenant, key);
+    const workflowId = operationRef(tenant, key).workflowId;
     const cached = this.cache?.get(workflowId);
     if (cached) {
       this.deps.metrics.cacheHits.inc();

@@ -2,7 +2,7 @@
 // answers with them, and @fastify/swagger builds /openapi.json from the same objects, so
 // the document cannot drift from what the server does.
 import { Type, type Static, type TSchema } from 'typebox';
-import { OPERATION_STATUSES, OPERATION_TYPES } from '../../workflows/contracts.js';
+import { OPERATION_STATUSES, OPERATION_TYPES, STEP_STATUSES } from '../../workflows/contracts.js';
 import { MAX_KEY_LENGTH } from './idempotency-key.js';
 import { MAX_WAIT_SECONDS } from './prefer.js';
 import { PROBLEM_CONTENT_TYPE, PROBLEM_TITLES } from './problems.js';
@@ -77,7 +77,7 @@ export const StartHeaders = Type.Object({
 
 const Step = Type.Object({
   name: Type.String({ examples: ['charge_payment'] }),
-  status: Type.Enum(['pending', 'running', 'completed', 'failed', 'fenced', 'compensated'], { type: 'string' }),
+  status: Type.Enum([...STEP_STATUSES], { type: 'string' }),
   downstreamKey: Type.String({ examples: ['acme/order-42/charge'] }),
 });
 

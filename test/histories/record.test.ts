@@ -6,7 +6,8 @@ import { writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { execa } from 'execa';
 import type { Client } from '@temporalio/client';
-import { workflowIdFor, type OperationType } from '../../workflows/contracts.js';
+import { operationRef } from '../../workflows/identity.js';
+import { type OperationType } from '../../workflows/contracts.js';
 import {
   startBank,
   startReservations,
@@ -44,7 +45,7 @@ afterAll(async () => {
 
 async function recordRun(name: string, type: OperationType, request: Record<string, unknown>, stepDeadlineMs = 20_000) {
   const key = `history-${name}`;
-  const workflowId = workflowIdFor('recorder', `${key}-${uniqueId('r')}`);
+  const workflowId = operationRef('recorder', `${key}-${uniqueId('r')}`).workflowId;
   const handle = await temporal.client.workflow.start(type, {
     taskQueue,
     workflowId,

@@ -2,7 +2,8 @@
 // with a Temporal client (the HTTP API has its own end-to-end tests).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@temporalio/client';
-import { workflowIdFor, type OperationOutcome } from '../../workflows/contracts.js';
+import { operationRef } from '../../workflows/identity.js';
+import { type OperationOutcome } from '../../workflows/contracts.js';
 import { startBank, startWorker, temporalClient, uniqueId, type BankHandle, type WorkerHandle } from '../support/stack.js';
 
 let bank: BankHandle;
@@ -29,7 +30,7 @@ async function runPayment(
   settings = { stepDeadlineMs: 20_000, attentionAfterMs: 60_000 },
 ): Promise<{ workflowId: string; outcome: OperationOutcome }> {
   const key = uniqueId('pay');
-  const workflowId = workflowIdFor('t1', key);
+  const workflowId = operationRef('t1', key).workflowId;
   const outcome = await client.workflow.execute('payment', {
     taskQueue,
     workflowId,
@@ -68,7 +69,7 @@ describe('payment workflow', () => {
     await bank.openAccount(account, 10_000);
     await bank.setFaults({ down: true });
     const key = uniqueId('pay');
-    const workflowId = workflowIdFor('t1', key);
+    const workflowId = operationRef('t1', key).workflowId;
     const handle = await client.workflow.start('payment', {
       taskQueue,
       workflowId,

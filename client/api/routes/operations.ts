@@ -5,7 +5,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { workflowIdFor, type OperationType } from '../../../workflows/contracts.js';
+import type { OperationType } from '../../../workflows/contracts.js';
+import { operationRef } from '../../../workflows/identity.js';
 import type { Authenticator } from '../auth.js';
 import { isValidKey, parseIdempotencyKey } from '../idempotency-key.js';
 import type { OperationService } from '../operations.js';
@@ -75,7 +76,7 @@ function claimHeaders(request: FastifyRequest, reply: FastifyReply, defaultWaitM
   const key = parseIdempotencyKey(request.headers['idempotency-key']);
   if (!key.ok) throw new ApiProblem(400, key.code, key.detail);
   request.idempotencyKey = key.key;
-  bindLog(request, reply, { key: key.key, workflowId: workflowIdFor(request.tenant, key.key) });
+  bindLog(request, reply, { key: key.key, workflowId: operationRef(request.tenant, key.key).workflowId });
   const prefer = parsePrefer(request.headers.prefer, defaultWaitMs);
   if (!prefer.ok) {
     throw problems.invalidRequest(`the Prefer header is not valid: ${prefer.message}`, [
@@ -188,7 +189,7 @@ export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> 
   const getOperation = async (request: FastifyRequest, reply: FastifyReply, key: string) => {
     const valid = keyFromPath(key);
     if (valid === '') throw problems.operationNotFound();
-    bindLog(request, reply, { key: valid, workflowId: workflowIdFor(request.tenant, valid) });
+    bindLog(request, reply, { key: valid, workflowId: operationRef(request.tenant, valid).workflowId });
     return service.get(request.tenant, valid);
   };
 

@@ -1,0 +1,47 @@
+// How the API starts an operation's workflow: the claim is the start itself. The workflow
+// ID is the unique constraint (REJECT_DUPLICATE: one execution per key, ever, within the
+// retention), and the fingerprint rides in the memo, written atomically with the
+// execution. Pure, so the benchmarks start workflows exactly as the API does.
+import type { WorkflowStartOptions } from '@temporalio/client';
+import {
+  SearchAttributes,
+  type OperationInput,
+  type OperationSettings,
+  type OperationType,
+  type StartMemo,
+} from '../../workflows/contracts.js';
+import type { OperationRef } from '../../workflows/identity.js';
+import { staticDetails, staticSummary } from './summary.js';
+
+/** What a key is bound to: enough to tell a replay from a reuse without asking Temporal. */
+export interface Claim {
+  type: OperationType;
+  fingerprint: string;
+  request: Record<string, unknown>;
+}
+
+export function workflowStartOptions(
+  ref: OperationRef,
+  claim: Claim,
+  settings: OperationSettings,
+  taskQueue: string,
+): WorkflowStartOptions {
+  const input: OperationInput<Record<string, unknown>> = { tenant: ref.tenant, key: ref.key, request: claim.request, settings };
+  const memo: StartMemo = { type: claim.type, tenant: ref.tenant, key: ref.key, fingerprint: claim.fingerprint, request: claim.request };
+  return {
+    taskQueue,
+    workflowId: ref.workflowId,
+    // The default, ALLOW_DUPLICATE, would start a second run once the first one closed.
+    workflowIdReusePolicy: 'REJECT_DUPLICATE',
+    args: [input],
+    memo: { ...memo },
+    staticSummary: staticSummary(claim.type, ref.workflowId, claim.request),
+    staticDetails: staticDetails(claim.request),
+    typedSearchAttributes: [
+      { key: SearchAttributes.OperationType, value: claim.type },
+      { key: SearchAttributes.OperationStatus, value: 'processing' },
+      { key: SearchAttributes.Tenant, value: ref.tenant },
+      { key: SearchAttributes.NeedsAttention, value: false },
+    ],
+  };
+}

@@ -1,0 +1,67 @@
+// The identity grammar of an operation, in one place. A client's idempotency key is
+// scoped by its tenant into the workflow ID (`<tenant>/<key>`), and every downstream key
+// is derived from that ID and a step (`<tenant>/<key>/charge`). Everything that needs one
+// of these strings gets it from here, composed once and handed along; only readers of a
+// string that arrives from outside (a visibility row, a sandbox log line) parse it back.
+//
+// Pure and deterministic: imported by workflows as well as by the API, the activities and
+// the sandboxes.
+import type { StepName } from './contracts.js';
+
+/** Who asked and under which key: the one value a workflow, its steps and the API share. */
+export interface OperationRef {
+  tenant: string;
+  key: string;
+  /** `<tenant>/<key>`; Temporal's unique constraint for the operation. */
+  workflowId: string;
+}
+
+/** Tenants never contain `/` (they are `[A-Za-z0-9_.-]`), so the first `/` splits an ID. */
+export function operationRef(tenant: string, key: string): OperationRef {
+  return { tenant, key, workflowId: `${tenant}/${key}` };
+}
+
+/**
+ * The ref behind a workflow ID read from outside (a visibility row, a history), or
+ * undefined when the ID does not have the `<tenant>/<key>` shape.
+ */
+export function parseWorkflowId(workflowId: string): OperationRef | undefined {
+  const slash = workflowId.indexOf('/');
+  if (slash <= 0 || slash === workflowId.length - 1) return undefined;
+  return { tenant: workflowId.slice(0, slash), key: workflowId.slice(slash + 1), workflowId };
+}
+
+/**
+ * The suffix each step's downstream key ends with. The confirm step acts on the hold the
+ * reserve step made, so both use the reserve key. Never the run ID or an attempt number:
+ * both change on a retry or a reset, and the downstream must see the same key.
+ */
+export const DOWNSTREAM_KEY_SUFFIX = {
+  reserve_items: 'reserve',
+  charge_payment: 'charge',
+  confirm_reservation: 'reserve',
+} as const satisfies Record<StepName, string>;
+
+export type DownstreamKeySuffix = (typeof DOWNSTREAM_KEY_SUFFIX)[StepName];
+
+/** `<workflowId>/<suffix>`: the key a step sends downstream, the same on every retry. */
+export function downstreamKey(workflowId: string, step: StepName): string {
+  return `${workflowId}/${DOWNSTREAM_KEY_SUFFIX[step]}`;
+}
+
+/**
+ * The parts of a downstream key that arrives at a receiving service, or undefined when it
+ * was not derived by retrysafe (a sandbox also serves other callers). The key of the
+ * client may itself hold `/`, so the tenant ends at the first `/` and the suffix starts
+ * after the last one.
+ */
+export function parseDownstreamKey(
+  downstream: string,
+): { tenant: string; key: string; workflowId: string; suffix: string } | undefined {
+  const last = downstream.lastIndexOf('/');
+  if (last < 0) return undefined;
+  const ref = parseWorkflowId(downstream.slice(0, last));
+  const suffix = downstream.slice(last + 1);
+  if (!ref || suffix === '') return undefined;
+  return { ...ref, suffix };
+}
