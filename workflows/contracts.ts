@@ -18,6 +18,7 @@ export const OPERATION_STEPS = {
   payment: ['charge_payment'],
   checkout: ['reserve_items', 'charge_payment', 'confirm_reservation'],
 } as const satisfies Record<OperationType, readonly StepName[]>;
+
 /**
  * pending → running → completed | failed (business error) | fenced (outcome unknown at the
  * deadline); a completed step whose compensation ran becomes compensated.
