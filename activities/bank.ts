@@ -1,4 +1,4 @@
-// Client of the bank (DESIGN §6). Maps the bank's answers onto the failures the saga
+// Client of the bank. Maps the bank's answers onto the failures the saga
 // understands: business errors (final), a fenced key (final), anything else transient.
 import {
   AccountNotFoundError,

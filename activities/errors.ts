@@ -1,30 +1,17 @@
-// Failures activities raise. The class name is the failure `type` Temporal records, and
-// the workflow's activity profiles list the business ones in nonRetryableErrorTypes.
+// Failures activities raise. The class name is the failure `type` Temporal records: the
+// workflow maps a business type to the code the operation reports (BUSINESS_ERRORS in
+// workflows/contracts.ts), and lists the business and terminal types as non-retryable.
 // (The SDK takes the type from the constructor name, so never rename these casually.)
 
 /** A downstream service refused the request for a business reason; retrying won't help. */
-export abstract class BusinessError extends Error {
-  abstract readonly code: string;
-}
+export abstract class BusinessError extends Error {}
 
-export class InsufficientFundsError extends BusinessError {
-  readonly code = 'insufficient_funds';
-}
-export class AccountNotFoundError extends BusinessError {
-  readonly code = 'account_not_found';
-}
-export class CurrencyMismatchError extends BusinessError {
-  readonly code = 'currency_mismatch';
-}
-export class OutOfStockError extends BusinessError {
-  readonly code = 'out_of_stock';
-}
-export class UnknownSkuError extends BusinessError {
-  readonly code = 'unknown_sku';
-}
-export class ReservationExpiredError extends BusinessError {
-  readonly code = 'reservation_expired';
-}
+export class InsufficientFundsError extends BusinessError {}
+export class AccountNotFoundError extends BusinessError {}
+export class CurrencyMismatchError extends BusinessError {}
+export class OutOfStockError extends BusinessError {}
+export class UnknownSkuError extends BusinessError {}
+export class ReservationExpiredError extends BusinessError {}
 
 /** The key was fenced (reversed/released before the original arrived): the step never took effect. */
 export class ChargeFencedError extends Error {}

@@ -1,6 +1,7 @@
 // The one place activities speak HTTP to downstream services: JSON in and out, a
 // per-request timeout, and the Idempotency-Key header on effect calls.
-import { Context } from '@temporalio/activity';
+import { Context, type Info } from '@temporalio/activity';
+
 export interface DownstreamAnswer {
   status: number;
   body: Record<string, unknown>;
@@ -20,7 +21,7 @@ export async function callDownstream(
   init: { idempotencyKey?: string; body?: unknown } = {},
 ): Promise<DownstreamAnswer> {
   const headers: Record<string, string> = { accept: 'application/json' };
-  const requestId = currentAttempt();
+  const requestId = currentRequestId();
   if (requestId) headers['x-request-id'] = requestId;
   if (init.body !== undefined) headers['content-type'] = 'application/json';
   if (init.idempotencyKey !== undefined) headers['idempotency-key'] = init.idempotencyKey;
@@ -49,11 +50,17 @@ export function describeAnswer(service: string, answer: DownstreamAnswer): strin
   return `${service} answered ${answer.status}${code ? ` ${String(code)}` : ''}${why ? `: ${String(why)}` : ''}`;
 }
 
-/** `<activityId>#<attempt>` of the activity making the call, so both sides' logs meet. */
-function currentAttempt(): string | undefined {
+/**
+ * `<workflowId>:<activityId>#<attempt>`: sent as X-Request-Id and logged by the worker as
+ * `requestId`, as the sandboxes log the header, so both sides' lines about one attempt meet.
+ */
+export function requestIdOf(info: Info): string {
+  return `${info.workflowExecution?.workflowId ?? ''}:${info.activityId}#${info.attempt}`;
+}
+
+function currentRequestId(): string | undefined {
   try {
-    const { activityId, attempt, workflowExecution } = Context.current().info;
-    return `${workflowExecution?.workflowId ?? ''}:${activityId}#${attempt}`;
+    return requestIdOf(Context.current().info);
   } catch {
     return undefined; // called outside an activity (a script or a test)
   }

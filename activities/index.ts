@@ -1,24 +1,17 @@
 // Activities are built by a factory so the worker wires real downstream clients and a
-// test can wire its own. They hold no URLs and read no environment.
-import { Context, log } from '@temporalio/activity';
-import type { CompensationName, StepName } from '../workflows/contracts.js';
+// test can wire its own. They hold no URLs and read no environment. Each is handed the
+// key it sends downstream and the operation it belongs to (a DownstreamTarget): nothing
+// here recovers them from the workflow ID.
+import { ApplicationFailure, Context, log } from '@temporalio/activity';
+import type { CompensationName, DownstreamTarget, StepName } from '../workflows/contracts.js';
 import type { BankClient, ChargeRequest, Reversal } from './bank.js';
 import { BusinessError, ChargeFencedError, DownstreamConflictError, ReservationFencedError } from './errors.js';
+import { requestIdOf } from './http.js';
 import type { HoldRequest, ReservationState, ReservationsClient } from './reservations.js';
 
 export interface ActivityDeps {
   bank: BankClient;
   reservations: ReservationsClient;
-}
-
-export interface KeyedCharge extends ChargeRequest {
-  /** `<workflowId>/charge`: the bank deduplicates retries of this step on it. */
-  key: string;
-}
-
-export interface KeyedHold extends HoldRequest {
-  /** `<workflowId>/reserve`: the reservation service deduplicates on it. */
-  key: string;
 }
 
 type Service = 'bank' | 'reservations';
@@ -38,22 +31,21 @@ function resultOf(err: unknown): Result {
 async function track<T>(
   service: Service,
   step: StepName | CompensationName,
-  downstreamKey: string,
-  call: () => Promise<T>,
+  target: DownstreamTarget,
+  call: (downstreamKey: string) => Promise<T>,
 ): Promise<T> {
+  if (typeof target?.downstreamKey !== 'string' || target.downstreamKey === '' || !target.operation) {
+    // Never call a downstream without the key it deduplicates on (an input from an older
+    // workflow version, or a bug): failing for good hands the decision back to the saga,
+    // which fences a forward step and re-runs a compensation with a well-formed input.
+    throw ApplicationFailure.nonRetryable(`${step}: input without a downstream key`, 'InvalidActivityInput');
+  }
   const ctx = Context.current();
-  const workflowId = ctx.info.workflowExecution?.workflowId ?? '';
-  const slash = workflowId.indexOf('/');
-  const meta = {
-    tenant: workflowId.slice(0, slash),
-    key: workflowId.slice(slash + 1),
-    step,
-    downstreamKey,
-    requestId: `${ctx.info.activityId}#${ctx.info.attempt}`,
-  };
+  const { tenant, key, workflowId } = target.operation;
+  const meta = { tenant, key, workflowId, step, downstreamKey: target.downstreamKey, requestId: requestIdOf(ctx.info) };
   const calls = ctx.metricMeter.createCounter('retrysafe_downstream_calls', 'calls', 'Downstream calls by service and result');
   try {
-    const answer = await call();
+    const answer = await call(target.downstreamKey);
     const replayed = (answer as { replayed?: boolean }).replayed === true;
     calls.add(1, { service, result: replayed ? 'replayed' : 'ok' });
     log.info(`${step} answered`, { ...meta, replayed });
@@ -68,28 +60,26 @@ async function track<T>(
 
 export function createActivities({ bank, reservations }: ActivityDeps) {
   return {
-    async chargePayment(input: KeyedCharge): Promise<{ chargeId: string }> {
-      const { key, ...request } = input;
-      const charge = await track('bank', 'charge_payment', key, () => bank.charge(key, request));
-      return { chargeId: charge.chargeId };
+    async chargePayment(target: DownstreamTarget, charge: ChargeRequest): Promise<{ chargeId: string }> {
+      const { chargeId } = await track('bank', 'charge_payment', target, (key) => bank.charge(key, charge));
+      return { chargeId };
     },
 
-    async reverseCharge(input: { key: string }): Promise<Reversal> {
-      return track('bank', 'reverse_charge', input.key, () => bank.reverse(input.key));
+    async reverseCharge(target: DownstreamTarget): Promise<Reversal> {
+      return track('bank', 'reverse_charge', target, (key) => bank.reverse(key));
     },
 
-    async reserveItems(input: KeyedHold): Promise<{ reservationId: string }> {
-      const { key, ...request } = input;
-      const hold = await track('reservations', 'reserve_items', key, () => reservations.hold(key, request));
-      return { reservationId: hold.reservationId };
+    async reserveItems(target: DownstreamTarget, hold: HoldRequest): Promise<{ reservationId: string }> {
+      const { reservationId } = await track('reservations', 'reserve_items', target, (key) => reservations.hold(key, hold));
+      return { reservationId };
     },
 
-    async confirmReservation(input: { key: string }): Promise<ReservationState> {
-      return track('reservations', 'confirm_reservation', input.key, () => reservations.confirm(input.key));
+    async confirmReservation(target: DownstreamTarget): Promise<ReservationState> {
+      return track('reservations', 'confirm_reservation', target, (key) => reservations.confirm(key));
     },
 
-    async releaseReservation(input: { key: string }): Promise<ReservationState> {
-      return track('reservations', 'release_reservation', input.key, () => reservations.release(input.key));
+    async releaseReservation(target: DownstreamTarget): Promise<ReservationState> {
+      return track('reservations', 'release_reservation', target, (key) => reservations.release(key));
     },
   };
 }

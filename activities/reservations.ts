@@ -1,4 +1,4 @@
-// Client of the reservation service (DESIGN §6): holds with a key, confirm and release
+// Client of the reservation service: holds with a key, confirm and release
 // idempotent by state. Business refusals become the saga's business errors.
 import {
   DownstreamConflictError,

@@ -2,8 +2,9 @@
 // process; the rounds of one scenario alternate in order with its baseline, so drift on
 // a shared machine lands on both sides of a ratio.
 import type { Client } from '@temporalio/client';
+import { DEFAULT_HOLD_TTL_SECONDS } from '../client/api/config.js';
 import { fingerprint } from '../client/api/fingerprint.js';
-import { DEFAULT_HOLD_TTL_SECONDS, SearchAttributes, type OperationInput, type StartMemo } from '../workflows/contracts.js';
+import { SearchAttributes, type OperationInput, type StartMemo } from '../workflows/contracts.js';
 import { addUsage, type Accounting, type Usage } from './accounting.js';
 import type { HttpClient } from './http.js';
 import { httpClient } from './http.js';

@@ -16,8 +16,6 @@ export const workerEnvSchema = {
   LOG_LEVEL: logLevel.default('info'),
 };
 
-export type WorkerConfig = ReturnType<typeof loadWorkerConfig>;
-
 export function loadWorkerConfig(env: Record<string, string | undefined> = process.env) {
   return parseEnv(workerEnvSchema, env);
 }

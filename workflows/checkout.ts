@@ -5,60 +5,26 @@
 //                                   ─▶ confirm_reservation(<wf>/reserve) ─▶ succeeded
 //
 //   a step fails with a business error ─▶ its own compensation skipped, earlier ones run
-//   a step's outcome unknown at its deadline ─▶ fenced by its own compensation, then
-//   the earlier ones; compensations run in reverse: reverse_charge, release_reservation
-import { proxyActivities } from '@temporalio/workflow';
-import type { Activities } from '../activities/index.js';
-import { DEFAULT_HOLD_TTL_SECONDS, type CheckoutRequest, type OperationInput, type OperationOutcome } from './contracts.js';
-import { Progress } from './progress.js';
+//   a step's outcome unknown at its deadline ─▶ fenced by its own compensation (confirm
+//   has none), then the earlier ones; compensations run in reverse: reverse_charge, then
+//   release_reservation
+import type { CheckoutRequest, OperationInput, OperationOutcome } from './contracts.js';
+import { operationRef } from './identity.js';
 import { Saga } from './saga.js';
-import { compensationCall, failStep, stepCall, summary } from './steps.js';
 
-export async function checkout(input: OperationInput<CheckoutRequest>): Promise<OperationOutcome> {
-  const { request, settings } = input;
-  const call = proxyActivities<Activities>(stepCall(settings));
-  const undo = proxyActivities<Activities>(compensationCall);
-  const progress = new Progress('checkout', ['reserve_items', 'charge_payment', 'confirm_reservation']);
-  const saga = new Saga({ attentionAfterMs: settings.attentionAfterMs, onAttention: () => progress.needsAttention() });
-  const reserveKey = progress.keyOf('reserve_items');
-  const chargeKey = progress.keyOf('charge_payment');
-
-  saga.register('release_reservation', () =>
-    undo.releaseReservation.executeWithOptions(summary(`release_reservation · reservations key ${reserveKey}`), [{ key: reserveKey }]),
-  );
-  progress.start('reserve_items');
-  let reservationId: string;
+export async function checkout({ tenant, key, request, settings }: OperationInput<CheckoutRequest>): Promise<OperationOutcome> {
+  const saga = new Saga('checkout', operationRef(tenant, key), settings);
+  const { account, amount, currency, items } = request;
   try {
-    ({ reservationId } = await call.reserveItems.executeWithOptions(summary(`reserve_items · reservations key ${reserveKey}`), [
-      { key: reserveKey, items: request.items, ttlSeconds: settings.holdTtlSeconds ?? DEFAULT_HOLD_TTL_SECONDS },
-    ]));
-    progress.mark('reserve_items', 'completed', `hold ${reservationId}`);
+    const { reservationId } = await saga.step('reserve_items', { undo: 'release_reservation' }, (call, target) =>
+      call.reserveItems(target, { items, ttlSeconds: settings.holdTtlSeconds }),
+    );
+    const { chargeId } = await saga.step('charge_payment', { undo: 'reverse_charge' }, (call, target) =>
+      call.chargePayment(target, { account, amount, currency }),
+    );
+    await saga.step('confirm_reservation', {}, (call, target) => call.confirmReservation(target));
+    return saga.succeed({ chargeId, reservationId });
   } catch (err) {
-    return failStep(err, 'reserve_items', 'release_reservation', saga, progress);
+    return saga.fail(err);
   }
-
-  saga.register('reverse_charge', () =>
-    undo.reverseCharge.executeWithOptions(summary(`reverse_charge · bank key ${chargeKey}`), [{ key: chargeKey }]),
-  );
-  progress.start('charge_payment');
-  let chargeId: string;
-  try {
-    ({ chargeId } = await call.chargePayment.executeWithOptions(summary(`charge_payment · bank key ${chargeKey}`), [
-      { key: chargeKey, account: request.account, amount: request.amount, currency: request.currency },
-    ]));
-    progress.mark('charge_payment', 'completed', `bank charge ${chargeId}`);
-  } catch (err) {
-    return failStep(err, 'charge_payment', 'reverse_charge', saga, progress);
-  }
-
-  progress.start('confirm_reservation');
-  try {
-    await call.confirmReservation.executeWithOptions(summary(`confirm_reservation · reservations key ${reserveKey}`), [
-      { key: reserveKey },
-    ]);
-    progress.mark('confirm_reservation', 'completed', `reservation ${reservationId} confirmed`);
-  } catch (err) {
-    return failStep(err, 'confirm_reservation', null, saga, progress);
-  }
-  return progress.succeed({ chargeId, reservationId });
 }

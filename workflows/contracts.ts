@@ -2,6 +2,7 @@
 // names, memo and search attribute keys. Imported by workflows (so it must stay
 // deterministic: no Node built-ins, no I/O), activities, the worker and the API.
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import type { OperationRef } from './identity.js';
 
 export const OPERATION_TYPES = ['payment', 'checkout'] as const;
 export type OperationType = (typeof OPERATION_TYPES)[number];
@@ -11,6 +12,13 @@ export type OperationStatus = (typeof OPERATION_STATUSES)[number];
 
 export type StepName = 'reserve_items' | 'charge_payment' | 'confirm_reservation';
 export type CompensationName = 'reverse_charge' | 'release_reservation';
+
+/** The steps of each operation, in the order they run: the step list readers see from the start. */
+export const OPERATION_STEPS = {
+  payment: ['charge_payment'],
+  checkout: ['reserve_items', 'charge_payment', 'confirm_reservation'],
+} as const satisfies Record<OperationType, readonly StepName[]>;
+
 /**
  * pending → running → completed | failed (business error) | fenced (outcome unknown at the
  * deadline); a completed step whose compensation ran becomes compensated.
@@ -47,16 +55,25 @@ export interface OperationSettings {
   /** A compensation still failing after this long marks the operation NeedsAttention. */
   attentionAfterMs: number;
   /** How long the reservation service keeps a checkout's hold before it expires. */
-  holdTtlSeconds?: number;
+  holdTtlSeconds: number;
 }
-
-export const DEFAULT_HOLD_TTL_SECONDS = 900;
 
 export interface OperationInput<R> {
   tenant: string;
   key: string;
   request: R;
   settings: OperationSettings;
+}
+
+/**
+ * What a step or compensation activity is told about its downstream call, so it never
+ * has to recover anything from the workflow ID.
+ */
+export interface DownstreamTarget {
+  /** The operation the call belongs to: its tenant, key and workflow ID (for logs). */
+  operation: OperationRef;
+  /** The key the downstream deduplicates the call on (`<tenant>/<key>/charge`), the same on every retry. */
+  downstreamKey: string;
 }
 
 export interface OperationError {
@@ -97,7 +114,8 @@ export const SearchAttributes = {
 
 /**
  * Business failures: the failure `type` an activity raises (its error class name) and the
- * stable code the operation reports. Listed in nonRetryableErrorTypes of each profile.
+ * stable code the operation reports; the one map from one to the other. Listed in the
+ * forward step's nonRetryableErrorTypes.
  */
 export const BUSINESS_ERRORS = {
   InsufficientFundsError: 'insufficient_funds',

@@ -4,32 +4,19 @@
 //                                      │ business error ───────────▶ failed (nothing to undo)
 //                                      └ unknown at the deadline ──▶ reverse_charge (fence)
 //                                                                    ─▶ failed payment_unavailable
-import { proxyActivities } from '@temporalio/workflow';
-import type { Activities } from '../activities/index.js';
 import type { OperationInput, OperationOutcome, PaymentRequest } from './contracts.js';
-import { Progress } from './progress.js';
+import { operationRef } from './identity.js';
 import { Saga } from './saga.js';
-import { compensationCall, failStep, stepCall, summary } from './steps.js';
 
-export async function payment(input: OperationInput<PaymentRequest>): Promise<OperationOutcome> {
-  const { request, settings } = input;
-  const bank = proxyActivities<Activities>(stepCall(settings));
-  const undo = proxyActivities<Activities>(compensationCall);
-  const progress = new Progress('payment', ['charge_payment']);
-  const saga = new Saga({ attentionAfterMs: settings.attentionAfterMs, onAttention: () => progress.needsAttention() });
-
-  const chargeKey = progress.keyOf('charge_payment');
-  saga.register('reverse_charge', () =>
-    undo.reverseCharge.executeWithOptions(summary(`reverse_charge · bank key ${chargeKey}`), [{ key: chargeKey }]),
-  );
-  progress.start('charge_payment');
+export async function payment({ tenant, key, request, settings }: OperationInput<PaymentRequest>): Promise<OperationOutcome> {
+  const saga = new Saga('payment', operationRef(tenant, key), settings);
+  const { account, amount, currency } = request;
   try {
-    const { chargeId } = await bank.chargePayment.executeWithOptions(summary(`charge_payment · bank key ${chargeKey}`), [
-      { key: chargeKey, account: request.account, amount: request.amount, currency: request.currency },
-    ]);
-    progress.mark('charge_payment', 'completed', `bank charge ${chargeId}`);
-    return progress.succeed({ chargeId });
+    const { chargeId } = await saga.step('charge_payment', { undo: 'reverse_charge' }, (call, target) =>
+      call.chargePayment(target, { account, amount, currency }),
+    );
+    return saga.succeed({ chargeId });
   } catch (err) {
-    return failStep(err, 'charge_payment', 'reverse_charge', saga, progress);
+    return saga.fail(err);
   }
 }

@@ -1,8 +1,9 @@
 // Keeps an operation's progress where readers can see it without a worker: the memo
 // (step list with downstream keys, current step, attention flag) and the search
 // attributes the Temporal UI filters on. One memo and one search attribute upsert per
-// transition, so the bookkeeping stays a small, fixed share of the history.
-import { log, setCurrentDetails, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+// transition, so the bookkeeping stays a small, fixed share of the history. It records
+// the steps (and their keys) it is handed, and derives nothing.
+import { log, setCurrentDetails, upsertMemo, upsertSearchAttributes } from '@temporalio/workflow';
 import {
   SearchAttributes,
   type OperationError,
@@ -13,36 +14,29 @@ import {
   type StepState,
   type StepStatus,
 } from './contracts.js';
-import { downstreamKey } from './identity.js';
+import type { OperationRef } from './identity.js';
 import { sagaMetrics } from './metrics.js';
 
 export class Progress {
-  readonly steps: StepState[];
   private current: StepName | null = null;
   private readonly lines: string[] = [];
   private readonly logMeta: Record<string, string>;
 
   constructor(
     private readonly type: OperationType,
-    stepNames: StepName[],
+    operation: OperationRef,
+    private readonly steps: StepState[],
   ) {
-    const { workflowId } = workflowInfo();
-    // workflowId = <tenant>/<key>; tenants never contain '/'.
-    const slash = workflowId.indexOf('/');
-    this.logMeta = { tenant: workflowId.slice(0, slash), key: workflowId.slice(slash + 1), type };
-    this.steps = stepNames.map((name) => ({ name, status: 'pending', downstreamKey: downstreamKey(workflowId, name) }));
-  }
-
-  keyOf(step: StepName): string {
-    return this.find(step).downstreamKey;
+    this.logMeta = { tenant: operation.tenant, key: operation.key, type };
   }
 
   start(step: StepName): void {
+    const state = this.find(step);
     this.current = step;
-    log.info('step started', { ...this.logMeta, step, downstreamKey: this.keyOf(step) });
-    this.find(step).status = 'running';
+    log.info('step started', { ...this.logMeta, step, downstreamKey: state.downstreamKey });
+    state.status = 'running';
     this.publish('processing');
-    this.describe(`**${step}** running · downstream key \`${this.keyOf(step)}\``);
+    this.describe(`**${step}** running · downstream key \`${state.downstreamKey}\``);
   }
 
   /**
@@ -50,8 +44,15 @@ export class Progress {
    * `answer` is the downstream's last word on it, shown in the Temporal UI.
    */
   mark(step: StepName, status: StepStatus, answer?: string): void {
-    this.find(step).status = status;
-    this.describe(`**${step}** ${status}${answer ? `: ${answer}` : ''} · downstream key \`${this.keyOf(step)}\``);
+    const state = this.find(step);
+    state.status = status;
+    this.describe(`**${step}** ${status}${answer ? `: ${answer}` : ''} · downstream key \`${state.downstreamKey}\``);
+  }
+
+  /** A completed step whose compensation ran (set quietly: the compensations get one line). */
+  compensated(step: StepName): void {
+    const state = this.find(step);
+    if (state.status === 'completed') state.status = 'compensated';
   }
 
   /** Current details in the Temporal UI (served by a query: costs no history event). */

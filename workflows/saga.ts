@@ -1,63 +1,166 @@
-// The compensation stack shared by every saga. A compensation is registered *before* its
-// step runs, because a step that timed out may still have taken effect; on failure the
-// stack runs in reverse, in a non-cancellable scope, each entry retried until it succeeds.
-// One still failing after `attentionAfterMs` raises the attention flag and keeps going:
-// a compensation is never dropped.
-import { CancellationScope, condition, sleep } from '@temporalio/workflow';
-import type { CompensationName } from './contracts.js';
+// The saga every operation runs through, so that each saga file reads as its flow:
+//
+//   try {
+//     await saga.step('reserve_items', { undo: 'release_reservation' }, (call, target) => call.reserveItems(target, hold));
+//     await saga.step('charge_payment', { undo: 'reverse_charge' }, (call, target) => call.chargePayment(target, charge));
+//     return saga.succeed(result);
+//   } catch (err) {
+//     return saga.fail(err);
+//   }
+//
+// step() registers the step's compensation *before* the step runs (a step that timed out
+// may still have taken effect), hands the call its target (the downstream key, derived
+// from the operation here and nowhere else) and keeps the books: progress in memo, search
+// attributes and current details, the activity summary naming the key, metrics. A
+// business error means the step took no effect, so its own compensation is dropped; any
+// other failure means its outcome is still unknown at its deadline, so it is fenced by
+// its own compensation. fail() then runs the registered compensations in reverse, in a
+// non-cancellable scope, each retried until it succeeds; one still failing after
+// attentionAfterMs raises NeedsAttention and keeps going: a compensation is never dropped.
+import { ActivityFailure, ApplicationFailure, CancellationScope, condition, sleep } from '@temporalio/workflow';
+import { activitiesWith, retriedUntilDeadline, retriedUntilDone, type SagaActivities } from './activity-options.js';
+import {
+  BUSINESS_ERRORS,
+  OPERATION_STEPS,
+  UNAVAILABLE_CODE,
+  type BusinessErrorType,
+  type CompensationName,
+  type DownstreamTarget,
+  type OperationOutcome,
+  type OperationSettings,
+  type OperationType,
+  type StepName,
+} from './contracts.js';
+import { downstreamKey, type OperationRef } from './identity.js';
 import { sagaMetrics } from './metrics.js';
+import { Progress } from './progress.js';
 
-interface Compensation {
-  name: CompensationName;
-  run: () => Promise<unknown>;
-}
+/** A step's downstream call: the activities under the forward-step profile, and its target. */
+export type StepCall<T> = (call: SagaActivities, target: DownstreamTarget) => Promise<T>;
 
-export interface SagaOptions {
-  attentionAfterMs: number;
-  /** Called once when a compensation has been failing for longer than attentionAfterMs. */
-  onAttention: () => void;
-}
+/** The activity each compensation runs, on the key of the step it undoes. */
+const UNDO: Record<CompensationName, StepCall<unknown>> = {
+  release_reservation: (call, target) => call.releaseReservation(target),
+  reverse_charge: (call, target) => call.reverseCharge(target),
+};
+
+/** The service each call speaks to, named in its summary in the Temporal UI. */
+const SERVICE: Record<StepName | CompensationName, string> = {
+  reserve_items: 'reservations',
+  confirm_reservation: 'reservations',
+  release_reservation: 'reservations',
+  charge_payment: 'bank',
+  reverse_charge: 'bank',
+};
 
 /** Back-off between workflow-level re-runs of a compensation whose activity gave up. */
 const RERUN_BACKOFF_MS = [1_000, 5_000, 30_000, 60_000];
 
+interface Compensation {
+  name: CompensationName;
+  /** The step it undoes; it acts on that step's key. */
+  step: StepName;
+  target: DownstreamTarget;
+}
+
+/** A step that did not succeed, classified where it failed: the operation's error. */
+class StepFailure extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 export class Saga {
-  private readonly stack: Compensation[] = [];
+  private readonly progress: Progress;
+  private readonly compensations: Compensation[] = [];
   private attentionRaised = false;
 
-  constructor(private readonly opts: SagaOptions) {}
-
-  /** Registers the compensation of the step about to run. */
-  register(name: CompensationName, run: () => Promise<unknown>): void {
-    this.stack.push({ name, run });
+  constructor(
+    type: OperationType,
+    private readonly operation: OperationRef,
+    private readonly settings: OperationSettings,
+  ) {
+    const steps = OPERATION_STEPS[type].map((name) => ({
+      name,
+      status: 'pending' as const,
+      downstreamKey: this.targetOf(name).downstreamKey,
+    }));
+    this.progress = new Progress(type, operation, steps);
   }
 
-  /** A step failed with a business error: it took no effect, so its compensation is dropped. */
-  discard(name: CompensationName): void {
-    const at = this.stack.map((c) => c.name).lastIndexOf(name);
-    if (at >= 0) this.stack.splice(at, 1);
+  /** Runs one forward step; `undo` is registered before it runs. */
+  async step<T>(name: StepName, { undo }: { undo?: CompensationName }, call: StepCall<T>): Promise<T> {
+    const target = this.targetOf(name);
+    if (undo) this.compensations.push({ name: undo, step: name, target });
+    this.progress.start(name);
+    try {
+      const result = await call(activitiesWith(retriedUntilDeadline(this.settings), summary(name, target)), target);
+      this.progress.mark(name, 'completed', describeAnswer(result));
+      return result;
+    } catch (err) {
+      throw this.classify(name, undo, err);
+    }
+  }
+
+  succeed(result: Record<string, string>): OperationOutcome {
+    return this.progress.succeed(result);
+  }
+
+  /** The one failure path: compensates what was registered and reports the step's error. */
+  async fail(err: unknown): Promise<OperationOutcome> {
+    // Anything else is a bug in the saga, not an outcome: rethrown, it fails the workflow
+    // task, which Temporal retries until a fixed worker runs it, instead of ending the operation.
+    if (!(err instanceof StepFailure)) throw err;
+    const compensations = await this.compensate();
+    if (compensations.length > 0) this.progress.describe(`compensations ran: ${compensations.join(', ')}`);
+    return this.progress.fail({ code: err.code, message: err.message, compensations });
+  }
+
+  private targetOf(step: StepName): DownstreamTarget {
+    return { operation: this.operation, downstreamKey: downstreamKey(this.operation.workflowId, step) };
+  }
+
+  private classify(step: StepName, undo: CompensationName | undefined, err: unknown): StepFailure {
+    const answer = err instanceof ActivityFailure && err.cause ? err.cause.message : String(err);
+    const code = businessCode(err);
+    if (code) {
+      this.progress.mark(step, 'failed', `${code} (${answer})`);
+      // A refused step took no effect: its own compensation, pushed just before it ran, goes.
+      if (undo) this.compensations.pop();
+      return new StepFailure(code, answer);
+    }
+    this.progress.mark(step, 'fenced', `outcome unknown at the deadline (${answer})`);
+    sagaMetrics.fenced(step);
+    return new StepFailure(
+      UNAVAILABLE_CODE[step],
+      `the outcome of ${step} could not be reconciled before its deadline (${answer}); it was fenced and compensated`,
+    );
   }
 
   /** Runs every registered compensation in reverse order; returns their names in that order. */
-  async compensate(): Promise<CompensationName[]> {
+  private async compensate(): Promise<CompensationName[]> {
     return CancellationScope.nonCancellable(async () => {
       const ran: CompensationName[] = [];
-      while (this.stack.length > 0) {
-        const compensation = this.stack.pop()!;
-        await this.runUntilDone(compensation);
-        sagaMetrics.compensated(compensation.name);
-        ran.push(compensation.name);
+      for (let next = this.compensations.pop(); next; next = this.compensations.pop()) {
+        await this.runUntilDone(next);
+        sagaMetrics.compensated(next.name);
+        this.progress.compensated(next.step);
+        ran.push(next.name);
       }
       return ran;
     });
   }
 
-  private async runUntilDone(compensation: Compensation): Promise<void> {
+  private async runUntilDone({ name, target }: Compensation): Promise<void> {
+    const call = activitiesWith(retriedUntilDone, summary(name, target));
     let done = false;
     const attempt = async (): Promise<void> => {
       for (let rerun = 0; ; rerun++) {
         try {
-          await compensation.run();
+          await UNDO[name](call, target);
           return;
         } catch {
           // The activity's own retry policy has no attempt limit, so this only happens if
@@ -69,11 +172,30 @@ export class Saga {
     const running = attempt().finally(() => {
       done = true;
     });
-    const finishedInTime = await condition(() => done, this.opts.attentionAfterMs);
+    const finishedInTime = await condition(() => done, this.settings.attentionAfterMs);
     if (!finishedInTime && !this.attentionRaised) {
       this.attentionRaised = true;
-      this.opts.onAttention();
+      this.progress.needsAttention();
     }
     await running;
   }
+}
+
+/** `charge_payment · bank key acme/order-42/charge`: how the Temporal UI names the call. */
+function summary(name: StepName | CompensationName, target: DownstreamTarget): string {
+  return `${name} · ${SERVICE[name]} key ${target.downstreamKey}`;
+}
+
+/** The code of a business refusal (the step took no effect), or undefined. */
+function businessCode(err: unknown): string | undefined {
+  if (!(err instanceof ActivityFailure) || !(err.cause instanceof ApplicationFailure)) return undefined;
+  const type = err.cause.type;
+  return type && Object.hasOwn(BUSINESS_ERRORS, type) ? BUSINESS_ERRORS[type as BusinessErrorType] : undefined;
+}
+
+/** The downstream's answer in one line for the UI: `chargeId ch_1`, `status confirmed, reservationId res_1`. */
+function describeAnswer(result: unknown): string | undefined {
+  if (typeof result !== 'object' || result === null) return undefined;
+  const fields = Object.entries(result).filter(([, v]) => typeof v === 'string' || typeof v === 'number');
+  return fields.map(([k, v]) => `${k} ${String(v)}`).join(', ') || undefined;
 }

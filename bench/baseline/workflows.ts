@@ -9,7 +9,7 @@ import { proxyActivities, upsertMemo, upsertSearchAttributes } from '@temporalio
 import { SearchAttributes, type StepName } from '../../workflows/contracts.js';
 import type { BaselineActivities } from './activities.js';
 
-// The same start-to-close and retry backoff as a retrysafe step (workflows/steps.ts).
+// The same start-to-close and retry backoff as a retrysafe step (retriedUntilDeadline in workflows/activity-options.ts).
 const { noop } = proxyActivities<BaselineActivities>({
   startToCloseTimeout: '10s',
   retry: { initialInterval: '250ms', backoffCoefficient: 2, maximumInterval: '5s' },

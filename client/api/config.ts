@@ -3,8 +3,9 @@
 // one holds secrets: its messages name the entry and the tenant, never the secret.
 import { z } from 'zod';
 import { ConfigError, duration, httpUrl, logLevel, parseEnv, port } from '../../common/env.js';
-import { DEFAULT_HOLD_TTL_SECONDS } from '../../workflows/contracts.js';
 
+/** How long a checkout's reservation hold lives unless RETRYSAFE_HOLD_TTL says otherwise. */
+export const DEFAULT_HOLD_TTL_SECONDS = 900;
 export const DEV_TENANT = 'default';
 export const TENANT_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
 /** Printable ASCII without space, `,` and `=` (the list separators), at least 16 characters. */

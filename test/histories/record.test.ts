@@ -18,8 +18,9 @@ import {
   type ReservationsHandle,
   type WorkerHandle,
 } from '../support/stack.js';
+import { pendingActivity } from '../workflows/wait-for.js';
 
-const record = process.env.RECORD_HISTORIES === '1';
+const recording = process.env.RECORD_HISTORIES === '1';
 let bank: BankHandle;
 let reservations: ReservationsHandle;
 let worker: WorkerHandle;
@@ -27,7 +28,7 @@ let temporal: { client: Client; close(): Promise<void> };
 const taskQueue = uniqueId('record');
 
 beforeAll(async () => {
-  if (!record) return;
+  if (!recording) return;
   [bank, reservations] = await Promise.all([startBank(), startReservations()]);
   worker = await startWorker({ taskQueue, bankUrl: bank.url, reservationsUrl: reservations.url });
   temporal = await temporalClient();
@@ -43,24 +44,31 @@ afterAll(async () => {
   await bank?.close();
 });
 
-async function recordRun(name: string, type: OperationType, request: Record<string, unknown>, stepDeadlineMs = 20_000) {
-  const key = `history-${name}`;
-  const workflowId = operationRef('recorder', `${key}-${uniqueId('r')}`).workflowId;
+/** Starts one operation as the API would (its key in the input and in the workflow ID). */
+async function start(name: string, type: OperationType, request: Record<string, unknown>, stepDeadlineMs = 20_000) {
+  const operation = operationRef('recorder', `history-${name}-${uniqueId('r')}`);
   const handle = await temporal.client.workflow.start(type, {
     taskQueue,
-    workflowId,
-    args: [{ tenant: 'recorder', key, request, settings: { stepDeadlineMs, attentionAfterMs: 60_000 } }],
+    workflowId: operation.workflowId,
+    args: [{ tenant: operation.tenant, key: operation.key, request, settings: { stepDeadlineMs, attentionAfterMs: 60_000, holdTtlSeconds: 900 } }],
   });
+  return { name, handle };
+}
+
+/** Waits for the operation's end and stores its history as `<name>.json`. */
+async function record({ name, handle }: Awaited<ReturnType<typeof start>>) {
   const outcome = await handle.result();
   // The CLI's JSON export is the format Worker.runReplayHistory reads back.
   const { stdout } = await execa(inject('temporalCli'), [
-    'workflow', 'show', '--workflow-id', workflowId, '--address', inject('temporalAddress'), '--output', 'json',
+    'workflow', 'show', '--workflow-id', handle.workflowId, '--address', inject('temporalAddress'), '--output', 'json',
   ]);
   writeFileSync(new URL(`./${name}.json`, import.meta.url), stdout.trim() + '\n');
   return outcome as { status: string; error?: { code: string } };
 }
 
-it.runIf(record)('records payment and checkout histories: success, business failure, fenced step', async () => {
+const recordRun = async (...args: Parameters<typeof start>) => record(await start(...args));
+
+it.runIf(recording)('records payment and checkout histories: success, business failure, fenced step', async () => {
   const pay = { account: 'acc_rich', amount: 1250, currency: 'EUR' };
   const cart = { ...pay, items: [{ sku: 'sku_hist', quantity: 2 }] };
   expect((await recordRun('payment-succeeded', 'payment', pay)).status).toBe('succeeded');
@@ -68,14 +76,13 @@ it.runIf(record)('records payment and checkout histories: success, business fail
   expect((await recordRun('checkout-succeeded', 'checkout', cart)).status).toBe('succeeded');
   expect((await recordRun('checkout-insufficient-funds', 'checkout', { ...cart, account: 'acc_poor' })).error?.code).toBe('insufficient_funds');
 
+  // Down for the charges only: once both fences (reversals) are under way the bank comes
+  // back, so they complete.
   await bank.setFaults({ down: true });
-  const fenced = Promise.all([
-    recordRun('payment-fenced', 'payment', pay, 2_000),
-    recordRun('checkout-charge-fenced', 'checkout', cart, 2_000),
-  ]);
-  await new Promise((r) => setTimeout(r, 3_000));
+  const fenced = [await start('payment-fenced', 'payment', pay, 2_000), await start('checkout-charge-fenced', 'checkout', cart, 2_000)];
+  await Promise.all(fenced.map(({ handle }) => pendingActivity(handle, 'reverseCharge')));
   await bank.setFaults({ down: false });
-  const [payment, checkout] = await fenced;
-  expect(payment.error?.code).toBe('payment_unavailable');
-  expect(checkout.error?.code).toBe('payment_unavailable');
+  const [payment, checkout] = await Promise.all(fenced.map(record));
+  expect(payment!.error?.code).toBe('payment_unavailable');
+  expect(checkout!.error?.code).toBe('payment_unavailable');
 });

@@ -96,7 +96,13 @@ it('logs each step of a checkout with one workflowId, and never the API key', as
 
   const sandboxes = [...jsonLines(children.bank!), ...jsonLines(children.reservations!)].filter((l) => l.workflowId === workflowId);
   expect(new Set(sandboxes.map((l) => l.step))).toEqual(new Set(['charge', 'reserve']));
-  for (const l of sandboxes) expect(l).toMatchObject({ tenant: 'acme', requestId: expect.stringContaining(workflowId) });
+  // The worker logs the very X-Request-Id it sends (<workflowId>:<activityId>#<attempt>),
+  // so every sandbox line meets the worker line about the same attempt.
+  const sent = new Set(worker.filter((l) => l.requestId !== undefined).map((l) => l.requestId));
+  expect(sent.size, 'request ids in the worker log').toBeGreaterThanOrEqual(3); // reserve, charge, confirm
+  for (const id of sent) expect(id).toMatch(new RegExp(`^${workflowId}:\\d+#\\d+$`)); // acme/order-<hex>: no metacharacters
+  for (const l of sandboxes) expect(l).toMatchObject({ tenant: 'acme' });
+  expect(new Set(sandboxes.map((l) => l.requestId))).toEqual(sent);
 
   for (const [name, child] of Object.entries(children)) {
     expect(child.output.join('\n'), `${name} output`).not.toContain(SECRET);

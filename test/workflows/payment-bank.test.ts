@@ -1,10 +1,12 @@
 // The payment workflow against the real dev server and the real bank, started directly
-// with a Temporal client (the HTTP API has its own end-to-end tests).
+// with a Temporal client (the HTTP API has its own end-to-end tests; every branch of the
+// saga, with scripted activities and skipped time, is in payment-saga.test.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@temporalio/client';
 import { operationRef } from '../../workflows/identity.js';
 import { type OperationOutcome } from '../../workflows/contracts.js';
 import { startBank, startWorker, temporalClient, uniqueId, type BankHandle, type WorkerHandle } from '../support/stack.js';
+import { pendingActivity } from './wait-for.js';
 
 let bank: BankHandle;
 let worker: WorkerHandle;
@@ -27,7 +29,7 @@ afterAll(async () => {
 async function runPayment(
   account: string,
   amount: number,
-  settings = { stepDeadlineMs: 20_000, attentionAfterMs: 60_000 },
+  settings = { stepDeadlineMs: 20_000, attentionAfterMs: 60_000, holdTtlSeconds: 900 },
 ): Promise<{ workflowId: string; outcome: OperationOutcome }> {
   const key = uniqueId('pay');
   const workflowId = operationRef('t1', key).workflowId;
@@ -73,10 +75,10 @@ describe('payment workflow', () => {
     const handle = await client.workflow.start('payment', {
       taskQueue,
       workflowId,
-      args: [{ tenant: 't1', key, request: { account, amount: 500, currency: 'EUR' }, settings: { stepDeadlineMs: 3_000, attentionAfterMs: 60_000 } }],
+      args: [{ tenant: 't1', key, request: { account, amount: 500, currency: 'EUR' }, settings: { stepDeadlineMs: 3_000, attentionAfterMs: 60_000, holdTtlSeconds: 900 } }],
     });
     // Down only for the forward step: the fence (reverse) must reach the bank.
-    await new Promise((r) => setTimeout(r, 3_500));
+    await pendingActivity(handle, 'reverseCharge');
     await bank.setFaults({ down: false });
     const outcome = (await handle.result()) as OperationOutcome;
     expect(outcome).toMatchObject({

@@ -1,0 +1,155 @@
+// Every branch of the checkout saga, on the time-skipping test server with scripted
+// activities: which compensations run, in which order, on which keys, and what readers of
+// the operation see (outcome, memo, search attributes, the Temporal UI's summaries and
+// current details). Deadlines, back-offs and the attention timer pass in server time.
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InsufficientFundsError, OutOfStockError, ReservationExpiredError } from '../../activities/errors.js';
+import { activityOrder, CART, CHARGE, runSaga, startTimeSkipping } from './time-skipping.js';
+
+let env: TestWorkflowEnvironment;
+beforeAll(async () => {
+  env = await startTimeSkipping();
+});
+afterAll(async () => {
+  await env?.teardown();
+});
+
+const statuses = (steps: Array<{ name: string; status: string }>) => steps.map((s) => `${s.name}:${s.status}`);
+
+describe('checkout saga', () => {
+  it('holds, charges and confirms under the derived keys, and succeeds with both ids', async () => {
+    const run = await runSaga(env, 'checkout', { request: CART });
+    const { operation } = run;
+    const [reserveKey, chargeKey] = [`acme/${operation.key}/reserve`, `acme/${operation.key}/charge`];
+    expect(run.outcome).toEqual({
+      status: 'succeeded',
+      result: { chargeId: 'ch_1', reservationId: 'res_1' },
+      steps: [
+        { name: 'reserve_items', status: 'completed', downstreamKey: reserveKey },
+        { name: 'charge_payment', status: 'completed', downstreamKey: chargeKey },
+        { name: 'confirm_reservation', status: 'completed', downstreamKey: reserveKey },
+      ],
+    });
+    expect(run.calls).toEqual([
+      { activity: 'reserveItems', operation, downstreamKey: reserveKey, request: { items: CART.items, ttlSeconds: 900 }, attempt: 1 },
+      { activity: 'chargePayment', operation, downstreamKey: chargeKey, request: CHARGE, attempt: 1 },
+      { activity: 'confirmReservation', operation, downstreamKey: reserveKey, attempt: 1 },
+    ]);
+    expect(run.summaries).toEqual([
+      `reserve_items · reservations key ${reserveKey}`,
+      `charge_payment · bank key ${chargeKey}`,
+      `confirm_reservation · reservations key ${reserveKey}`,
+    ]);
+    expect(run.memo).toEqual({ step: 'confirm_reservation', steps: run.outcome.steps });
+    expect(run.searchAttributes).toEqual({ status: 'succeeded', step: 'confirm_reservation', needsAttention: undefined });
+  });
+
+  it('sends the hold lifetime the operation was started with', async () => {
+    const run = await runSaga(env, 'checkout', { request: CART, settings: { holdTtlSeconds: 42 } });
+    expect(run.calls[0]).toMatchObject({ activity: 'reserveItems', request: { items: CART.items, ttlSeconds: 42 } });
+  });
+
+  describe('a business error', () => {
+    it('at reserve_items (out_of_stock): nothing to compensate', async () => {
+      const run = await runSaga(env, 'checkout', { request: CART, script: { reserveItems: OutOfStockError } });
+      expect(run.outcome).toMatchObject({ status: 'failed', error: { code: 'out_of_stock', compensations: [] } });
+      expect(statuses(run.outcome.steps)).toEqual(['reserve_items:failed', 'charge_payment:pending', 'confirm_reservation:pending']);
+      expect(activityOrder(run.calls)).toEqual(['reserveItems']);
+      expect(run.searchAttributes).toMatchObject({ status: 'failed', step: 'reserve_items' });
+    });
+
+    it('at charge_payment (insufficient_funds): releases the reservation only', async () => {
+      const run = await runSaga(env, 'checkout', { request: CART, script: { chargePayment: InsufficientFundsError } });
+      expect(run.outcome).toMatchObject({
+        status: 'failed',
+        error: { code: 'insufficient_funds', message: 'chargePayment: refused (InsufficientFundsError)', compensations: ['release_reservation'] },
+      });
+      expect(statuses(run.outcome.steps)).toEqual(['reserve_items:compensated', 'charge_payment:failed', 'confirm_reservation:pending']);
+      expect(activityOrder(run.calls)).toEqual(['reserveItems', 'chargePayment', 'releaseReservation']);
+      expect(run.calls.at(-1)).toMatchObject({ activity: 'releaseReservation', downstreamKey: `acme/${run.operation.key}/reserve` });
+    });
+
+    it('at confirm_reservation (reservation_expired): reverses the charge, then releases the reservation', async () => {
+      const run = await runSaga(env, 'checkout', { request: CART, script: { confirmReservation: ReservationExpiredError } });
+      const { key } = run.operation;
+      expect(run.outcome).toMatchObject({
+        status: 'failed',
+        error: { code: 'reservation_expired', compensations: ['reverse_charge', 'release_reservation'] },
+      });
+      expect(statuses(run.outcome.steps)).toEqual(['reserve_items:compensated', 'charge_payment:compensated', 'confirm_reservation:failed']);
+      expect(activityOrder(run.calls)).toEqual(['reserveItems', 'chargePayment', 'confirmReservation', 'reverseCharge', 'releaseReservation']);
+      expect(run.summaries.slice(3)).toEqual([`reverse_charge · bank key acme/${key}/charge`, `release_reservation · reservations key acme/${key}/reserve`]);
+    });
+  });
+
+  describe('an outcome still unknown at the deadline', () => {
+    it('of reserve_items: fences the hold with release_reservation and fails inventory_unavailable', async () => {
+      const run = await runSaga(env, 'checkout', { request: CART, script: { reserveItems: 'unavailable' } });
+      expect(run.outcome).toMatchObject({ status: 'failed', error: { code: 'inventory_unavailable', compensations: ['release_reservation'] } });
+      expect(statuses(run.outcome.steps)).toEqual(['reserve_items:fenced', 'charge_payment:pending', 'confirm_reservation:pending']);
+      expect(activityOrder(run.calls)).toEqual(['reserveItems', 'releaseReservation']);
+      expect(new Set(run.calls.map((c) => c.downstreamKey))).toEqual(new Set([`acme/${run.operation.key}/reserve`]));
+    });
+
+    it('of charge_payment: fences the charge with reverse_charge, then releases the reservation; fails payment_unavailable', async () => {
+      const run = await runSaga(env, 'checkout', { request: CART, script: { chargePayment: 'unavailable' } });
+      expect(run.outcome).toMatchObject({
+        status: 'failed',
+        error: { code: 'payment_unavailable', compensations: ['reverse_charge', 'release_reservation'] },
+      });
+      expect(statuses(run.outcome.steps)).toEqual(['reserve_items:compensated', 'charge_payment:fenced', 'confirm_reservation:pending']);
+      expect(activityOrder(run.calls)).toEqual(['reserveItems', 'chargePayment', 'reverseCharge', 'releaseReservation']);
+    });
+
+    it('of confirm_reservation (no compensation of its own): still reverses the charge, then releases the reservation', async () => {
+      const run = await runSaga(env, 'checkout', { request: CART, script: { confirmReservation: 'unavailable' } });
+      expect(run.outcome).toMatchObject({
+        status: 'failed',
+        error: { code: 'inventory_unavailable', compensations: ['reverse_charge', 'release_reservation'] },
+      });
+      expect(statuses(run.outcome.steps)).toEqual(['reserve_items:compensated', 'charge_payment:compensated', 'confirm_reservation:fenced']);
+      expect(activityOrder(run.calls)).toEqual(['reserveItems', 'chargePayment', 'confirmReservation', 'reverseCharge', 'releaseReservation']);
+      expect(run.details).toContain('compensations ran: reverse_charge, release_reservation');
+      expect(run.memo.steps).toEqual(run.outcome.steps);
+    });
+  });
+
+  describe('a compensation that keeps failing', () => {
+    it('past attentionAfterMs raises NeedsAttention (memo and search attribute), keeps retrying, and completes', async () => {
+      const run = await runSaga(env, 'checkout', {
+        request: CART,
+        script: { chargePayment: InsufficientFundsError, releaseReservation: { failFirst: 8, as: 'unavailable' } },
+        settings: { attentionAfterMs: 60_000 },
+      });
+      expect(run.outcome).toMatchObject({ status: 'failed', error: { code: 'insufficient_funds', compensations: ['release_reservation'] } });
+      expect(run.calls.filter((c) => c.activity === 'releaseReservation').map((c) => c.attempt)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+      expect(run.memo.needsAttention).toBe(true);
+      expect(run.searchAttributes.needsAttention).toBe(true);
+      expect(run.details).toContain('**needs attention**');
+    });
+
+    it('for less than attentionAfterMs does not raise NeedsAttention', async () => {
+      const run = await runSaga(env, 'checkout', {
+        request: CART,
+        script: { chargePayment: InsufficientFundsError, releaseReservation: { failFirst: 2, as: 'unavailable' } },
+        settings: { attentionAfterMs: 60_000 },
+      });
+      expect(run.outcome).toMatchObject({ status: 'failed', error: { compensations: ['release_reservation'] } });
+      expect(run.memo.needsAttention).toBeUndefined();
+      expect(run.searchAttributes.needsAttention).toBeUndefined();
+    });
+
+    it('even non-retryably is run again by the workflow until it succeeds', async () => {
+      const run = await runSaga(env, 'checkout', {
+        request: CART,
+        script: { confirmReservation: ReservationExpiredError, reverseCharge: { failFirst: 3, as: 'non-retryable' } },
+      });
+      expect(run.outcome).toMatchObject({ status: 'failed', error: { code: 'reservation_expired', compensations: ['reverse_charge', 'release_reservation'] } });
+      // Each re-run is a new activity (attempt 1), scheduled again by the workflow.
+      expect(run.calls.filter((c) => c.activity === 'reverseCharge').map((c) => c.attempt)).toEqual([1, 1, 1, 1]);
+      expect(run.summaries.filter((s) => s.startsWith('reverse_charge'))).toHaveLength(4);
+      expect(activityOrder(run.calls).slice(-2)).toEqual(['reverseCharge', 'releaseReservation']);
+    });
+  });
+});

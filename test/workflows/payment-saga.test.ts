@@ -1,0 +1,71 @@
+// Every branch of the payment saga, on the time-skipping test server with scripted
+// activities: the step's deadline passes in server time.
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ChargeFencedError, InsufficientFundsError } from '../../activities/errors.js';
+import { activityOrder, CHARGE, runSaga, startTimeSkipping } from './time-skipping.js';
+
+let env: TestWorkflowEnvironment;
+beforeAll(async () => {
+  env = await startTimeSkipping();
+});
+afterAll(async () => {
+  await env?.teardown();
+});
+
+describe('payment saga', () => {
+  it('charges once under <tenant>/<key>/charge, hands the activity its operation, and succeeds', async () => {
+    const run = await runSaga(env, 'payment', { request: { ...CHARGE, description: 'not sent to the bank' } });
+    const { operation } = run;
+    expect(run.outcome).toEqual({
+      status: 'succeeded',
+      result: { chargeId: 'ch_1' },
+      steps: [{ name: 'charge_payment', status: 'completed', downstreamKey: `acme/${operation.key}/charge` }],
+    });
+    expect(run.calls).toEqual([
+      { activity: 'chargePayment', operation, downstreamKey: `acme/${operation.key}/charge`, request: CHARGE, attempt: 1 },
+    ]);
+    expect(run.summaries).toEqual([`charge_payment · bank key acme/${operation.key}/charge`]);
+    expect(run.searchAttributes).toMatchObject({ status: 'succeeded', step: 'charge_payment' });
+    expect(run.memo).toMatchObject({ step: 'charge_payment', steps: run.outcome.steps });
+  });
+
+  it('when the bank declines the charge, fails with its code at once and runs no compensation', async () => {
+    const run = await runSaga(env, 'payment', { request: CHARGE, script: { chargePayment: InsufficientFundsError } });
+    expect(run.outcome).toMatchObject({
+      status: 'failed',
+      error: { code: 'insufficient_funds', message: 'chargePayment: refused (InsufficientFundsError)', compensations: [] },
+      steps: [{ name: 'charge_payment', status: 'failed' }],
+    });
+    expect(run.calls.map((c) => [c.activity, c.attempt])).toEqual([['chargePayment', 1]]);
+    expect(run.searchAttributes).toMatchObject({ status: 'failed', step: 'charge_payment' });
+  });
+
+  it('when the charge is still unknown at its deadline, fences it with reverse_charge on the same key and fails payment_unavailable', async () => {
+    const run = await runSaga(env, 'payment', { request: CHARGE, script: { chargePayment: 'unavailable' } });
+    const chargeKey = `acme/${run.operation.key}/charge`;
+    expect(run.outcome).toMatchObject({
+      status: 'failed',
+      error: { code: 'payment_unavailable', compensations: ['reverse_charge'] },
+      steps: [{ name: 'charge_payment', status: 'fenced', downstreamKey: chargeKey }],
+    });
+    // Retried with the same key until the deadline, then reversed under that key.
+    expect(run.calls.filter((c) => c.activity === 'chargePayment').length).toBeGreaterThan(3);
+    expect(activityOrder(run.calls)).toEqual(['chargePayment', 'reverseCharge']);
+    expect(new Set(run.calls.map((c) => c.downstreamKey))).toEqual(new Set([chargeKey]));
+    expect(run.summaries).toEqual([`charge_payment · bank key ${chargeKey}`, `reverse_charge · bank key ${chargeKey}`]);
+  });
+
+  it('when the bank refuses the key as already fenced, treats the charge as unknown and reverses it', async () => {
+    const run = await runSaga(env, 'payment', { request: CHARGE, script: { chargePayment: ChargeFencedError } });
+    expect(run.outcome).toMatchObject({
+      status: 'failed',
+      error: { code: 'payment_unavailable', compensations: ['reverse_charge'] },
+      steps: [{ name: 'charge_payment', status: 'fenced' }],
+    });
+    expect(run.calls.map((c) => [c.activity, c.attempt])).toEqual([
+      ['chargePayment', 1],
+      ['reverseCharge', 1],
+    ]);
+  });
+});

@@ -1,0 +1,177 @@
+// Runs a saga on Temporal's time-skipping test server with scripted activities. Every
+// deadline, retry back-off and attention timer passes in server time, so a fence at a
+// 60 s deadline or a compensation failing for minutes takes a moment of real time. The
+// workflow code is the bundle the worker runs; only the activities are stand-ins, and
+// they raise the real error classes, so a class name that stops matching its business
+// code fails here.
+import { randomUUID } from 'node:crypto';
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure, defaultPayloadConverter } from '@temporalio/common';
+import proto from '@temporalio/proto';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { makeTelemetryFilterString, Runtime, Worker } from '@temporalio/worker';
+import { inject } from 'vitest';
+import { DownstreamUnavailableError } from '../../activities/errors.js';
+import type { Activities } from '../../activities/index.js';
+import { ensureTemporalTestServer } from '../../scripts/temporal-test-server.js';
+import {
+  SearchAttributes,
+  type CheckoutRequest,
+  type DownstreamTarget,
+  type OperationOutcome,
+  type OperationSettings,
+  type OperationType,
+  type PaymentRequest,
+  type ProgressMemo,
+} from '../../workflows/contracts.js';
+import { operationRef, type OperationRef } from '../../workflows/identity.js';
+
+export type ActivityName = keyof Activities;
+
+/**
+ * How a scripted activity answers each attempt: `ok`; `unavailable` (a transient failure
+ * on every attempt, so the step runs into its deadline); an error class thrown on every
+ * attempt (a business refusal, a fenced key); or a failure for the first `times` attempts
+ * (transient, or non-retryable so the workflow itself must run it again), then `ok`.
+ */
+export type Answer =
+  | 'ok'
+  | 'unavailable'
+  | (new (message: string) => Error)
+  | { failFirst: number; as: 'unavailable' | 'non-retryable' };
+
+export interface Call {
+  activity: ActivityName;
+  operation: OperationRef;
+  downstreamKey: string;
+  /** The request beside the target (a charge, a hold), when the activity takes one. */
+  request?: unknown;
+  attempt: number;
+}
+
+export interface SagaRun {
+  outcome: OperationOutcome;
+  /** Every activity attempt, in the order the worker ran them. */
+  calls: Call[];
+  /** The activity summaries in the order the workflow scheduled them (the Temporal UI timeline). */
+  summaries: string[];
+  memo: Partial<ProgressMemo>;
+  searchAttributes: { status?: unknown; step?: unknown; needsAttention?: unknown };
+  /** The current details the workflow serves to the Temporal UI. */
+  details: string;
+}
+
+export const SETTINGS: OperationSettings = { stepDeadlineMs: 60_000, attentionAfterMs: 300_000, holdTtlSeconds: 900 };
+export const CHARGE: PaymentRequest = { account: 'acc_alice', amount: 4200, currency: 'EUR' };
+export const CART: CheckoutRequest = { ...CHARGE, items: [{ sku: 'sku_book', quantity: 2 }] };
+
+const OK: { [A in ActivityName]: Awaited<ReturnType<Activities[A]>> } = {
+  reserveItems: { reservationId: 'res_1' },
+  chargePayment: { chargeId: 'ch_1' },
+  confirmReservation: { status: 'confirmed', reservationId: 'res_1' },
+  reverseCharge: { status: 'reversed', chargeId: 'ch_1', refunded: 4200 },
+  releaseReservation: { status: 'released', reservationId: 'res_1' },
+};
+
+function scriptedActivities(script: Partial<Record<ActivityName, Answer>>): { activities: Activities; calls: Call[] } {
+  const calls: Call[] = [];
+  function answer<A extends ActivityName>(activity: A, target: DownstreamTarget, request?: unknown): Awaited<ReturnType<Activities[A]>> {
+    const { attempt } = Context.current().info;
+    calls.push({ activity, operation: target.operation, downstreamKey: target.downstreamKey, attempt, ...(request === undefined ? {} : { request }) });
+    const scripted = script[activity] ?? 'ok';
+    const failed = calls.filter((c) => c.activity === activity).length;
+    if (scripted === 'unavailable') throw new DownstreamUnavailableError(`${activity}: downstream answered 503`);
+    if (typeof scripted === 'function') throw new scripted(`${activity}: refused (${scripted.name})`);
+    if (scripted !== 'ok' && failed <= scripted.failFirst) {
+      if (scripted.as === 'unavailable') throw new DownstreamUnavailableError(`${activity}: downstream answered 503`);
+      throw ApplicationFailure.nonRetryable(`${activity}: gave up`, 'GaveUp');
+    }
+    return OK[activity];
+  }
+  const activities: Activities = {
+    chargePayment: async (target, charge) => answer('chargePayment', target, charge),
+    reverseCharge: async (target) => answer('reverseCharge', target),
+    reserveItems: async (target, hold) => answer('reserveItems', target, hold),
+    confirmReservation: async (target) => answer('confirmReservation', target),
+    releaseReservation: async (target) => answer('releaseReservation', target),
+  };
+  return { activities, calls };
+}
+
+/** The test server knows no custom search attribute until it is told, as a namespace would be. */
+async function registerSearchAttributes(env: TestWorkflowEnvironment): Promise<void> {
+  const { IndexedValueType } = proto.temporal.api.enums.v1;
+  const types = { KEYWORD: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD, BOOL: IndexedValueType.INDEXED_VALUE_TYPE_BOOL };
+  const searchAttributes = Object.fromEntries(Object.values(SearchAttributes).map((k) => [k.name, types[k.type as keyof typeof types]]));
+  await env.connection.operatorService.addSearchAttributes({ namespace: 'default', searchAttributes });
+}
+
+export async function startTimeSkipping(): Promise<TestWorkflowEnvironment> {
+  try {
+    // Activities in these tests fail on purpose; the SDK's warning per failed attempt is noise.
+    const quiet = () => undefined;
+    Runtime.install({
+      logger: { log: quiet, trace: quiet, debug: quiet, info: quiet, warn: quiet, error: (m) => console.error(m) },
+      telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'ERROR' }), forward: {} } },
+    });
+  } catch {
+    // already installed in this process
+  }
+  const env = await TestWorkflowEnvironment.createTimeSkipping({
+    server: { executable: { type: 'existing-path', path: ensureTemporalTestServer() } },
+  });
+  await registerSearchAttributes(env);
+  return env;
+}
+
+/** Runs one operation to its end on its own task queue, with the activities answering as scripted. */
+export async function runSaga(
+  env: TestWorkflowEnvironment,
+  type: OperationType,
+  opts: { request: PaymentRequest | CheckoutRequest; script?: Partial<Record<ActivityName, Answer>>; settings?: Partial<OperationSettings> },
+): Promise<SagaRun & { operation: OperationRef }> {
+  const operation = operationRef('acme', `order-${randomUUID().slice(0, 8)}`);
+  const taskQueue = `saga-${randomUUID()}`;
+  const { activities, calls } = scriptedActivities(opts.script ?? {});
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle: { codePath: inject('workflowBundlePath') },
+    activities,
+  });
+  return worker.runUntil(async () => {
+    const handle = await env.client.workflow.start(type, {
+      taskQueue,
+      workflowId: operation.workflowId,
+      args: [{ tenant: operation.tenant, key: operation.key, request: opts.request, settings: { ...SETTINGS, ...opts.settings } }],
+    });
+    const outcome = (await handle.result()) as OperationOutcome;
+    const [description, history, metadata] = await Promise.all([
+      handle.describe(),
+      handle.fetchHistory(),
+      handle.query<{ currentDetails?: string | null }>('__temporal_workflow_metadata'),
+    ]);
+    const summaries = (history.events ?? [])
+      .filter((e) => e.activityTaskScheduledEventAttributes)
+      .map((e) => (e.userMetadata?.summary ? defaultPayloadConverter.fromPayload<string>(e.userMetadata.summary) : ''));
+    const attributes = description.typedSearchAttributes;
+    return {
+      operation,
+      outcome,
+      calls,
+      summaries,
+      memo: (description.memo ?? {}) as Partial<ProgressMemo>,
+      searchAttributes: {
+        status: attributes.get(SearchAttributes.OperationStatus),
+        step: attributes.get(SearchAttributes.OperationStep),
+        needsAttention: attributes.get(SearchAttributes.NeedsAttention),
+      },
+      details: metadata.currentDetails ?? '',
+    };
+  });
+}
+
+/** The activities in the order they were first called, each once (retries folded). */
+export function activityOrder(calls: Call[]): ActivityName[] {
+  return calls.filter((c, i) => i === 0 || calls[i - 1]!.activity !== c.activity).map((c) => c.activity);
+}
