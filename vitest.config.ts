@@ -3,7 +3,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    // One Temporal dev server per run (DESIGN/STYLE): started here, shared by every file.
+    // One Temporal dev server per run: started here, shared by every file.
     globalSetup: ['test/support/global-setup.ts'],
     // Temporal's native worker and better-sqlite3 want real processes, not worker threads.
     pool: 'forks',

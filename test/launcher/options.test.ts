@@ -6,8 +6,8 @@ import { ConfigError } from '../../common/env.js';
 import { renderBanner } from '../../scripts/launcher/banner.js';
 import { loadLauncherConfig, parseFlags, UsageError } from '../../scripts/launcher/options.js';
 import { Output } from '../../scripts/launcher/output.js';
-import { addressInUse } from '../../scripts/launcher/ports.js';
-import { isWorkerReadyLine, serviceSpecs, validateServices } from '../../scripts/launcher/services.js';
+import { addressInUse } from '../../common/supervisor/ports.js';
+import { isWorkerReadyLine, stackParts, validateParts } from '../../scripts/launcher/parts.js';
 
 const ROOT = '/repo';
 
@@ -76,11 +76,11 @@ describe('configuration', () => {
     const saved = process.env.RETRYSAFE_API_KEYS;
     process.env.RETRYSAFE_API_KEYS = 'tooshort=acme';
     try {
-      const problems = configError(() => validateServices(stack));
+      const problems = configError(() => validateParts(stack));
       expect(problems).toEqual([expect.stringMatching(/^RETRYSAFE_API_KEYS entry 1: the secret is shorter.*\(api\)$/)]);
       expect(problems.join()).not.toContain('tooshort');
       process.env.RETRYSAFE_API_KEYS = 'a-long-enough-secret-0001=acme';
-      expect(validateServices(stack)).toEqual({ apiKeyCount: 1, tenants: ['acme'] });
+      expect(validateParts(stack)).toEqual({ apiKeyCount: 1, tenants: ['acme'] });
     } finally {
       if (saved === undefined) delete process.env.RETRYSAFE_API_KEYS;
       else process.env.RETRYSAFE_API_KEYS = saved;
@@ -113,7 +113,7 @@ describe('port conflicts in a child output', () => {
 describe('banner', () => {
   const config = loadLauncherConfig(ROOT, {});
   const temporal = { address: '127.0.0.1:7233', namespace: 'default', uiUrl: 'http://localhost:8233', embedded: true };
-  const services = (faults: boolean) => serviceSpecs({ config, faults, prettyLogs: false, temporal });
+  const services = (faults: boolean) => stackParts({ config, faults, prettyLogs: false, temporal });
   const output = new Output(false);
 
   it('in dev mode, lists every part and says so, with a curl that needs no key', () => {
