@@ -176,3 +176,14 @@ export function processesMentioning(markers: string[]): string[] {
   for (const line of ps.split('\n')) if (markers.some((m) => line.includes(m))) hits.push(line.trim());
   return hits;
 }
+
+/** The process id of the launcher's child that runs `entry` (e.g. downstream/bank/server.ts). */
+export function childRunning(launcherPid: number, entry: string): number | undefined {
+  return descendants(launcherPid).find((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(entry);
+    } catch {
+      return false;
+    }
+  });
+}
