@@ -129,7 +129,8 @@ export class Part {
       ? await child.stop(opts.signal === 'SIGKILL' ? 0 : this.graceMs, opts.signal ?? 'SIGTERM')
       : undefined;
     await this.bringing?.catch(() => undefined);
-    this.state = 'down';
+    // A start asked for meanwhile owns the state from here.
+    if (this.state === 'stopping') this.state = 'down';
     return { exit };
   }
 

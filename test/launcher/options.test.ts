@@ -1,7 +1,8 @@
-// The launcher's decisions that need no processes: flags, configuration, the readiness
-// line of the worker, port-conflict detection and the banner.
+// The launcher's decisions that need no processes: flags, configuration, the dev server's
+// command line, the readiness line of the worker, port-conflict detection and the banner.
 import { prettyFactory } from 'pino-pretty';
 import { describe, expect, it } from 'vitest';
+import { DEV_SERVER_DYNAMIC_CONFIG, devServerArgs } from '../../common/dev-server.js';
 import { ConfigError } from '../../common/env.js';
 import { renderBanner } from '../../scripts/launcher/banner.js';
 import { loadLauncherConfig, parseFlags, UsageError } from '../../scripts/launcher/options.js';
@@ -85,6 +86,19 @@ describe('configuration', () => {
       if (saved === undefined) delete process.env.RETRYSAFE_API_KEYS;
       else process.env.RETRYSAFE_API_KEYS = saved;
     }
+  });
+});
+
+describe('the dev server command line', () => {
+  it('names the SQLite file, the ports and the namespace, and passes every dynamic config value as JSON', () => {
+    const args = devServerArgs({ bin: 'temporal', dbFile: '/data/temporal.db', port: 7233, uiPort: 8233, logLevel: 'warn' });
+    expect(args.slice(0, 12)).toEqual([
+      'server', 'start-dev', '--ip', '127.0.0.1', '--port', '7233', '--log-level', 'warn', '--namespace', 'default', '--db-filename', '/data/temporal.db',
+    ]);
+    expect(args.slice(12, 14)).toEqual(['--ui-port', '8233']);
+    expect(args.slice(14)).toEqual(DEV_SERVER_DYNAMIC_CONFIG.flatMap(([key, value]) => ['--dynamic-config-value', `${key}=${JSON.stringify(value)}`]));
+    expect(devServerArgs({ bin: 'temporal', port: 7300, headless: true })).toContain('--headless');
+    expect(devServerArgs({ bin: 'temporal', port: 7300, headless: true })).not.toContain('--db-filename');
   });
 });
 
