@@ -1,10 +1,46 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+/**
+ * Tests that need no Temporal server and start no stack: the fast tier,
+ * `npm run test:unit`. Everything else runs in the `stack` project, against the one dev
+ * server of the global setup; `npm test` runs both, each file once. A new file lands in
+ * `stack` unless it is listed here (the slower tier is the safe default).
+ */
+const UNIT = [
+  'test/api/app.test.ts',
+  'test/api/config.test.ts',
+  'test/api/fingerprint.test.ts',
+  'test/api/idempotency-key.test.ts',
+  'test/api/operation-resource.test.ts',
+  'test/api/prefer.test.ts',
+  'test/api/shutdown.test.ts',
+  // The sandboxes in this process, on their own SQLite files: nothing there speaks to
+  // Temporal (their server tests spawn the process: stack tier).
+  'test/bank/charges.test.ts',
+  'test/bank/config.test.ts',
+  'test/bank/executor.test.ts',
+  'test/bank/faults.test.ts',
+  'test/bank/reversal.test.ts',
+  'test/bank/ttl.test.ts',
+  'test/bank/validation.test.ts',
+  'test/reservations/config.test.ts',
+  'test/reservations/expiry.test.ts',
+  'test/reservations/faults.test.ts',
+  'test/reservations/holds.test.ts',
+  'test/reservations/lifecycle.test.ts',
+  'test/reservations/ttl.test.ts',
+  'test/reservations/validation.test.ts',
+  'test/chaos/auditor.test.ts',
+  'test/cli/usage.test.ts',
+  'test/client/backoff.test.ts',
+  'test/client/package-export.test.ts',
+  'test/launcher/options.test.ts',
+  'test/launcher/supervisor.test.ts',
+  'test/security/key-comparison.test.ts',
+];
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    // One Temporal dev server per run (DESIGN/STYLE): started here, shared by every file.
-    globalSetup: ['test/support/global-setup.ts'],
     // Temporal's native worker and better-sqlite3 want real processes, not worker threads.
     pool: 'forks',
     maxWorkers: 2,
@@ -12,5 +48,18 @@ export default defineConfig({
     hookTimeout: 180_000,
     teardownTimeout: 30_000,
     reporters: ['default'],
+    projects: [
+      { extends: true, test: { name: 'unit', include: UNIT } },
+      {
+        extends: true,
+        test: {
+          name: 'stack',
+          include: ['test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, ...UNIT],
+          // One Temporal dev server per run: started here, shared by every file.
+          globalSetup: ['test/support/global-setup.ts'],
+        },
+      },
+    ],
   },
 });

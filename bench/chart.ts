@@ -2,7 +2,7 @@
 // logarithmic axis (replays take a millisecond, sagas a hundred). Plain SVG, no library;
 // rendered to PNG by a headless Chromium when one is installed.
 import { existsSync } from 'node:fs';
-import type { ScenarioResult } from './scenarios.js';
+import type { ScenarioResult } from './scenarios/measure.js';
 
 const COLORS: Record<string, string> = {
   payment: '#2563eb',

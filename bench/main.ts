@@ -1,5 +1,5 @@
 // `npm run bench`: starts its own stack on loopback (Temporal dev server on a SQLite file,
-// sandboxes, API, workers), warms up, runs the bounded scenarios of issue 6 and writes
+// sandboxes, API, workers), warms up, runs the bounded scenarios (bench/scenarios/) and writes
 // bench/results/<name>.json, <name>.md and <name>.svg (and .png when Chromium is there).
 // It stops by itself: fixed counts, and a hard time limit per mode.
 import { cpSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -13,17 +13,11 @@ import { parseOptions, USAGE, type BenchOptions } from './modes.js';
 import { summarizeProfiles } from './profile.js';
 import { markdownReport } from './report.js';
 import { computeRatios, resultsJson, type BenchResults } from './results.js';
-import {
-  checkoutBody,
-  runContention,
-  runNewOperations,
-  runReplays,
-  seedSandboxes,
-  submit,
-  TENANT,
-  warmUp,
-  type BenchContext,
-} from './scenarios.js';
+import { runContention } from './scenarios/contention.js';
+import type { BenchContext } from './scenarios/context.js';
+import { runNewOperations, warmUp } from './scenarios/new-operations.js';
+import { runReplays } from './scenarios/replays.js';
+import { checkoutBody, seedSandboxes, submit, TENANT } from './scenarios/workload.js';
 import { removeDataDir, ROOT, startStack, type Stack } from './stack.js';
 import { timeWorkerStartup } from './startup.js';
 import { historyCost } from './transitions.js';

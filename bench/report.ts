@@ -1,7 +1,7 @@
 // The Markdown report of a run: ratios first, then each scenario's table, the machine,
 // the versions and the flags. Everything in it comes from the results JSON beside it.
 import { TARGETS, clockTrouble, find, type BenchResults } from './results.js';
-import type { Kind, ScenarioResult } from './scenarios.js';
+import type { Kind, ScenarioResult } from './scenarios/measure.js';
 
 const n1 = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : 'n/a');
 const n2 = (v: number) => (Number.isFinite(v) ? v.toFixed(2) : 'n/a');
@@ -53,7 +53,7 @@ export function markdownReport(r: BenchResults, files: { json: string; svg: stri
       (r.settings.profiled ? ' **Profiled run**: the API and the worker ran under --cpu-prof, which slows them.' : ''),
   );
   out.push('');
-  out.push('## Ratios (targets from issue 6)');
+  out.push('## Ratios (and their targets)');
   out.push('');
   out.push(
     'R1 = retrysafe operations/s ÷ bare-Temporal workflows/s with the same number of activities, both at the same ' +

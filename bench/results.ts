@@ -2,7 +2,8 @@
 // numbers measured in the same run, interleaved, on the same machine.
 import type { MachineInfo } from './machine.js';
 import type { ProfileSummary } from './profile.js';
-import type { ContentionTrial, Kind, ScenarioResult } from './scenarios.js';
+import type { ContentionTrial } from './scenarios/contention.js';
+import type { Kind, ScenarioResult } from './scenarios/measure.js';
 import { ratio } from './stats.js';
 import type { StartupResult } from './startup.js';
 import type { HistoryCost } from './transitions.js';

@@ -3,8 +3,10 @@
 // without the bundle cache (its file is removed), the next ones find it.
 import { rmSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
+import { Part } from '../common/supervisor/part.js';
+import { lineProbe } from '../common/supervisor/ready.js';
 import * as create from '../worker/create.js';
-import { spawnEntry } from './stack.js';
+import { benchProcess } from './stack.js';
 
 export interface StartupResult {
   workerMainMs: number[];
@@ -19,20 +21,23 @@ export async function timeWorkerStartup(temporalAddress: string, runs: number, t
   const workerMainMs: number[] = [];
   for (let i = 0; i < runs; i++) {
     const t0 = performance.now();
-    const child = await spawnEntry(
-      'worker-startup',
-      'worker/main.ts',
-      {
-        TEMPORAL_ADDRESS: temporalAddress,
-        TEMPORAL_NAMESPACE: 'default',
-        RETRYSAFE_TASK_QUEUE: `bench-startup-${tag}-${i}`,
-        WORKER_METRICS_ADDRESS: 'off',
-        LOG_LEVEL: 'info',
-      },
-      { line: 'worker ready' },
+    const worker = new Part(
+      benchProcess(
+        'worker-startup',
+        'worker/main.ts',
+        {
+          TEMPORAL_ADDRESS: temporalAddress,
+          TEMPORAL_NAMESPACE: 'default',
+          RETRYSAFE_TASK_QUEUE: `bench-startup-${tag}-${i}`,
+          WORKER_METRICS_ADDRESS: 'off',
+          LOG_LEVEL: 'info',
+        },
+        lineProbe('worker ready'),
+      ),
     );
+    await worker.start();
     workerMainMs.push(performance.now() - t0);
-    await child.stop();
+    await worker.stop();
   }
   return {
     workerMainMs,

@@ -1,10 +1,25 @@
-// Runs `temporal server start-dev` as a supervised child process (execa) with a SQLite
-// file, waits until its frontend answers, and stops it with SIGTERM so SQLite is closed
-// cleanly. Used by `npm start`, the test suite's global setup and the chaos/bench runs.
+// The embedded Temporal dev server (`temporal server start-dev` from the Temporal CLI) on a
+// SQLite file. This is the one place that starts it, for `npm start`, the test suite's
+// global setup, the benchmarks and the chaos run, so all of them run the same server with
+// the same settings. It runs as a supervised part (common/supervisor): up once its frontend
+// answers and, when a retention is given, once the namespace is prepared for retrysafe, the
+// same again after every restart on the same file; stopped with SIGTERM so that SQLite is
+// closed cleanly.
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Connection } from '@temporalio/client';
-import { execa, type ResultPromise } from 'execa';
+import { setupNamespace, waitForSearchAttributes } from './namespace-setup.js';
+import type { Part, RestartPolicy } from './supervisor/part.js';
+import { Supervisor } from './supervisor/supervisor.js';
+import { TEMPORAL_CONNECTION_VARS } from './temporal.js';
+
+/**
+ * Dynamic config every embedded server starts with (`--dynamic-config-value KEY=VALUE`, the
+ * value as JSON), e.g. `['history.transferProcessorMaxPollRPS', 200]`: the one list to tune
+ * the server's queues and limits for the launcher, the tests, the bench and the chaos run
+ * at once. Empty: the server's own defaults.
+ */
+export const DEV_SERVER_DYNAMIC_CONFIG: ReadonlyArray<readonly [key: string, value: string | number | boolean]> = [];
 
 export interface DevServerOptions {
   bin: string;
@@ -16,99 +31,111 @@ export interface DevServerOptions {
   /** Disable the Web UI. */
   headless?: boolean;
   namespace?: string;
+  /**
+   * When set, the namespace is prepared for retrysafe at every start: the search attributes
+   * the workflows write, and this retention.
+   */
+  retentionMs?: number;
   logLevel?: 'debug' | 'info' | 'warn' | 'error';
   /** Where the server's own output goes; defaults to being discarded. */
   onOutput?: (line: string) => void;
+  /** Called with each new process id (a restart is a new process). */
+  onSpawn?: (pid: number) => void;
   readyTimeoutMs?: number;
+  stopGraceMs?: number;
   /**
    * Own process group: a terminal's Ctrl-C then reaches only the supervisor, which stops
    * the server last, after the processes that use it.
    */
   detached?: boolean;
+  /** The supervisor to run it in (its stop order then applies); a private one otherwise. */
+  supervisor?: Supervisor;
+  restart?: RestartPolicy;
+  /** Calls the start off (a Ctrl-C while it is starting). */
+  signal?: AbortSignal;
 }
 
 export interface DevServer {
   address: string;
   uiUrl?: string;
-  process: ResultPromise;
+  /** The arguments after the binary, as started. */
+  argv: string[];
+  /** The supervised part: its process id, restarts, stop and start. */
+  part: Part;
   stop(): Promise<void>;
+}
+
+/** The command line of the dev server, after the binary. */
+export function devServerArgs(opts: DevServerOptions): string[] {
+  const args = ['server', 'start-dev', '--ip', opts.ip ?? '127.0.0.1', '--port', String(opts.port)];
+  args.push('--log-level', opts.logLevel ?? 'warn', '--namespace', opts.namespace ?? 'default');
+  if (opts.dbFile) args.push('--db-filename', opts.dbFile);
+  if (opts.headless) args.push('--headless');
+  else if (opts.uiPort) args.push('--ui-port', String(opts.uiPort));
+  for (const [key, value] of DEV_SERVER_DYNAMIC_CONFIG) args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
+  return args;
 }
 
 export async function startDevServer(opts: DevServerOptions): Promise<DevServer> {
   const ip = opts.ip ?? '127.0.0.1';
-  const args = ['server', 'start-dev', '--ip', ip, '--port', String(opts.port), '--log-level', opts.logLevel ?? 'warn'];
-  args.push('--namespace', opts.namespace ?? 'default');
-  if (opts.dbFile) {
-    mkdirSync(dirname(opts.dbFile), { recursive: true });
-    args.push('--db-filename', opts.dbFile);
-  }
-  if (opts.headless) args.push('--headless');
-  else if (opts.uiPort) args.push('--ui-port', String(opts.uiPort));
-
-  const child = execa(opts.bin, args, {
-    cleanup: true,
-    detached: opts.detached ?? false,
-    forceKillAfterDelay: 10_000,
-    killSignal: 'SIGTERM',
-    reject: false,
-    stdin: 'ignore',
-    buffer: false,
-    lines: true,
-  });
-  const forward = (stream: NodeJS.ReadableStream | null) => {
-    if (!stream || !opts.onOutput) return;
-    let rest = '';
-    stream.on('data', (chunk: Buffer) => {
-      const lines = (rest + chunk.toString('utf8')).split('\n');
-      rest = lines.pop() ?? '';
-      for (const line of lines) if (line.trim()) opts.onOutput!(line);
-    });
-  };
-  forward(child.stdout);
-  forward(child.stderr);
-
-  let exited: string | undefined;
-  // execa's cleanup does not cover a detached child: stop it if this process exits first.
-  if (opts.detached) {
-    const killOnExit = () => {
-      if (!exited) child.kill('SIGTERM');
-    };
-    process.once('exit', killOnExit);
-    void child.finally(() => process.off('exit', killOnExit));
-  }
-  void child.then((r) => {
-    exited = `temporal dev server exited (${r.signal ?? `code ${r.exitCode}`})`;
-  });
-
   const address = `${ip}:${opts.port}`;
-  const deadline = Date.now() + (opts.readyTimeoutMs ?? 60_000);
-  for (;;) {
-    if (exited) throw new Error(exited);
-    try {
-      const connection = await Connection.connect({ address, connectTimeout: 1000 });
+  const namespace = opts.namespace ?? 'default';
+  if (opts.dbFile) mkdirSync(dirname(opts.dbFile), { recursive: true });
+  const argv = devServerArgs(opts);
+  const supervisor = opts.supervisor ?? new Supervisor();
+  const part = supervisor.add({
+    name: 'temporal',
+    command: { bin: opts.bin, args: argv },
+    detached: opts.detached ?? false,
+    // A server has no use for a client's cluster credentials.
+    unsetEnv: TEMPORAL_CONNECTION_VARS,
+    readyTimeoutMs: opts.readyTimeoutMs ?? 60_000,
+    stopGraceMs: opts.stopGraceMs ?? 10_000,
+    ...(opts.restart ? { restart: opts.restart } : {}),
+    keepLines: 50,
+    ...(opts.onSpawn ? { onSpawn: opts.onSpawn } : {}),
+    onLine: (line) => {
+      if (line.trim()) opts.onOutput?.(line);
+    },
+    ready: async (ctx) => {
+      await ctx.poll(`its frontend at ${address}`, () => answers(address, namespace), 250);
+      if (opts.retentionMs === undefined || ctx.signal.aborted) return;
       try {
-        await connection.workflowService.describeNamespace({ namespace: opts.namespace ?? 'default' });
-        break;
-      } finally {
-        await connection.close();
+        const connection = await Connection.connect({ address, connectTimeout: 5_000 });
+        try {
+          await setupNamespace(connection, namespace, { retentionMs: opts.retentionMs });
+          await waitForSearchAttributes(connection, namespace);
+        } finally {
+          await connection.close();
+        }
+      } catch (err) {
+        throw new Error(`could not prepare namespace ${namespace}: ${(err as Error).message}`);
       }
-    } catch (err) {
-      if (Date.now() > deadline) {
-        child.kill('SIGKILL');
-        throw new Error(`temporal dev server not ready at ${address}: ${(err as Error).message}`);
-      }
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  }
-
+    },
+  });
+  await part.start(opts.signal);
   return {
     address,
-    uiUrl: opts.headless ? undefined : `http://${ip === '0.0.0.0' ? 'localhost' : ip}:${opts.uiPort ?? opts.port + 1000}`,
-    process: child,
+    ...(opts.headless ? {} : { uiUrl: `http://${ip === '0.0.0.0' ? 'localhost' : ip}:${opts.uiPort ?? opts.port + 1000}` }),
+    argv,
+    part,
     async stop() {
-      if (exited) return;
-      child.kill('SIGTERM');
-      await child;
+      await part.stop();
     },
   };
+}
+
+/** Whether the frontend at `address` answers for `namespace`. */
+async function answers(address: string, namespace: string): Promise<boolean> {
+  try {
+    const connection = await Connection.connect({ address, connectTimeout: 1_000 });
+    try {
+      await connection.workflowService.describeNamespace({ namespace });
+      return true;
+    } finally {
+      await connection.close();
+    }
+  } catch {
+    return false;
+  }
 }

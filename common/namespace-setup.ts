@@ -1,6 +1,7 @@
-// Prepares a namespace for retrysafe through the operator API, idempotently: registers
-// the search attributes the workflows write (DESIGN §5) and sets the retention window,
-// which is how long an idempotency key is remembered after its operation ends.
+// Prepares a namespace for retrysafe through the operator API, idempotently: registers the
+// search attributes the workflows write (status reads and the Web UI's filters need them)
+// and sets the retention window, which is how long an idempotency key is remembered after
+// its operation ends.
 // (The dev server's --search-attribute flag only applies to a new database file.)
 import { Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';

@@ -5,6 +5,25 @@ import { loadClientConnectConfig } from '@temporalio/envconfig';
 import type { ConnectionOptions } from '@temporalio/client';
 import type { NativeConnectionOptions } from '@temporalio/worker';
 
+/**
+ * The variables that pick and authenticate a cluster besides TEMPORAL_ADDRESS. A process
+ * pointed at a local dev server must not inherit them: credentials meant for a cluster
+ * elsewhere would be sent to it, or switch on TLS it does not speak.
+ */
+export const TEMPORAL_CONNECTION_VARS = [
+  'TEMPORAL_API_KEY',
+  'TEMPORAL_PROFILE',
+  'TEMPORAL_TLS',
+  'TEMPORAL_TLS_CLIENT_CERT_PATH',
+  'TEMPORAL_TLS_CLIENT_CERT_DATA',
+  'TEMPORAL_TLS_CLIENT_KEY_PATH',
+  'TEMPORAL_TLS_CLIENT_KEY_DATA',
+  'TEMPORAL_TLS_SERVER_CA_CERT_PATH',
+  'TEMPORAL_TLS_SERVER_CA_CERT_DATA',
+  'TEMPORAL_TLS_SERVER_NAME',
+  'TEMPORAL_TLS_DISABLE_HOST_VERIFICATION',
+];
+
 export interface TemporalSettings {
   address: string;
   namespace: string;

@@ -3,15 +3,14 @@
 import ms from 'ms';
 import type { LauncherConfig } from './options.js';
 import type { Output } from './output.js';
-import type { ServiceSpec } from './service.js';
-import { apiUrl, type ServiceSettings } from './services.js';
+import { apiUrl, type ServiceSettings, type StackPart } from './parts.js';
 
 export interface BannerInput {
   config: LauncherConfig;
   settings: ServiceSettings;
   temporal: { address: string; namespace: string; uiUrl: string | undefined; embedded: boolean };
   /** The children, for their own rows and data files. */
-  services: Pick<ServiceSpec, 'banner' | 'dataFiles'>[];
+  services: Pick<StackPart, 'banner' | 'dataFiles'>[];
   readyMs: number;
 }
 

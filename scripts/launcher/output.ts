@@ -1,7 +1,5 @@
 // One terminal shared by every process: each child's lines are prefixed with its name
 // ([bank], [worker]...), the launcher's own with [retrysafe], colored on a terminal.
-import { createInterface } from 'node:readline';
-import type { Readable } from 'node:stream';
 import { styleText } from 'node:util';
 
 type Color = Parameters<typeof styleText>[0];
@@ -49,18 +47,4 @@ export class Output {
   raw(text: string): void {
     process.stdout.write(text);
   }
-}
-
-/** Calls `onLine` for every line of `stream` (without its line ending). */
-export function eachLine(stream: Readable | null | undefined, onLine: (line: string) => void): void {
-  if (!stream) return;
-  const rl = createInterface({ input: stream, crlfDelay: Infinity });
-  rl.on('line', onLine);
-}
-
-// Built from a string: a literal ESC in a regex trips no-control-regex.
-const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g');
-
-export function stripAnsi(text: string): string {
-  return text.replace(ANSI, '');
 }

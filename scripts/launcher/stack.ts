@@ -1,15 +1,19 @@
-// Brings the stack up part by part (Temporal, bank, worker, API), each waited for before
-// the next, then supervises it: a signal stops everything in reverse order; a part that
-// dies on its own takes the rest down with a non-zero exit.
+// Brings the stack up part by part (Temporal, bank, reservations, worker, API), each
+// waited for before the next, then keeps it up: a part that dies is restarted with
+// back-off and the output says so; a signal stops everything in reverse order; a part that
+// cannot start three times in a row stops the stack, with a last line naming it.
 import ms from 'ms';
+import { describeExit, killLeftovers } from '../../common/supervisor/child.js';
+import type { PartEvent } from '../../common/supervisor/part.js';
+import { assertPortsFree, PortBusyError, type PortClaim } from '../../common/supervisor/ports.js';
+import { AbortedError, StartError } from '../../common/supervisor/ready.js';
+import { RESTART_WITH_BACKOFF, Supervisor } from '../../common/supervisor/supervisor.js';
 import type { LauncherConfig } from './options.js';
 import type { Output } from './output.js';
 import { renderBanner } from './banner.js';
 import { claimDataDir, resetDataDir, takeOverDataDir } from './data-dir.js';
-import { assertPortsFree, PortBusyError, type PortClaim } from './ports.js';
-import { AbortedError, describeExit, killLeftovers, sleep, startService, StartError, type ExitInfo, type Part } from './service.js';
-import { serviceSpecs, validateServices, type StackSpec } from './services.js';
-import { startTemporal, type TemporalPart } from './temporal.js';
+import { stackParts, validateParts, type StackSpec } from './parts.js';
+import { startTemporal } from './temporal.js';
 
 export interface RunOptions {
   config: LauncherConfig;
@@ -33,13 +37,18 @@ export async function runStack(opts: RunOptions): Promise<number> {
         : { address: config.temporal.address, namespace: config.temporal.namespace, uiUrl: config.temporal.uiUrl, embedded: false },
   };
   // Every child's settings are checked before anything starts (ConfigError → exit 2).
-  const settings = validateServices(stack);
+  const settings = validateParts(stack);
+
+  const supervisor = new Supervisor((event) => report(event, output));
+  const stopAll = () =>
+    supervisor.stopAll((part, { ms: took, exit }) =>
+      output.info(`${part.name} stopped (${seconds(took)}${exit?.signal === 'SIGKILL' ? ', killed after its grace period' : ''})`),
+    );
 
   // Signals: the first one stops the stack gracefully, a later one forces. A repeat within
   // half a second is the same Ctrl-C relayed twice (npm and tsx both forward it), not a
   // person insisting.
   const stopRequest = new AbortController();
-  const parts: Part[] = [];
   let firstSignalAt = 0;
   const onSignal = (signal: NodeJS.Signals) => {
     if (!stopRequest.signal.aborted) {
@@ -50,7 +59,7 @@ export async function runStack(opts: RunOptions): Promise<number> {
     }
     if (Date.now() - firstSignalAt < 500) return;
     output.warn(`${signal} again: killing everything now`);
-    for (const part of [...parts].reverse()) part.kill();
+    supervisor.killAll();
     killLeftovers('SIGKILL');
     process.exit(130);
   };
@@ -66,7 +75,7 @@ export async function runStack(opts: RunOptions): Promise<number> {
     const note = await takeOverDataDir(config.dataDir);
     if (note) output.warn(note);
     // Ports next, all of them: a clash is reported before anything is started.
-    const claims: PortClaim[] = [...temporalClaims(config), ...serviceSpecs(stack).flatMap((s) => s.ports)];
+    const claims: PortClaim[] = [...temporalClaims(config), ...stackParts(stack).flatMap((s) => s.ports)];
     try {
       await assertPortsFree(claims);
     } catch (err) {
@@ -78,9 +87,7 @@ export async function runStack(opts: RunOptions): Promise<number> {
       output.info(`--reset: deleted ${config.dataDir}`);
     }
     const dataDir = claimDataDir(config.dataDir);
-    const releaseDataDir = dataDir.release;
 
-    let temporal: TemporalPart | undefined;
     try {
       const t0 = performance.now();
       output.info(
@@ -88,80 +95,100 @@ export async function runStack(opts: RunOptions): Promise<number> {
           ? `starting temporal (dev server on ${stack.temporal.address}, ${config.dataDir}/temporal.db)`
           : `using the Temporal cluster at ${config.temporal.address} (TEMPORAL_ADDRESS is set: no dev server)`,
       );
-      temporal = await startTemporal(config, output, stopRequest.signal);
-      parts.push(temporal);
-      dataDir.setTemporalPid(temporal.pid);
-      stack.connection = () => temporal?.connection;
+      const temporal = await startTemporal(config, output, supervisor, {
+        signal: stopRequest.signal,
+        // The lock names the dev server, so that a launcher killed outright leaves a trace of it.
+        onSpawn: (pid) => dataDir.setTemporalPid(pid),
+      });
+      stack.connect = temporal.connect;
       output.info(`temporal ready (${since(t0)}, namespace ${temporal.namespace}, retention ${ms(config.retentionMs, { long: true })})`);
 
-      for (const spec of serviceSpecs(stack)) {
+      for (const part of stackParts(stack)) {
         const t = performance.now();
-        output.info(`starting ${spec.name}`);
-        parts.push(
-          await startService(spec, {
-            root: config.root,
-            output,
-            timeoutMs: config.startTimeoutMs,
+        output.info(`starting ${part.name}`);
+        await supervisor
+          .add({
+            name: part.name,
+            command: { entry: part.entry },
+            env: part.env,
+            ...(part.unsetEnv ? { unsetEnv: part.unsetEnv } : {}),
+            ...(part.ready ? { ready: part.ready } : {}),
+            readyTimeoutMs: config.startTimeoutMs,
             stopGraceMs: config.stopGraceMs,
-            signal: stopRequest.signal,
-          }),
-        );
-        output.info(`${spec.name} ready (${since(t)})`);
+            restart: RESTART_WITH_BACKOFF,
+            onLine: (line, stream) => output.child(part.name, line, stream),
+          })
+          .start(stopRequest.signal);
+        output.info(`${part.name} ready (${since(t)})`);
       }
-      await temporal.closeConnection();
     } catch (err) {
       if (err instanceof AbortedError || stopRequest.signal.aborted) {
-        await stopAll(parts, output);
-        releaseDataDir();
+        await stopAll();
+        dataDir.release();
         output.info('stopped before the stack was ready');
         return 0;
       }
-      const [part, reason] = err instanceof StartError ? [err.part, err.message] : ['the stack', String((err as Error).stack ?? err)];
-      if (parts.length > 0) output.info(`${part} failed to start; stopping what was started`);
-      await stopAll(parts, output);
-      releaseDataDir();
+      if (!(err instanceof StartError)) {
+        await stopAll();
+        dataDir.release();
+        return fail('the stack', String((err as Error).stack ?? err));
+      }
+      if (supervisor.parts.some((p) => p.running)) output.info(`${err.part} failed to start; stopping what was started`);
+      await stopAll();
+      dataDir.release();
       // Last, so it is the line the user sees.
-      return fail(part, reason);
+      return fail(err.part, `${err.message}${err.attempts > 1 ? ` (${err.attempts} attempts in a row)` : ''}`);
     }
 
     output.raw(
       renderBanner(
-        { config, settings, temporal: stack.temporal, services: serviceSpecs(stack), readyMs: performance.now() - opts.startedAt },
+        { config, settings, temporal: stack.temporal, services: stackParts(stack), readyMs: performance.now() - opts.startedAt },
         output,
       ),
     );
 
-    // Supervise until a signal or a part's unexpected exit.
+    // Up until a signal, or until a part that died cannot be started again.
     const stopped = new Promise<'stop'>((resolve) => {
       if (stopRequest.signal.aborted) resolve('stop');
       else stopRequest.signal.addEventListener('abort', () => resolve('stop'), { once: true });
     });
-    const died = parts.map((part) => part.exited.then((info): [Part, ExitInfo] => [part, info]));
-    const event = await Promise.race([stopped, ...died]);
-    if (event === 'stop') {
-      await stopAll(parts, output);
-      releaseDataDir();
+    const event = await Promise.race([stopped, supervisor.gaveUp]);
+    if (event === 'stop' || stopRequest.signal.aborted) {
+      await stopAll();
+      dataDir.release();
       output.info('stopped');
       return 0;
     }
-    const [part, info] = event;
-    // In a terminal, Ctrl-C also reaches the dev server directly (it shares the launcher's
-    // process group), so it may exit a moment before our own SIGINT handler runs.
-    await sleep(300);
-    if (stopRequest.signal.aborted) {
-      await stopAll(parts, output);
-      releaseDataDir();
-      output.info('stopped');
-      return 0;
-    }
-    const why = `${part.name} ${describeExit(info)} unexpectedly`;
-    output.warn(`${why}; stopping everything`);
-    await stopAll(parts.filter((p) => p !== part), output);
-    releaseDataDir();
-    output.fatal(`${why} (see its output above); stopped the rest`);
+    const { part, error } = event;
+    output.warn(`${part.name} could not be restarted; stopping everything`);
+    await stopAll();
+    dataDir.release();
+    output.fatal(`could not restart ${part.name}: ${error.message} (${error.attempts} attempts in a row); stopped the rest`);
     return 1;
   } finally {
     for (const s of signals) process.off(s, onSignal);
+  }
+}
+
+/** What the supervisor did on its own, as the user sees it. */
+function report(event: PartEvent, output: Output): void {
+  const { name } = event.part;
+  switch (event.type) {
+    case 'crashed':
+      output.warn(`${name} ${describeExit(event.exit)} unexpectedly; restarting it in ${seconds(event.restartInMs ?? 0)}`);
+      break;
+    case 'retrying':
+      output.warn(
+        `${name} did not start: ${event.reason}; trying again in ${seconds(event.retryInMs)} ` +
+          `(attempt ${event.failures + 1} of ${RESTART_WITH_BACKOFF.maxFailedStarts})`,
+      );
+      break;
+    case 'restarted':
+      output.info(`${name} ready again after a restart`);
+      break;
+    case 'gave-up':
+      // The main loop stops the stack and says why.
+      break;
   }
 }
 
@@ -174,17 +201,10 @@ function temporalClaims(config: LauncherConfig): PortClaim[] {
   ];
 }
 
-/** Stops the parts in reverse start order, each within its grace period. */
-async function stopAll(parts: Part[], output: Output): Promise<void> {
-  for (const part of [...parts].reverse()) {
-    if (!part.running()) continue;
-    const t = performance.now();
-    await part.stop();
-    const info = await Promise.race([part.exited, Promise.resolve(undefined)]);
-    output.info(`${part.name} stopped (${since(t)}${info?.signal === 'SIGKILL' ? ', killed after its grace period' : ''})`);
-  }
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
 }
 
 function since(t: number): string {
-  return `${((performance.now() - t) / 1000).toFixed(1)} s`;
+  return seconds(performance.now() - t);
 }

@@ -1,11 +1,11 @@
 // The chaos auditor must be able to fail: fed ledgers and operation resources that break
-// each invariant of DESIGN §7 (served over real HTTP by a small stand-in), it names the
-// invariant and the key; fed a consistent world, it finds nothing.
+// each invariant (served over real HTTP by a small stand-in), it names the invariant and
+// the key; fed a consistent world, it finds nothing.
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { audit, type AuditInput } from '../../bench/chaos/auditor.js';
-import { outcomeSignature, type OpRecord } from '../../bench/chaos/client.js';
-import type { PlannedOp } from '../../bench/chaos/plan.js';
+import { audit, type AuditInput } from '../../chaos/auditor.js';
+import { outcomeSignature, type OpRecord } from '../../chaos/client.js';
+import type { PlannedOp } from '../../chaos/plan.js';
 
 type Doc = Record<string, unknown>;
 

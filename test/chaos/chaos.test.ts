@@ -1,6 +1,6 @@
-// The chaos run (bench/chaos) as part of the suite: a one-minute seeded run of the whole
-// stack as real processes (two APIs, two workers, Temporal restarted on its own database
-// file, sandboxes dropping answers and going down), audited against DESIGN §7. Here we
+// The chaos run (chaos/) as part of the suite: a one-minute seeded run of the whole stack
+// as real processes (two APIs, two workers, Temporal restarted on its own database file,
+// sandboxes dropping answers and going down), audited against the invariants. Here we
 // check that it ran what it promised (every fault kind, 503 while Temporal was down) and
 // that its report adds up against the ledgers; the auditor itself checks each operation.
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -8,13 +8,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { describe, expect, inject, it } from 'vitest';
-import { buildPlan } from '../../bench/chaos/plan.js';
-import type { ChaosReport } from '../../bench/chaos/report.js';
+import { buildPlan } from '../../chaos/plan.js';
+import type { ChaosReport } from '../../chaos/report.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 function runChaos(args: string[], timeoutMs: number) {
-  return execa(process.execPath, ['--import', 'tsx', 'bench/chaos/main.ts', ...args], {
+  return execa(process.execPath, ['--import', 'tsx', 'chaos/main.ts', ...args], {
     cwd: ROOT,
     env: { ...process.env, LOG_PRETTY: '0', NO_COLOR: '1' },
     reject: false,

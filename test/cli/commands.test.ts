@@ -1,52 +1,28 @@
 // Every CLI command as a process against the real stack. `--json` output is parsed; exit
 // codes are checked; effects are counted at the bank and the reservation service.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createClient } from '../../client/lib/index.js';
-import { startApi, type ApiHandle } from '../support/api.js';
-import {
-  startBank,
-  startReservations,
-  startWorker,
-  uniqueId,
-  type BankHandle,
-  type ReservationsHandle,
-  type WorkerHandle,
-} from '../support/stack.js';
+import { startApi } from '../support/api.js';
+import { useFullStack } from '../support/full-stack.js';
+import { startWorker, uniqueId, type WorkerHandle } from '../support/stack.js';
 import { runCli, type CliRun } from '../client/helpers.js';
 
 const SECRET = 'secret-cli-0123456789ab';
 
-let bank: BankHandle;
-let reservations: ReservationsHandle;
-let worker: WorkerHandle;
-let api: ApiHandle;
-const taskQueue = uniqueId('cli');
-
-beforeAll(async () => {
-  [bank, reservations] = await Promise.all([startBank(), startReservations()]);
-  worker = await startWorker({ taskQueue, bankUrl: bank.url, reservationsUrl: reservations.url });
-  api = await startApi({ taskQueue, apiKeys: `${SECRET}=shop`, stepDeadlineMs: 20_000 });
-});
-
-afterAll(async () => {
-  await api?.close();
-  await worker?.stop();
-  await reservations?.close();
-  await bank?.close();
-});
+const stack = useFullStack({ name: 'cli', apiKeys: `${SECRET}=shop`, stepDeadlineMs: 20_000 });
 
 /** The CLI with the API's address and key in the environment, as a user would set them. */
 const cli = (args: string[], env: Record<string, string> = {}): Promise<CliRun> =>
-  runCli(args, { RETRYSAFE_API_URL: api.url, RETRYSAFE_API_KEY: SECRET, ...env });
+  runCli(args, { RETRYSAFE_API_URL: stack.api.url, RETRYSAFE_API_KEY: SECRET, ...env });
 
 async function newAccount(balance: number): Promise<string> {
   const id = uniqueId('acc');
-  await bank.openAccount(id, balance);
+  await stack.bank.openAccount(id, balance);
   return id;
 }
 
 /** The library, to set things up without paying for a process. */
-const lib = () => createClient({ baseUrl: api.url, apiKey: SECRET });
+const lib = () => createClient({ baseUrl: stack.api.url, apiKey: SECRET });
 
 const parse = (run: CliRun) => JSON.parse(run.stdout) as Record<string, unknown> & { error?: Record<string, unknown> };
 
@@ -69,8 +45,8 @@ describe('retrysafe pay', () => {
     expect(again.stdout).toMatch(/│ status\s+│ succeeded \(replayed: an earlier request with this key started it\)/);
     expect(again.stdout).toContain(`chargeId=${chargeId}`);
     expect(again.stdout).toMatch(new RegExp(`│ charge_payment\\s+│ completed\\s+│ shop/${key}/charge\\s+│`));
-    expect(await bank.balance(account)).toBe(8_750);
-    expect((await bank.charge(`shop/${key}/charge`)).body).toMatchObject({ chargeId, amount: 1250, currency: 'EUR', status: 'captured' });
+    expect(await stack.bank.balance(account)).toBe(8_750);
+    expect((await stack.bank.charge(`shop/${key}/charge`)).body).toMatchObject({ chargeId, amount: 1250, currency: 'EUR', status: 'captured' });
   });
 
   it('a declined payment exits 1 with the business code; nothing is charged', async () => {
@@ -79,7 +55,7 @@ describe('retrysafe pay', () => {
     expect(run.exitCode).toBe(1);
     expect(parse(run)).toMatchObject({ status: 'failed', error: { code: 'insufficient_funds' } });
     expect(run.stderr).toContain('failed: insufficient_funds');
-    expect(await bank.balance(account)).toBe(100);
+    expect(await stack.bank.balance(account)).toBe(100);
   });
 
   it('the same --key with another amount exits 4 with the 422 and its differences', async () => {
@@ -90,11 +66,11 @@ describe('retrysafe pay', () => {
     expect(run.exitCode).toBe(4);
     expect(parse(run).error).toMatchObject({ status: 422, code: 'idempotency_key_reused', key, differences: ['amount'] });
     expect(run.stderr).toContain('differences: amount');
-    expect(await bank.balance(account)).toBe(8_750);
+    expect(await stack.bank.balance(account)).toBe(8_750);
   });
 
   it('without an API key exits 4 and says how to send one', async () => {
-    const run = await runCli(['pay', '--account', 'acc_x', '--amount', '5', '--currency', 'EUR', '--api-url', api.url]);
+    const run = await runCli(['pay', '--account', 'acc_x', '--amount', '5', '--currency', 'EUR', '--api-url', stack.api.url]);
     expect(run.exitCode).toBe(4);
     expect(run.stderr).toContain('401 unauthorized');
     expect(run.stderr).toContain('--api-key or RETRYSAFE_API_KEY');
@@ -118,13 +94,13 @@ describe('retrysafe pay', () => {
       const processing = await cli(['status', key, '--json'], env);
       expect(processing.exitCode).toBe(3);
       expect(parse(processing)).toMatchObject({ key, status: 'processing' });
-      expect(await bank.balance(account)).toBe(10_000);
+      expect(await stack.bank.balance(account)).toBe(10_000);
 
-      lateWorker = await startWorker({ taskQueue: idleQueue, bankUrl: bank.url, reservationsUrl: reservations.url });
+      lateWorker = await startWorker({ taskQueue: idleQueue, bankUrl: stack.bank.url, reservationsUrl: stack.reservations.url });
       const waited = await cli(['wait', key, '--json'], env);
       expect(waited.exitCode, waited.stderr).toBe(0);
       expect(parse(waited)).toMatchObject({ key, status: 'succeeded' });
-      expect(await bank.balance(account)).toBe(8_750);
+      expect(await stack.bank.balance(account)).toBe(8_750);
     } finally {
       await idleApi.close();
       await lateWorker?.stop();
@@ -138,7 +114,7 @@ describe('retrysafe checkout', () => {
     const poor = await newAccount(1_000);
     const sku = uniqueId('sku');
     const pen = uniqueId('pen');
-    await Promise.all([reservations.setStock(sku, 10), reservations.setStock(pen, 10)]);
+    await Promise.all([stack.reservations.setStock(sku, 10), stack.reservations.setStock(pen, 10)]);
     const [ok, declined] = await Promise.all([
       cli(['checkout', '--account', rich, '--amount', '4200', '--currency', 'EUR', '--item', `${sku}:2`, '--item', pen, '--json']),
       cli(['checkout', '--account', poor, '--amount', '4200', '--currency', 'EUR', '--item', `${sku}:3`, '--json']),
@@ -148,10 +124,10 @@ describe('retrysafe checkout', () => {
     expect(declined.exitCode).toBe(1);
     expect(parse(declined)).toMatchObject({ status: 'failed', error: { code: 'insufficient_funds', compensations: ['release_reservation'] } });
     expect(declined.stderr).toContain('compensations: release_reservation');
-    expect(await reservations.stock(sku)).toEqual({ available: 8, held: 0 });
-    expect(await reservations.stock(pen)).toEqual({ available: 9, held: 0 });
-    expect(await bank.balance(rich)).toBe(95_800);
-    expect(await bank.balance(poor)).toBe(1_000);
+    expect(await stack.reservations.stock(sku)).toEqual({ available: 8, held: 0 });
+    expect(await stack.reservations.stock(pen)).toEqual({ available: 9, held: 0 });
+    expect(await stack.bank.balance(rich)).toBe(95_800);
+    expect(await stack.bank.balance(poor)).toBe(1_000);
   });
 });
 

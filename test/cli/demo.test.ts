@@ -1,40 +1,15 @@
 // `retrysafe demo` as a process against a stack of its own: sandboxes with fault injection
 // (and their seeded demo accounts and stock), a worker, the API. The demo's claims are
 // checked against the ledgers after it ran, and it must leave the faults off.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApi, type ApiHandle } from '../support/api.js';
-import { freePort } from '../support/ports.js';
-import {
-  startBank,
-  startReservations,
-  startWorker,
-  uniqueId,
-  type BankHandle,
-  type ReservationsHandle,
-  type WorkerHandle,
-} from '../support/stack.js';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
+import { describe, expect, it } from 'vitest';
+import { freePort } from '../../common/supervisor/ports.js';
+import { useFullStack } from '../support/full-stack.js';
+import { startBank } from '../support/stack.js';
 import { runCli, spawnCli } from '../client/helpers.js';
 
-let bank: BankHandle;
-let reservations: ReservationsHandle;
-let worker: WorkerHandle;
-let api: ApiHandle;
-const taskQueue = uniqueId('cli-demo');
-
-beforeAll(async () => {
-  [bank, reservations] = await Promise.all([startBank({ faults: true }), startReservations({ faults: true })]);
-  worker = await startWorker({ taskQueue, bankUrl: bank.url, reservationsUrl: reservations.url });
-  api = await startApi({ taskQueue, stepDeadlineMs: 20_000 });
-});
-
-afterAll(async () => {
-  await api?.close();
-  await worker?.stop();
-  await reservations?.close();
-  await bank?.close();
-});
+const stack = useFullStack({ name: 'cli-demo', faults: true, stepDeadlineMs: 20_000 });
 
 /** An API stand-in that is healthy but answers payments with `onPayment`. */
 async function fakeApi(onPayment: 'fail' | 'hang'): Promise<{ url: string; server: Server }> {
@@ -63,12 +38,12 @@ async function faults(url: string): Promise<Record<string, unknown>> {
 
 describe('retrysafe demo', () => {
   it('narrates the lost response, the replay, the 422 and the released hold, and leaves one charge and the faults off', async () => {
-    const aliceBefore = await bank.balance('acc_alice');
-    const bobBefore = await bank.balance('acc_bob');
-    const stockBefore = await reservations.stock('sku_book');
+    const aliceBefore = await stack.bank.balance('acc_alice');
+    const bobBefore = await stack.bank.balance('acc_bob');
+    const stockBefore = await stack.reservations.stock('sku_book');
     expect(bobBefore).toBe(2_000);
 
-    const run = await runCli(['demo', '--api-url', api.url, '--bank-url', bank.url, '--reservations-url', reservations.url]);
+    const run = await runCli(['demo', '--api-url', stack.api.url, '--bank-url', stack.bank.url, '--reservations-url', stack.reservations.url]);
     expect(run.exitCode, run.stderr).toBe(0);
     expect(run.stderr).toBe('');
     const out = run.stdout;
@@ -87,26 +62,26 @@ describe('retrysafe demo', () => {
     const key = /idempotency key (demo-[0-9a-f]{8})\./.exec(out)?.[1];
     expect(key).toBeDefined();
     const chargePath = `/charges/default%2F${key}%2Fcharge`;
-    expect(out).toContain(`GET ${bank.url}${chargePath}`);
-    const charge = await bank.charge(`default/${key}/charge`);
+    expect(out).toContain(`GET ${stack.bank.url}${chargePath}`);
+    const charge = await stack.bank.charge(`default/${key}/charge`);
     expect(charge.body).toMatchObject({ amount: 1250, currency: 'EUR', status: 'captured' });
     expect(out).toContain(`→ succeeded: charge ${String(charge.body.chargeId)}`);
     expect(out).toContain(`/namespaces/default/workflows/default%2F${key}`);
-    expect(await bank.balance('acc_alice')).toBe(aliceBefore - 1250);
+    expect(await stack.bank.balance('acc_alice')).toBe(aliceBefore - 1250);
 
     // Bob was not charged, his hold was released, the stock is back.
-    expect(await bank.balance('acc_bob')).toBe(bobBefore);
-    expect(await reservations.stock('sku_book')).toEqual(stockBefore);
-    expect((await reservations.reservation(`default/${key}-checkout/reserve`)).body.status).toBe('released');
+    expect(await stack.bank.balance('acc_bob')).toBe(bobBefore);
+    expect(await stack.reservations.stock('sku_book')).toEqual(stockBefore);
+    expect((await stack.reservations.reservation(`default/${key}-checkout/reserve`)).body.status).toBe('released');
 
-    expect(await faults(bank.url)).toMatchObject({ dropResponseAfterCommit: 0 });
+    expect(await faults(stack.bank.url)).toMatchObject({ dropResponseAfterCommit: 0 });
   });
 
   it('against sandboxes without fault injection, says to restart with --faults and exits 4, changing nothing', async () => {
     const plainBank = await startBank({ faults: false });
     try {
       const before = await plainBank.balance('acc_alice');
-      const run = await runCli(['demo', '--api-url', api.url, '--bank-url', plainBank.url, '--reservations-url', reservations.url]);
+      const run = await runCli(['demo', '--api-url', stack.api.url, '--bank-url', plainBank.url, '--reservations-url', stack.reservations.url]);
       expect(run.exitCode).toBe(4);
       expect(run.stderr).toContain('runs without fault injection (GET /_faults is 404)');
       expect(run.stderr).toContain('npm start -- --faults');
@@ -119,12 +94,12 @@ describe('retrysafe demo', () => {
   it('when a step fails after the fault was turned on, turns it off again and exits 4', async () => {
     const failing = await fakeApi('fail');
     try {
-      const run = await runCli(['demo', '--api-url', failing.url, '--bank-url', bank.url, '--reservations-url', reservations.url]);
+      const run = await runCli(['demo', '--api-url', failing.url, '--bank-url', stack.bank.url, '--reservations-url', stack.reservations.url]);
       expect(run.exitCode).toBe(4);
       expect(run.stdout).toContain('dropResponseAfterCommit: 1');
       expect(run.stdout).toContain('Turning the fault off again.');
       expect(run.stderr).toContain('error: 500 internal_error: boom');
-      expect(await faults(bank.url)).toMatchObject({ dropResponseAfterCommit: 0 });
+      expect(await faults(stack.bank.url)).toMatchObject({ dropResponseAfterCommit: 0 });
     } finally {
       await stop(failing.server);
     }
@@ -133,7 +108,7 @@ describe('retrysafe demo', () => {
   it('on Ctrl-C in the middle, turns the fault off before exiting (130)', async () => {
     const hanging = await fakeApi('hang');
     try {
-      const child = spawnCli(['demo', '--api-url', hanging.url, '--bank-url', bank.url, '--reservations-url', reservations.url]);
+      const child = spawnCli(['demo', '--api-url', hanging.url, '--bank-url', stack.bank.url, '--reservations-url', stack.reservations.url]);
       let seen = '';
       await new Promise<void>((resolve, reject) => {
         child.stdout?.on('data', (chunk: Buffer) => {
@@ -142,12 +117,12 @@ describe('retrysafe demo', () => {
         });
         void child.then(() => reject(new Error(`demo exited early:\n${seen}`)));
       });
-      expect(await faults(bank.url)).toMatchObject({ dropResponseAfterCommit: 1 });
+      expect(await faults(stack.bank.url)).toMatchObject({ dropResponseAfterCommit: 1 });
       child.kill('SIGINT');
       const result = await child;
       expect(result.exitCode).toBe(130);
       expect(String(result.stderr)).toContain('interrupted: turning the fault off again');
-      expect(await faults(bank.url)).toMatchObject({ dropResponseAfterCommit: 0 });
+      expect(await faults(stack.bank.url)).toMatchObject({ dropResponseAfterCommit: 0 });
     } finally {
       await stop(hanging.server);
     }
@@ -155,10 +130,10 @@ describe('retrysafe demo', () => {
 
   it('with nothing listening, says to start the stack and exits 4', async () => {
     const nowhere = `http://127.0.0.1:${await freePort()}`;
-    const run = await runCli(['demo', '--api-url', nowhere, '--bank-url', bank.url]);
+    const run = await runCli(['demo', '--api-url', nowhere, '--bank-url', stack.bank.url]);
     expect(run.exitCode).toBe(4);
     expect(run.stderr).toContain(`cannot reach the retrysafe API at ${nowhere}`);
     expect(run.stderr).toContain('npm start -- --faults');
-    expect(await faults(bank.url)).toMatchObject({ dropResponseAfterCommit: 0 });
+    expect(await faults(stack.bank.url)).toMatchObject({ dropResponseAfterCommit: 0 });
   });
 });

@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Command } from 'commander';
 import { buildProgram, runCli as runInProcess } from '../../client/cli/program.js';
-import { freePort } from '../support/ports.js';
+import { freePort } from '../../common/supervisor/ports.js';
 import { runCli, spawnCli } from '../client/helpers.js';
 
 /** What `<command> --help` prints, the text added after the options included. */

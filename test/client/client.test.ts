@@ -1,7 +1,7 @@
 // The client against the real stack: dev server, worker, sandbox bank and reservations on
 // SQLite, the API on real ports. Each test counts what the bank and the reservation
 // service recorded, not just what the client returned.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   ApiError,
   createClient,
@@ -11,76 +11,45 @@ import {
   type ClientOptions,
   type RetrySafe,
 } from '../../client/lib/index.js';
-import { startApi, type ApiHandle } from '../support/api.js';
-import { freePort } from '../support/ports.js';
-import {
-  startBank,
-  startReservations,
-  startWorker,
-  temporalClient,
-  uniqueId,
-  type BankHandle,
-  type ReservationsHandle,
-  type WorkerHandle,
-} from '../support/stack.js';
+import { freePort } from '../../common/supervisor/ports.js';
+import { useFullStack } from '../support/full-stack.js';
+import { uniqueId } from '../support/stack.js';
 import { startApiAt, startGateway, startLossyProxy } from './helpers.js';
 
 const SECRET = 'secret-client-0123456789';
 const API_KEYS = `${SECRET}=acme`;
 
-let bank: BankHandle;
-let reservations: ReservationsHandle;
-let worker: WorkerHandle;
-let api: ApiHandle;
-const taskQueue = uniqueId('client-lib');
-
-beforeAll(async () => {
-  [bank, reservations] = await Promise.all([startBank(), startReservations()]);
-  worker = await startWorker({ taskQueue, bankUrl: bank.url, reservationsUrl: reservations.url });
-  api = await startApi({ taskQueue, apiKeys: API_KEYS, stepDeadlineMs: 20_000 });
-});
-
-afterAll(async () => {
-  await api?.close();
-  await worker?.stop();
-  await reservations?.close();
-  await bank?.close();
-});
+const stack = useFullStack({ name: 'client-lib', apiKeys: API_KEYS, stepDeadlineMs: 20_000 });
 
 function client(opts: ClientOptions = {}): RetrySafe {
-  return createClient({ baseUrl: api.url, apiKey: SECRET, timeoutMs: 30_000, ...opts });
+  return createClient({ baseUrl: stack.api.url, apiKey: SECRET, timeoutMs: 30_000, ...opts });
 }
 
 async function newAccount(balance: number): Promise<string> {
   const id = uniqueId('acc');
-  await bank.openAccount(id, balance);
+  await stack.bank.openAccount(id, balance);
   return id;
 }
 
 /** The bank's record of the charge made under this operation key: one row per key. */
 async function chargeOf(key: string) {
-  const res = await bank.charge(`acme/${key}/charge`);
+  const res = await stack.bank.charge(`acme/${key}/charge`);
   return res.status === 200 ? res.body : undefined;
 }
 
 /** The attempt number of the last start of the workflow's charge activity. */
 async function chargeAttempts(workflowId: string): Promise<number> {
-  const temporal = await temporalClient();
-  try {
-    const history = await temporal.client.workflow.getHandle(workflowId).fetchHistory();
-    const events = history.events ?? [];
-    const scheduled = new Map<string, string>();
-    let attempts = 0;
-    for (const e of events) {
-      const s = e.activityTaskScheduledEventAttributes;
-      if (s) scheduled.set(String(e.eventId), s.activityType?.name ?? '');
-      const started = e.activityTaskStartedEventAttributes;
-      if (started && scheduled.get(String(started.scheduledEventId)) === 'chargePayment') attempts = Math.max(attempts, started.attempt ?? 0);
-    }
-    return attempts;
-  } finally {
-    await temporal.close();
+  const history = await stack.temporal.workflow.getHandle(workflowId).fetchHistory();
+  const events = history.events ?? [];
+  const scheduled = new Map<string, string>();
+  let attempts = 0;
+  for (const e of events) {
+    const s = e.activityTaskScheduledEventAttributes;
+    if (s) scheduled.set(String(e.eventId), s.activityType?.name ?? '');
+    const started = e.activityTaskStartedEventAttributes;
+    if (started && scheduled.get(String(started.scheduledEventId)) === 'chargePayment') attempts = Math.max(attempts, started.attempt ?? 0);
   }
+  return attempts;
 }
 
 describe('payments.create', () => {
@@ -93,16 +62,16 @@ describe('payments.create', () => {
     expect(result.meta.replayed).toBe(false);
     expect(result.result?.chargeId).toMatch(/^ch_/);
     expect(await chargeOf(result.meta.key)).toMatchObject({ chargeId: result.result?.chargeId, amount: 1250, status: 'captured' });
-    expect(await bank.balance(account)).toBe(8_750);
+    expect(await stack.bank.balance(account)).toBe(8_750);
   });
 
   it("when the API's answer is lost (and the bank's too), retries with the same key and the bank charges once", async () => {
     const account = await newAccount(10_000);
     const key = uniqueId('lost');
-    const proxy = await startLossyProxy(Number(new URL(api.url).port));
+    const proxy = await startLossyProxy(Number(new URL(stack.api.url).port));
     // The bank commits and drops its first answer (the worker retries with the derived key);
     // the proxy lets the API answer and drops that answer (the client retries with its key).
-    await bank.setFaults({ dropResponseAfterCommit: 1 });
+    await stack.bank.setFaults({ dropResponseAfterCommit: 1 });
     proxy.loseNextAnswers(1);
     const retries: string[] = [];
     try {
@@ -120,11 +89,11 @@ describe('payments.create', () => {
       expect(posts).toHaveLength(2);
       expect(posts.map((r) => r.key)).toEqual([`"${key}"`, `"${key}"`]);
       expect(await chargeOf(key)).toMatchObject({ chargeId: result.result?.chargeId, amount: 1250, status: 'captured' });
-      expect(await bank.balance(account)).toBe(8_750);
+      expect(await stack.bank.balance(account)).toBe(8_750);
       // The bank's first answer was lost too: the charge activity needed a second attempt.
       expect(await chargeAttempts(`acme/${key}`)).toBeGreaterThanOrEqual(2);
     } finally {
-      await bank.setFaults({ dropResponseAfterCommit: 0 });
+      await stack.bank.setFaults({ dropResponseAfterCommit: 0 });
       await proxy.close();
     }
   });
@@ -138,7 +107,7 @@ describe('payments.create', () => {
     expect(error).toBeInstanceOf(IdempotencyConflictError);
     expect(error).toMatchObject({ status: 422, code: 'idempotency_key_reused', key, differences: ['amount'], attempts: 1 });
     expect(await chargeOf(key)).toMatchObject({ amount: 1250 });
-    expect(await bank.balance(account)).toBe(8_750);
+    expect(await stack.bank.balance(account)).toBe(8_750);
   });
 
   it('a declined payment is an OperationFailedError with the business code; the balance is untouched', async () => {
@@ -147,14 +116,14 @@ describe('payments.create', () => {
     const error = await client().payments.create({ account, amount: 1250, currency: 'EUR' }, { idempotencyKey: key }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OperationFailedError);
     expect(error).toMatchObject({ code: 'insufficient_funds', key, operation: { status: 'failed', key } });
-    expect(await bank.balance(account)).toBe(100);
+    expect(await stack.bank.balance(account)).toBe(100);
     expect((await chargeOf(key))?.status ?? 'none').not.toBe('captured');
   });
 
   it('a short deadline gives OperationPendingError with the key; wait(key) later returns the payment, charged once', async () => {
     const account = await newAccount(10_000);
     const key = `${uniqueId('slow')}/with-slash`;
-    await bank.setFaults({ delayMs: 1_500 });
+    await stack.bank.setFaults({ delayMs: 1_500 });
     try {
       const rs = client();
       const pending = await rs.payments.create({ account, amount: 1250, currency: 'EUR' }, { idempotencyKey: key, timeoutMs: 700 }).catch((e: unknown) => e);
@@ -165,14 +134,14 @@ describe('payments.create', () => {
       expect(done.status).toBe('succeeded');
       expect(done.meta.key).toBe(key);
       expect(await chargeOf(key)).toMatchObject({ chargeId: done.result?.chargeId, amount: 1250, status: 'captured' });
-      expect(await bank.balance(account)).toBe(8_750);
+      expect(await stack.bank.balance(account)).toBe(8_750);
       // Resuming again, or replaying the create, finds the same outcome and charges nothing.
       const again = await rs.payments.create({ account, amount: 1250, currency: 'EUR' }, { idempotencyKey: key });
       expect(again.meta.replayed).toBe(true);
       expect(again.result?.chargeId).toBe(done.result?.chargeId);
-      expect(await bank.balance(account)).toBe(8_750);
+      expect(await stack.bank.balance(account)).toBe(8_750);
     } finally {
-      await bank.setFaults({ delayMs: 0 });
+      await stack.bank.setFaults({ delayMs: 0 });
     }
   });
 });
@@ -196,7 +165,7 @@ describe('when the API is down', () => {
       onRetry: (e) => {
         attempts.push(e.error.code);
         // The API comes back while the client is backing off.
-        if (attempts.length === 2) restarted = startApiAt(port, { taskQueue, apiKeys: API_KEYS });
+        if (attempts.length === 2) restarted = startApiAt(port, { taskQueue: stack.taskQueue, apiKeys: API_KEYS });
       },
     });
     try {
@@ -206,7 +175,7 @@ describe('when the API is down', () => {
       expect(result.meta.key).toBe(key);
       expect(result.meta.requests).toBeGreaterThanOrEqual(3);
       expect(await chargeOf(key)).toMatchObject({ amount: 1250, status: 'captured' });
-      expect(await bank.balance(account)).toBe(8_750);
+      expect(await stack.bank.balance(account)).toBe(8_750);
     } finally {
       await (await restarted)?.close();
     }
@@ -222,7 +191,7 @@ describe('when the API is down', () => {
       apiKey: SECRET,
       timeoutMs: 30_000,
       onRetry: (e) => {
-        if (e.error.status === 503 && restarted === undefined) restarted = startApiAt(port, { taskQueue, apiKeys: API_KEYS });
+        if (e.error.status === 503 && restarted === undefined) restarted = startApiAt(port, { taskQueue: stack.taskQueue, apiKeys: API_KEYS });
       },
     });
     try {
@@ -233,7 +202,7 @@ describe('when the API is down', () => {
       expect(statuses.at(-1)).toBe(200);
       expect(new Set(gateway.seen.map((s) => s.key))).toEqual(new Set([`"${key}"`]));
       expect(await chargeOf(key)).toMatchObject({ amount: 1250, status: 'captured' });
-      expect(await bank.balance(account)).toBe(8_750);
+      expect(await stack.bank.balance(account)).toBe(8_750);
     } finally {
       await gateway.close();
       await (await restarted)?.close();
@@ -245,27 +214,27 @@ describe('checkouts.create', () => {
   it('a declined checkout is an OperationFailedError listing release_reservation, and the stock is back', async () => {
     const account = await newAccount(1_000);
     const sku = uniqueId('sku');
-    await reservations.setStock(sku, 10);
+    await stack.reservations.setStock(sku, 10);
     const key = uniqueId('co');
     const error = await client()
       .checkouts.create({ account, amount: 4_200, currency: 'EUR', items: [{ sku, quantity: 2 }] }, { idempotencyKey: key })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OperationFailedError);
     expect(error).toMatchObject({ code: 'insufficient_funds', compensations: ['release_reservation'], key });
-    expect(await reservations.stock(sku)).toEqual({ available: 10, held: 0 });
-    expect((await reservations.reservation(`acme/${key}/reserve`)).body.status).toBe('released');
-    expect(await bank.balance(account)).toBe(1_000);
+    expect(await stack.reservations.stock(sku)).toEqual({ available: 10, held: 0 });
+    expect((await stack.reservations.reservation(`acme/${key}/reserve`)).body.status).toBe('released');
+    expect(await stack.bank.balance(account)).toBe(1_000);
   });
 
   it('a checkout that goes through holds, charges and confirms once', async () => {
     const account = await newAccount(10_000);
     const sku = uniqueId('sku');
-    await reservations.setStock(sku, 10);
+    await stack.reservations.setStock(sku, 10);
     const result = await client().checkouts.create({ account, amount: 4_200, currency: 'EUR', items: [{ sku, quantity: 2 }] });
     expect(result.status).toBe('succeeded');
     expect(Object.keys(result.result ?? {}).sort()).toEqual(['chargeId', 'reservationId']);
-    expect(await reservations.stock(sku)).toEqual({ available: 8, held: 0 });
-    expect(await bank.balance(account)).toBe(5_800);
+    expect(await stack.reservations.stock(sku)).toEqual({ available: 8, held: 0 });
+    expect(await stack.bank.balance(account)).toBe(5_800);
   });
 });
 
@@ -297,7 +266,7 @@ describe('operations', () => {
   });
 
   it('a missing API key is an ApiError unauthorized (401), not retried', async () => {
-    const error = await createClient({ baseUrl: api.url }).operations.list().catch((e: unknown) => e);
+    const error = await createClient({ baseUrl: stack.api.url }).operations.list().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApiError);
     expect(error).toMatchObject({ status: 401, code: 'unauthorized', attempts: 1 });
   });
@@ -312,6 +281,6 @@ describe('operations', () => {
     // The key was not consumed: a valid request under it now starts the payment.
     const ok = await client().payments.create({ ...bad, amount: 1250 }, { idempotencyKey: key });
     expect(ok.meta.replayed).toBe(false);
-    expect(await bank.balance(account)).toBe(8_750);
+    expect(await stack.bank.balance(account)).toBe(8_750);
   });
 });

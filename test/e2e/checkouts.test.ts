@@ -1,47 +1,23 @@
 // The checkout saga end to end: API, dev server, worker, bank and reservation service, all
 // real. Each test checks balances and inventory, not just the operation's status.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApi, type ApiHandle } from '../support/api.js';
+import { describe, expect, it } from 'vitest';
+import { startApi } from '../support/api.js';
+import { useFullStack } from '../support/full-stack.js';
 import { auditOperation } from '../support/invariants.js';
-import {
-  startBank,
-  startReservations,
-  startWorker,
-  uniqueId,
-  type BankHandle,
-  type ReservationsHandle,
-  type WorkerHandle,
-} from '../support/stack.js';
+import { uniqueId } from '../support/stack.js';
 
-let bank: BankHandle;
-let reservations: ReservationsHandle;
-let worker: WorkerHandle;
-let api: ApiHandle;
-const taskQueue = uniqueId('checkout-e2e');
-
-beforeAll(async () => {
-  [bank, reservations] = await Promise.all([startBank(), startReservations()]);
-  worker = await startWorker({ taskQueue, bankUrl: bank.url, reservationsUrl: reservations.url });
-  api = await startApi({ taskQueue, stepDeadlineMs: 3_000, attentionAfterMs: 2_000 });
-});
-
-afterAll(async () => {
-  await api?.close();
-  await worker?.stop();
-  await reservations?.close();
-  await bank?.close();
-});
+const stack = useFullStack({ name: 'checkout-e2e', stepDeadlineMs: 3_000, attentionAfterMs: 2_000 });
 
 async function setUp(balance: number, stock: number) {
   const account = uniqueId('acc');
   const sku = uniqueId('sku');
-  await bank.openAccount(account, balance);
-  await reservations.setStock(sku, stock);
+  await stack.bank.openAccount(account, balance);
+  await stack.reservations.setStock(sku, stock);
   return { account, sku };
 }
 
 async function checkout(key: string, body: Record<string, unknown>, headers: Record<string, string> = {}) {
-  return api.request('POST', '/v1/checkouts', { body, headers: { 'idempotency-key': key, prefer: 'wait=30', ...headers } });
+  return stack.api.request('POST', '/v1/checkouts', { body, headers: { 'idempotency-key': key, prefer: 'wait=30', ...headers } });
 }
 
 describe('POST /v1/checkouts', () => {
@@ -65,9 +41,9 @@ describe('POST /v1/checkouts', () => {
     expect(result.chargeId).toMatch(/^ch_/);
     expect(result.reservationId).toMatch(/^rsv_/);
     expect((await checkout(key, body)).headers.get('idempotent-replayed')).toBe('true');
-    expect(await bank.balance(account)).toBe(5_800);
-    expect(await reservations.stock(sku)).toEqual({ available: 8, held: 0 });
-    expect((await reservations.reservation(`default/${key}/reserve`)).body.status).toBe('confirmed');
+    expect(await stack.bank.balance(account)).toBe(5_800);
+    expect(await stack.reservations.stock(sku)).toEqual({ available: 8, held: 0 });
+    expect((await stack.reservations.reservation(`default/${key}/reserve`)).body.status).toBe('confirmed');
   });
 
   it('when out of stock, fails with out_of_stock, charges nothing and holds nothing', async () => {
@@ -75,9 +51,9 @@ describe('POST /v1/checkouts', () => {
     const key = uniqueId('order');
     const res = await checkout(key, { account, amount: 4200, currency: 'EUR', items: [{ sku, quantity: 2 }] });
     expect(res.body).toMatchObject({ status: 'failed', error: { code: 'out_of_stock', compensations: [] } });
-    expect(await bank.balance(account)).toBe(10_000);
-    expect(await reservations.stock(sku)).toEqual({ available: 1, held: 0 });
-    expect((await bank.charge(`default/${key}/charge`)).status).toBe(404);
+    expect(await stack.bank.balance(account)).toBe(10_000);
+    expect(await stack.reservations.stock(sku)).toEqual({ available: 1, held: 0 });
+    expect((await stack.bank.charge(`default/${key}/charge`)).status).toBe(404);
   });
 
   it('when the charge is declined, releases the reservation', async () => {
@@ -93,18 +69,18 @@ describe('POST /v1/checkouts', () => {
         { name: 'confirm_reservation', status: 'pending' },
       ],
     });
-    expect(await bank.balance(account)).toBe(100);
-    expect(await reservations.stock(sku)).toEqual({ available: 5, held: 0 });
-    expect((await reservations.reservation(`default/${key}/reserve`)).body.status).toBe('released');
+    expect(await stack.bank.balance(account)).toBe(100);
+    expect(await stack.reservations.stock(sku)).toEqual({ available: 5, held: 0 });
+    expect((await stack.reservations.reservation(`default/${key}/reserve`)).body.status).toBe('released');
   });
 
   it('when the hold expires before confirmation, fails with reservation_expired and reverses the charge', async () => {
-    const shortHolds = await startApi({ taskQueue, stepDeadlineMs: 10_000, holdTtl: '1s' });
+    const shortHolds = await startApi({ taskQueue: stack.taskQueue, stepDeadlineMs: 10_000, holdTtl: '1s' });
     try {
       const { account, sku } = await setUp(10_000, 5);
       const key = uniqueId('order');
       // The charge takes longer than the hold lives.
-      await bank.setFaults({ delayMs: 1_600 });
+      await stack.bank.setFaults({ delayMs: 1_600 });
       const res = await shortHolds.request('POST', '/v1/checkouts', {
         headers: { 'idempotency-key': key, prefer: 'wait=30' },
         body: { account, amount: 1_000, currency: 'EUR', items: [{ sku, quantity: 1 }] },
@@ -113,11 +89,11 @@ describe('POST /v1/checkouts', () => {
         status: 'failed',
         error: { code: 'reservation_expired', compensations: ['reverse_charge', 'release_reservation'] },
       });
-      expect((await bank.charge(`default/${key}/charge`)).body.status).toBe('reversed');
-      expect(await bank.balance(account)).toBe(10_000);
-      expect(await reservations.stock(sku)).toEqual({ available: 5, held: 0 });
+      expect((await stack.bank.charge(`default/${key}/charge`)).body.status).toBe('reversed');
+      expect(await stack.bank.balance(account)).toBe(10_000);
+      expect(await stack.reservations.stock(sku)).toEqual({ available: 5, held: 0 });
     } finally {
-      await bank.setFaults({ delayMs: 0 });
+      await stack.bank.setFaults({ delayMs: 0 });
       await shortHolds.close();
     }
   });
@@ -125,16 +101,16 @@ describe('POST /v1/checkouts', () => {
   it('when the bank is unreachable past the charge deadline, fences the charge and releases the hold', async () => {
     const { account, sku } = await setUp(10_000, 5);
     const key = uniqueId('order');
-    await bank.setFaults({ down: true });
+    await stack.bank.setFaults({ down: true });
     try {
       const started = await checkout(key, { account, amount: 700, currency: 'EUR', items: [{ sku, quantity: 1 }] }, { prefer: 'respond-async' });
       expect(started.status).toBe(202);
       // Down a little past the 3 s deadline of charge_payment (reserve took a moment too).
       await new Promise((r) => setTimeout(r, 4_000));
     } finally {
-      await bank.setFaults({ down: false });
+      await stack.bank.setFaults({ down: false });
     }
-    const final = await api.waitTerminal(key);
+    const final = await stack.api.waitTerminal(key);
     expect(final).toMatchObject({
       status: 'failed',
       error: { code: 'payment_unavailable', compensations: ['reverse_charge', 'release_reservation'] },
@@ -144,20 +120,20 @@ describe('POST /v1/checkouts', () => {
         { name: 'confirm_reservation', status: 'pending' },
       ],
     });
-    const late = await fetch(`${bank.url}/charges`, {
+    const late = await fetch(`${stack.bank.url}/charges`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'idempotency-key': `default/${key}/charge` },
       body: JSON.stringify({ account, amount: 700, currency: 'EUR' }),
     });
     expect(late.status).toBe(410);
-    expect(await bank.balance(account)).toBe(10_000);
-    expect(await reservations.stock(sku)).toEqual({ available: 5, held: 0 });
+    expect(await stack.bank.balance(account)).toBe(10_000);
+    expect(await stack.reservations.stock(sku)).toEqual({ available: 5, held: 0 });
   });
 
   it('with half the responses lost at both services, 30 concurrent checkouts all end consistent', async () => {
     const { account, sku } = await setUp(1_000_000, 20);
-    await Promise.all([bank.setFaults({ dropResponseAfterCommit: 0.5 }), reservations.setFaults({ dropResponseAfterCommit: 0.5 })]);
-    const lossy = await startApi({ taskQueue, stepDeadlineMs: 30_000 });
+    await Promise.all([stack.bank.setFaults({ dropResponseAfterCommit: 0.5 }), stack.reservations.setFaults({ dropResponseAfterCommit: 0.5 })]);
+    const lossy = await startApi({ taskQueue: stack.taskQueue, stepDeadlineMs: 30_000 });
     try {
       const ops = Array.from({ length: 30 }, (_, i) => ({ key: uniqueId(`lossy${i}`), amount: 100 + i }));
       const answers = await Promise.all(
@@ -171,7 +147,7 @@ describe('POST /v1/checkouts', () => {
       const violations: string[] = [];
       for (const [i, op] of ops.entries()) {
         const operation = answers[i]!.status === 200 ? answers[i]!.body : await lossy.waitTerminal(op.key, undefined, 90_000);
-        violations.push(...(await auditOperation({ workflowId: `default/${op.key}`, type: 'checkout', amount: op.amount, operation }, bank, reservations)));
+        violations.push(...(await auditOperation({ workflowId: `default/${op.key}`, type: 'checkout', amount: op.amount, operation }, stack.bank, stack.reservations)));
       }
       expect(violations).toEqual([]);
       // 20 in stock, 30 wanted: exactly 20 succeed, 10 fail out_of_stock, money matches.
@@ -180,10 +156,10 @@ describe('POST /v1/checkouts', () => {
       expect(succeeded).toHaveLength(20);
       expect(finals.filter((f) => (f.error as { code?: string } | undefined)?.code === 'out_of_stock')).toHaveLength(10);
       const charged = ops.filter((_, i) => finals[i]!.status === 'succeeded').reduce((sum, op) => sum + op.amount, 0);
-      expect(await bank.balance(account)).toBe(1_000_000 - charged);
-      expect(await reservations.stock(sku)).toEqual({ available: 0, held: 0 });
+      expect(await stack.bank.balance(account)).toBe(1_000_000 - charged);
+      expect(await stack.reservations.stock(sku)).toEqual({ available: 0, held: 0 });
     } finally {
-      await Promise.all([bank.setFaults({ dropResponseAfterCommit: 0 }), reservations.setFaults({ dropResponseAfterCommit: 0 })]);
+      await Promise.all([stack.bank.setFaults({ dropResponseAfterCommit: 0 }), stack.reservations.setFaults({ dropResponseAfterCommit: 0 })]);
       await lossy.close();
     }
   });
@@ -192,32 +168,32 @@ describe('POST /v1/checkouts', () => {
     const { account, sku } = await setUp(100, 5);
     const key = uniqueId('order');
     // The charge will be declined slowly, and the reservation service is down by then.
-    await bank.setFaults({ delayMs: 1_500 });
+    await stack.bank.setFaults({ delayMs: 1_500 });
     const started = await checkout(key, { account, amount: 4200, currency: 'EUR', items: [{ sku, quantity: 1 }] }, { prefer: 'respond-async' });
     expect(started.status).toBe(202);
-    for (let i = 0; i < 40 && (await reservations.reservation(`default/${key}/reserve`)).status !== 200; i++) {
+    for (let i = 0; i < 40 && (await stack.reservations.reservation(`default/${key}/reserve`)).status !== 200; i++) {
       await new Promise((r) => setTimeout(r, 50));
     }
-    await reservations.setFaults({ down: true });
+    await stack.reservations.setFaults({ down: true });
     try {
       let seen: Record<string, unknown> = {};
       for (let i = 0; i < 60; i++) {
-        seen = (await api.request('GET', `/v1/operations/${key}`)).body;
+        seen = (await stack.api.request('GET', `/v1/operations/${key}`)).body;
         if (seen.needsAttention === true) break;
         await new Promise((r) => setTimeout(r, 250));
       }
       expect(seen).toMatchObject({ status: 'processing', needsAttention: true });
-      expect((await reservations.stock(sku)).held).toBe(1);
+      expect((await stack.reservations.stock(sku)).held).toBe(1);
     } finally {
-      await reservations.setFaults({ down: false });
-      await bank.setFaults({ delayMs: 0 });
+      await stack.reservations.setFaults({ down: false });
+      await stack.bank.setFaults({ delayMs: 0 });
     }
-    const final = await api.waitTerminal(key, undefined, 90_000);
+    const final = await stack.api.waitTerminal(key, undefined, 90_000);
     expect(final).toMatchObject({
       status: 'failed',
       needsAttention: true,
       error: { code: 'insufficient_funds', compensations: ['release_reservation'] },
     });
-    expect(await reservations.stock(sku)).toEqual({ available: 5, held: 0 });
+    expect(await stack.reservations.stock(sku)).toEqual({ available: 5, held: 0 });
   });
 });

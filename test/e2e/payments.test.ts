@@ -1,35 +1,21 @@
 // Idempotent payments end to end: real HTTP API, real dev server, real worker, real bank.
 // Every test counts effects at the bank (balance, charge records), not just statuses.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApi, type ApiHandle } from '../support/api.js';
-import { startBank, startWorker, temporalClient, uniqueId, type BankHandle, type WorkerHandle } from '../support/stack.js';
-import type { Client } from '@temporalio/client';
+import { describe, expect, it } from 'vitest';
+import { useFullStack } from '../support/full-stack.js';
+import { uniqueId } from '../support/stack.js';
 
-let bank: BankHandle;
-let worker: WorkerHandle;
-let api: ApiHandle;
-let temporal: { client: Client; close(): Promise<void> };
-const taskQueue = uniqueId('payments-e2e');
-
-beforeAll(async () => {
-  bank = await startBank();
-  worker = await startWorker({ taskQueue, bankUrl: bank.url });
-  api = await startApi({ taskQueue, apiKeys: 'secret-acme-0123456789=acme,secret-umbrella-0123=umbrella', stepDeadlineMs: 3_000 });
-  temporal = await temporalClient();
-});
-
-afterAll(async () => {
-  await api?.close();
-  await worker?.stop();
-  await temporal?.close();
-  await bank?.close();
+const stack = useFullStack({
+  name: 'payments-e2e',
+  reservations: false,
+  apiKeys: 'secret-acme-0123456789=acme,secret-umbrella-0123=umbrella',
+  stepDeadlineMs: 3_000,
 });
 
 const ACME = 'Bearer secret-acme-0123456789';
 const UMBRELLA = 'Bearer secret-umbrella-0123';
 
 async function pay(key: string | undefined, body: unknown, headers: Record<string, string> = {}) {
-  return api.request('POST', '/v1/payments', {
+  return stack.api.request('POST', '/v1/payments', {
     body,
     headers: { authorization: ACME, ...(key === undefined ? {} : { 'idempotency-key': key }), prefer: 'wait=20', ...headers },
   });
@@ -37,19 +23,19 @@ async function pay(key: string | undefined, body: unknown, headers: Record<strin
 
 async function newAccount(balance: number): Promise<string> {
   const id = uniqueId('acc');
-  await bank.openAccount(id, balance);
+  await stack.bank.openAccount(id, balance);
   return id;
 }
 
 async function executionsOf(workflowId: string): Promise<number> {
   let n = 0;
-  for await (const _ of temporal.client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) n++;
+  for await (const _ of stack.temporal.workflow.list({ query: `WorkflowId = '${workflowId}'` })) n++;
   return n;
 }
 
 async function exists(workflowId: string): Promise<boolean> {
   try {
-    await temporal.client.workflow.getHandle(workflowId).describe();
+    await stack.temporal.workflow.getHandle(workflowId).describe();
     return true;
   } catch {
     return false;
@@ -78,7 +64,7 @@ describe('POST /v1/payments', () => {
     expect(second.status).toBe(200);
     expect(second.headers.get('idempotent-replayed')).toBe('true');
     expect(second.body).toEqual(first.body);
-    expect(await bank.balance(account)).toBe(8750);
+    expect(await stack.bank.balance(account)).toBe(8750);
   });
 
   it('answers 50 concurrent requests with one key from one execution and one charge', async () => {
@@ -95,7 +81,7 @@ describe('POST /v1/payments', () => {
     expect(new Set(finals.map((a) => (a.body.result as Record<string, string>).chargeId)).size).toBe(1);
     expect(answers.filter((a) => a.headers.get('idempotent-replayed') !== 'true')).toHaveLength(1);
     expect(await executionsOf(`acme/${key}`)).toBe(1);
-    expect(await bank.balance(account)).toBe(9300);
+    expect(await stack.bank.balance(account)).toBe(9300);
   });
 
   it('refuses the same key with a different amount with 422 naming amount, and charges nothing more', async () => {
@@ -106,7 +92,7 @@ describe('POST /v1/payments', () => {
     expect(reused.status).toBe(422);
     expect(reused.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     expect(reused.body).toMatchObject({ code: 'idempotency_key_reused', differences: ['amount'] });
-    expect(await bank.balance(account)).toBe(9000);
+    expect(await stack.bank.balance(account)).toBe(9000);
   });
 
   it('treats the quoted ("k") and bare (k) forms of a key as the same operation', async () => {
@@ -118,7 +104,7 @@ describe('POST /v1/payments', () => {
     expect(bare.status).toBe(200);
     expect(bare.headers.get('idempotent-replayed')).toBe('true');
     expect(bare.body.result).toEqual(quoted.body.result);
-    expect(await bank.balance(account)).toBe(9700);
+    expect(await stack.bank.balance(account)).toBe(9700);
   });
 
   it('refuses invalid input of every kind with a problem, starts nothing, and leaves the key usable', async () => {
@@ -139,7 +125,7 @@ describe('POST /v1/payments', () => {
     ];
     for (const c of cases) {
       const res = c.raw
-        ? await api.request('POST', '/v1/payments', {
+        ? await stack.api.request('POST', '/v1/payments', {
             rawBody: c.raw,
             headers: { authorization: ACME, 'idempotency-key': c.key!, 'content-type': 'application/json' },
           })
@@ -148,11 +134,11 @@ describe('POST /v1/payments', () => {
       expect(res.headers.get('content-type'), c.name).toMatch(/^application\/problem\+json/);
     }
     expect(await exists(`acme/${key}`)).toBe(false);
-    expect(await bank.balance(account)).toBe(10_000);
+    expect(await stack.bank.balance(account)).toBe(10_000);
     const after = await pay(key, good);
     expect(after.status).toBe(200);
     expect(after.body.status).toBe('succeeded');
-    expect(await bank.balance(account)).toBe(9_900);
+    expect(await stack.bank.balance(account)).toBe(9_900);
   });
 
   it('when funds are insufficient, fails with insufficient_funds, replays it identically, and leaves the balance', async () => {
@@ -165,62 +151,62 @@ describe('POST /v1/payments', () => {
     expect(again.status).toBe(200);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(again.body).toEqual(first.body);
-    expect(await bank.balance(account)).toBe(500);
+    expect(await stack.bank.balance(account)).toBe(500);
   });
 
   it('when the bank drops half its responses after commit, every payment succeeds and is charged once', async () => {
     const account = await newAccount(100_000);
-    await bank.setFaults({ dropResponseAfterCommit: 0.5 });
+    await stack.bank.setFaults({ dropResponseAfterCommit: 0.5 });
     try {
       const keys = Array.from({ length: 10 }, () => uniqueId('lossy'));
       const answers = await Promise.all(keys.map((k) => pay(k, { account, amount: 1000, currency: 'EUR' }, { prefer: 'wait=60' })));
       for (const a of answers) expect(a.body.status).toBe('succeeded');
-      for (const k of keys) expect((await bank.charge(`acme/${k}/charge`)).body).toMatchObject({ status: 'captured', amount: 1000 });
-      expect(await bank.balance(account)).toBe(90_000);
+      for (const k of keys) expect((await stack.bank.charge(`acme/${k}/charge`)).body).toMatchObject({ status: 'captured', amount: 1000 });
+      expect(await stack.bank.balance(account)).toBe(90_000);
     } finally {
-      await bank.setFaults({ dropResponseAfterCommit: 0 });
+      await stack.bank.setFaults({ dropResponseAfterCommit: 0 });
     }
   });
 
   it('when the bank is down past the deadline, fences the charge: payment_unavailable, and a late charge is refused', async () => {
     const account = await newAccount(10_000);
     const key = uniqueId('down');
-    await bank.setFaults({ down: true });
+    await stack.bank.setFaults({ down: true });
     const started = await pay(key, { account, amount: 400, currency: 'EUR' }, { prefer: 'respond-async' });
     expect(started.status).toBe(202);
     expect(started.headers.get('location')).toBe(`/v1/operations/${key}`);
     expect(Number(started.headers.get('retry-after'))).toBeGreaterThan(0);
     await new Promise((r) => setTimeout(r, 3_500));
-    await bank.setFaults({ down: false });
-    const final = await api.waitTerminal(key, ACME);
+    await stack.bank.setFaults({ down: false });
+    const final = await stack.api.waitTerminal(key, ACME);
     expect(final).toMatchObject({
       status: 'failed',
       error: { code: 'payment_unavailable', compensations: ['reverse_charge'] },
       steps: [{ name: 'charge_payment', status: 'fenced' }],
     });
-    const late = await fetch(`${bank.url}/charges`, {
+    const late = await fetch(`${stack.bank.url}/charges`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'idempotency-key': `acme/${key}/charge` },
       body: JSON.stringify({ account, amount: 400, currency: 'EUR' }),
     });
     expect(late.status).toBe(410);
-    expect(await bank.balance(account)).toBe(10_000);
+    expect(await stack.bank.balance(account)).toBe(10_000);
   });
 });
 
 describe('GET /v1/operations/{key}', () => {
   it('answers 404 for a key never used, and for another tenant\'s key', async () => {
-    const never = await api.request('GET', `/v1/operations/${uniqueId('never')}`, { headers: { authorization: ACME } });
+    const never = await stack.api.request('GET', `/v1/operations/${uniqueId('never')}`, { headers: { authorization: ACME } });
     expect(never.status).toBe(404);
     expect(never.body.code).toBe('operation_not_found');
 
     const account = await newAccount(1_000);
     const key = uniqueId('mine');
     expect((await pay(key, { account, amount: 10, currency: 'EUR' })).status).toBe(200);
-    const mine = await api.request('GET', `/v1/operations/${key}`, { headers: { authorization: ACME } });
+    const mine = await stack.api.request('GET', `/v1/operations/${key}`, { headers: { authorization: ACME } });
     expect(mine.status).toBe(200);
     expect(mine.body.status).toBe('succeeded');
-    const theirs = await api.request('GET', `/v1/operations/${key}`, { headers: { authorization: UMBRELLA } });
+    const theirs = await stack.api.request('GET', `/v1/operations/${key}`, { headers: { authorization: UMBRELLA } });
     expect(theirs.status).toBe(404);
     expect(theirs.body.code).toBe('operation_not_found');
   });
@@ -233,7 +219,7 @@ describe('GET /v1/operations/{key}', () => {
     expect(a.status).toBe(200);
     expect(b.status).toBe(200);
     expect(b.headers.get('idempotent-replayed')).not.toBe('true');
-    expect(await bank.balance(account)).toBe(9_700);
+    expect(await stack.bank.balance(account)).toBe(9_700);
   });
 
   it('lists only the tenant\'s own operations, filtered by status and type', async () => {
@@ -243,7 +229,7 @@ describe('GET /v1/operations/{key}', () => {
     // Visibility is eventually consistent: poll briefly.
     let listed: Array<Record<string, unknown>> = [];
     for (let i = 0; i < 40; i++) {
-      const res = await api.request('GET', '/v1/operations?type=payment&status=succeeded&limit=100', { headers: { authorization: UMBRELLA } });
+      const res = await stack.api.request('GET', '/v1/operations?type=payment&status=succeeded&limit=100', { headers: { authorization: UMBRELLA } });
       expect(res.status).toBe(200);
       listed = res.body.operations as Array<Record<string, unknown>>;
       if (listed.some((o) => o.key === key)) break;
@@ -251,7 +237,7 @@ describe('GET /v1/operations/{key}', () => {
     }
     expect(listed.some((o) => o.key === key)).toBe(true);
     expect(listed.every((o) => o.type === 'payment' && o.status === 'succeeded')).toBe(true);
-    const acme = await api.request('GET', '/v1/operations?limit=100', { headers: { authorization: ACME } });
+    const acme = await stack.api.request('GET', '/v1/operations?limit=100', { headers: { authorization: ACME } });
     expect((acme.body.operations as Array<Record<string, unknown>>).some((o) => o.key === key)).toBe(false);
   });
 });

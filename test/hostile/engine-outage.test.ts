@@ -13,7 +13,7 @@ import { inject } from 'vitest';
 import { startDevServer, type DevServer } from '../../common/dev-server.js';
 import { setupNamespace, waitForSearchAttributes } from '../../common/namespace-setup.js';
 import { createWorker } from '../../worker/create.js';
-import { freePort } from '../support/ports.js';
+import { freePort } from '../../common/supervisor/ports.js';
 import { startBank, uniqueId, type BankHandle } from '../support/stack.js';
 import { Contract, counter, documentedRoute, problemViolations, rawRequest, startTestApi, type RawAnswer, type TestApi } from './support.js';
 

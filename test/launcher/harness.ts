@@ -4,7 +4,7 @@ import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '../support/ports.js';
+import { freePort } from '../../common/supervisor/ports.js';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -175,4 +175,15 @@ export function processesMentioning(markers: string[]): string[] {
   const ps = execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' });
   for (const line of ps.split('\n')) if (markers.some((m) => line.includes(m))) hits.push(line.trim());
   return hits;
+}
+
+/** The process id of the launcher's child that runs `entry` (e.g. downstream/bank/server.ts). */
+export function childRunning(launcherPid: number, entry: string): number | undefined {
+  return descendants(launcherPid).find((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(entry);
+    } catch {
+      return false;
+    }
+  });
 }

@@ -1,13 +1,14 @@
-// The launcher's decisions that need no processes: flags, configuration, the readiness
-// line of the worker, port-conflict detection and the banner.
+// The launcher's decisions that need no processes: flags, configuration, the dev server's
+// command line, the readiness line of the worker, port-conflict detection and the banner.
 import { prettyFactory } from 'pino-pretty';
 import { describe, expect, it } from 'vitest';
+import { DEV_SERVER_DYNAMIC_CONFIG, devServerArgs } from '../../common/dev-server.js';
 import { ConfigError } from '../../common/env.js';
 import { renderBanner } from '../../scripts/launcher/banner.js';
 import { loadLauncherConfig, parseFlags, UsageError } from '../../scripts/launcher/options.js';
 import { Output } from '../../scripts/launcher/output.js';
-import { addressInUse } from '../../scripts/launcher/ports.js';
-import { isWorkerReadyLine, serviceSpecs, validateServices } from '../../scripts/launcher/services.js';
+import { addressInUse } from '../../common/supervisor/ports.js';
+import { isWorkerReadyLine, stackParts, validateParts } from '../../scripts/launcher/parts.js';
 
 const ROOT = '/repo';
 
@@ -76,15 +77,28 @@ describe('configuration', () => {
     const saved = process.env.RETRYSAFE_API_KEYS;
     process.env.RETRYSAFE_API_KEYS = 'tooshort=acme';
     try {
-      const problems = configError(() => validateServices(stack));
+      const problems = configError(() => validateParts(stack));
       expect(problems).toEqual([expect.stringMatching(/^RETRYSAFE_API_KEYS entry 1: the secret is shorter.*\(api\)$/)]);
       expect(problems.join()).not.toContain('tooshort');
       process.env.RETRYSAFE_API_KEYS = 'a-long-enough-secret-0001=acme';
-      expect(validateServices(stack)).toEqual({ apiKeyCount: 1, tenants: ['acme'] });
+      expect(validateParts(stack)).toEqual({ apiKeyCount: 1, tenants: ['acme'] });
     } finally {
       if (saved === undefined) delete process.env.RETRYSAFE_API_KEYS;
       else process.env.RETRYSAFE_API_KEYS = saved;
     }
+  });
+});
+
+describe('the dev server command line', () => {
+  it('names the SQLite file, the ports and the namespace, and passes every dynamic config value as JSON', () => {
+    const args = devServerArgs({ bin: 'temporal', dbFile: '/data/temporal.db', port: 7233, uiPort: 8233, logLevel: 'warn' });
+    expect(args.slice(0, 12)).toEqual([
+      'server', 'start-dev', '--ip', '127.0.0.1', '--port', '7233', '--log-level', 'warn', '--namespace', 'default', '--db-filename', '/data/temporal.db',
+    ]);
+    expect(args.slice(12, 14)).toEqual(['--ui-port', '8233']);
+    expect(args.slice(14)).toEqual(DEV_SERVER_DYNAMIC_CONFIG.flatMap(([key, value]) => ['--dynamic-config-value', `${key}=${JSON.stringify(value)}`]));
+    expect(devServerArgs({ bin: 'temporal', port: 7300, headless: true })).toContain('--headless');
+    expect(devServerArgs({ bin: 'temporal', port: 7300, headless: true })).not.toContain('--db-filename');
   });
 });
 
@@ -113,7 +127,7 @@ describe('port conflicts in a child output', () => {
 describe('banner', () => {
   const config = loadLauncherConfig(ROOT, {});
   const temporal = { address: '127.0.0.1:7233', namespace: 'default', uiUrl: 'http://localhost:8233', embedded: true };
-  const services = (faults: boolean) => serviceSpecs({ config, faults, prettyLogs: false, temporal });
+  const services = (faults: boolean) => stackParts({ config, faults, prettyLogs: false, temporal });
   const output = new Output(false);
 
   it('in dev mode, lists every part and says so, with a curl that needs no key', () => {

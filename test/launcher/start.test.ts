@@ -1,15 +1,16 @@
 // `npm start` as a user runs it: the real launcher, a real dev server, bank, worker and
 // API on free ports and a temporary data dir. Checks the banner, a payment end to end, a
 // clean stop with no process left behind (even after a SIGKILL of the launcher), data
-// surviving a restart, --reset, and the refusals (bad flag, bad variable, busy port, a part
-// that cannot start).
+// surviving a restart, --reset, a part that dies and is restarted, and the refusals (bad
+// flag, bad variable, busy port, a part that cannot start).
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
+  childRunning,
   descendants,
   freeStackPorts,
   isAlive,
@@ -20,7 +21,10 @@ import {
 } from './harness.js';
 
 const BANNER = /retrysafe is ready in (\d+(?:\.\d+)?) s[\s\S]*Ctrl-C stops everything/;
-const START_TIMEOUT = 75_000;
+// Bounds, not expectations: a 2-core machine shared with other test runs starts the five
+// parts one after the other in well under a minute, but not always.
+const START_TIMEOUT = 150_000;
+const STACK_TEST = { timeout: 300_000 };
 
 let tmp: string;
 const running = new Set<LauncherProcess>();
@@ -77,7 +81,7 @@ async function getJson(url: string, init?: RequestInit): Promise<{ status: numbe
   return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
 }
 
-describe('npm start', () => {
+describe('npm start', STACK_TEST, () => {
   let ports: StackPorts;
   let dataDir: string;
   let markers: string[];
@@ -180,7 +184,66 @@ describe('npm start', () => {
   });
 });
 
-describe('refusals', () => {
+async function pay(ports: StackPorts, key: string, amount: number) {
+  return getJson(`http://127.0.0.1:${ports.api}/v1/payments`, {
+    method: 'POST',
+    headers: { 'Idempotency-Key': key, 'Content-Type': 'application/json', Prefer: 'wait=30' },
+    body: JSON.stringify({ account: 'acc_alice', amount, currency: 'EUR' }),
+  });
+}
+
+describe('when a part dies', STACK_TEST, () => {
+  it('restarts the bank after a SIGKILL, says so, and payments still work on the same ledger', async () => {
+    const ports = await freeStackPorts();
+    const dataDir = join(tmp, 'bank-killed');
+    const launcher = launch([], dataDir, ports);
+    await launcher.waitFor(BANNER, START_TIMEOUT);
+    const before = `before-${randomUUID()}`;
+    expect((await pay(ports, before, 1_000)).body).toMatchObject({ key: before, status: 'succeeded' });
+
+    const killed = childRunning(launcher.pid, 'downstream/bank/server.ts');
+    expect(killed).toBeDefined();
+    process.kill(killed!, 'SIGKILL');
+    await launcher.waitFor(/\[retrysafe\] bank was killed by SIGKILL unexpectedly; restarting it in \d+\.\d s/, 30_000);
+    await launcher.waitFor(/\[retrysafe\] bank ready again after a restart/, START_TIMEOUT);
+    const restarted = childRunning(launcher.pid, 'downstream/bank/server.ts');
+    expect(restarted).toBeDefined();
+    expect(restarted).not.toBe(killed);
+
+    const after = `after-${randomUUID()}`;
+    expect((await pay(ports, after, 250)).body).toMatchObject({ key: after, status: 'succeeded' });
+    // The restarted bank kept its ledger: the first charge is there, and both moved money once.
+    const bank = `http://127.0.0.1:${ports.bank}`;
+    expect((await getJson(`${bank}/charges/${encodeURIComponent(`default/${before}/charge`)}`)).body).toMatchObject({ status: 'captured', amount: 1_000 });
+    expect((await getJson(`${bank}/accounts/acc_alice`)).body.balance).toBe(1_000_000 - 1_000 - 250);
+    await stopCleanly(launcher, [dataDir, `API_PORT=${ports.api}`, `--port ${ports.temporal}`]);
+  });
+
+  it('stops the stack with a last line naming the part when it cannot start three times in a row', async () => {
+    const ports = await freeStackPorts();
+    const dataDir = join(tmp, 'bank-broken-later');
+    const launcher = launch([], dataDir, ports);
+    await launcher.waitFor(BANNER, START_TIMEOUT);
+    // From now on the bank cannot open its database (a directory where the file was):
+    // the running bank keeps its open file until it is killed; every restart fails.
+    renameSync(join(dataDir, 'bank.db'), join(dataDir, 'bank.db.moved'));
+    mkdirSync(join(dataDir, 'bank.db'));
+    process.kill(childRunning(launcher.pid, 'downstream/bank/server.ts')!, 'SIGKILL');
+
+    const result = await launcher.exit(150_000);
+    running.delete(launcher);
+    expect(result.code, launcher.tail()).toBe(1);
+    expect(launcher.output).toContain('[retrysafe] bank was killed by SIGKILL unexpectedly; restarting it');
+    expect(launcher.output).toMatch(/\[retrysafe\] bank did not start: exited with code 1 before it was ready.*\(attempt 2 of 3\)/);
+    expect(launcher.output).toMatch(/\[retrysafe\] bank did not start: .*\(attempt 3 of 3\)/);
+    expect(launcher.output).toContain('[retrysafe] temporal stopped');
+    const lines = launcher.output.trim().split('\n');
+    expect(lines.at(-1)).toMatch(/^retrysafe: could not restart bank: exited with code 1 before it was ready.* \(3 attempts in a row\); stopped the rest$/);
+    expect(processesMentioning([dataDir, `--port ${ports.temporal}`])).toEqual([]);
+  });
+});
+
+describe('refusals', STACK_TEST, () => {
   it('answers an unknown flag with one line and the usage, exit 2', async () => {
     const ports = await freeStackPorts();
     const dataDir = join(tmp, 'bad-flag');
@@ -228,17 +291,20 @@ describe('refusals', () => {
     }
   });
 
-  it('when a part cannot start, stops what was started, names the part and exits 1', async () => {
+  it('when a part cannot start three times in a row, stops what was started, names the part and exits 1', async () => {
     const ports = await freeStackPorts();
     const dataDir = join(tmp, 'broken-bank');
     mkdirSync(join(dataDir, 'bank.db'), { recursive: true }); // a directory: SQLite cannot open it
     const launcher = launch([], dataDir, ports);
-    const result = await launcher.exit(60_000);
+    const result = await launcher.exit(150_000);
     running.delete(launcher);
     expect(result.code, launcher.tail()).toBe(1);
     expect(launcher.output).toContain('[retrysafe] temporal stopped');
     const lines = launcher.output.trim().split('\n');
     expect(lines.at(-1)).toMatch(/^retrysafe: could not start bank: exited with code 1 before it was ready/);
+    // Tried again with back-off before giving up, and said so.
+    expect(launcher.output).toMatch(/\[retrysafe\] bank did not start: .*; trying again in \d+\.\d s \(attempt 2 of 3\)/);
+    expect(lines.at(-1)).toMatch(/\(3 attempts in a row\)$/);
     expect(processesMentioning([dataDir, `--port ${ports.temporal}`])).toEqual([]);
   });
 });

@@ -1,50 +1,28 @@
 // Counters move by exactly one for one event: a replay and a 422 at the API's /metrics,
 // a fence, a compensation and downstream outcomes at the worker's runtime endpoint.
-import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import { startApi, type ApiHandle } from '../support/api.js';
+import { expect, it } from 'vitest';
+import { useFullStack } from '../support/full-stack.js';
 import { scrape, sample } from '../support/metrics.js';
-import { freePort } from '../support/ports.js';
-import { spawnEntry, type ChildHandle } from '../support/processes.js';
-import { startBank, startReservations, uniqueId, type BankHandle, type ReservationsHandle } from '../support/stack.js';
+import { uniqueId } from '../support/stack.js';
 
-let bank: BankHandle;
-let reservations: ReservationsHandle;
-let api: ApiHandle;
-let worker: ChildHandle;
-let workerMetrics: string;
-const taskQueue = uniqueId('metrics');
-
-beforeAll(async () => {
-  [bank, reservations] = await Promise.all([startBank(), startReservations()]);
-  const port = await freePort();
-  workerMetrics = `http://127.0.0.1:${port}/metrics`;
-  worker = spawnEntry('worker/main.ts', {
-    TEMPORAL_ADDRESS: inject('temporalAddress'),
-    RETRYSAFE_TASK_QUEUE: taskQueue,
-    BANK_URL: bank.url,
-    RESERVATIONS_URL: reservations.url,
-    WORKER_METRICS_ADDRESS: `127.0.0.1:${port}`,
-    DOWNSTREAM_TIMEOUT: '1s',
-  });
-  await worker.waitFor('worker ready', 120_000);
-  api = await startApi({ taskQueue, stepDeadlineMs: 2_000 });
+// The worker runs as a process: its runtime serves the metrics endpoint under test.
+const stack = useFullStack({
+  name: 'metrics',
+  worker: 'process',
+  workerMetrics: true,
+  workerEnv: { DOWNSTREAM_TIMEOUT: '1s' },
+  stepDeadlineMs: 2_000,
 });
+const workerMetrics = () => stack.workerMetricsUrl!;
 
-afterAll(async () => {
-  await api?.close();
-  await worker?.kill('SIGTERM');
-  await reservations?.close();
-  await bank?.close();
-});
-
-const apiMetrics = () => scrape(`${api.url}/metrics`);
+const apiMetrics = () => scrape(`${stack.api.url}/metrics`);
 
 it('counts one replay, one fingerprint conflict and one fence, each exactly once', async () => {
   const account = uniqueId('acc');
-  await bank.openAccount(account, 10_000);
+  await stack.bank.openAccount(account, 10_000);
   const key = uniqueId('pay');
   const post = (amount: number, k = key, prefer = 'wait=20') =>
-    api.request('POST', '/v1/payments', { headers: { 'idempotency-key': k, prefer }, body: { account, amount, currency: 'EUR' } });
+    stack.api.request('POST', '/v1/payments', { headers: { 'idempotency-key': k, prefer }, body: { account, amount, currency: 'EUR' } });
   expect((await post(100)).status).toBe(200);
 
   let before = await apiMetrics();
@@ -60,18 +38,18 @@ it('counts one replay, one fingerprint conflict and one fence, each exactly once
   expect(sample(after, 'retrysafe_replays_total') - sample(before, 'retrysafe_replays_total')).toBe(0);
 
   // A fenced payment: the bank is down past the 2 s deadline, then back for the reversal.
-  const workerBefore = await scrape(workerMetrics);
-  await bank.setFaults({ down: true });
+  const workerBefore = await scrape(workerMetrics());
+  await stack.bank.setFaults({ down: true });
   const fencedKey = uniqueId('fenced');
   expect((await post(300, fencedKey, 'respond-async')).status).toBe(202);
   await new Promise((r) => setTimeout(r, 2_600));
-  await bank.setFaults({ down: false });
-  expect(await api.waitTerminal(fencedKey)).toMatchObject({ error: { code: 'payment_unavailable' } });
+  await stack.bank.setFaults({ down: false });
+  expect(await stack.api.waitTerminal(fencedKey)).toMatchObject({ error: { code: 'payment_unavailable' } });
   // The runtime exports on its own schedule: poll until the fence shows.
-  let workerAfter = await scrape(workerMetrics);
+  let workerAfter = await scrape(workerMetrics());
   for (let i = 0; i < 40 && sample(workerAfter, 'retrysafe_fences', { step: 'charge_payment' }) === sample(workerBefore, 'retrysafe_fences', { step: 'charge_payment' }); i++) {
     await new Promise((r) => setTimeout(r, 250));
-    workerAfter = await scrape(workerMetrics);
+    workerAfter = await scrape(workerMetrics());
   }
   const delta = (name: string, labels: Record<string, string> = {}) => sample(workerAfter, name, labels) - sample(workerBefore, name, labels);
   expect(delta('retrysafe_fences', { step: 'charge_payment' })).toBe(1);

@@ -1,5 +1,6 @@
 // The HTTP API on a real port (127.0.0.1:0) against the shared dev server, configured
-// through the same environment parsing as production, and a small fetch-based caller.
+// through the same environment parsing as production, and a small fetch-based caller that
+// speaks to an API wherever it runs (here, or as a process: full-stack.ts).
 import { Client, Connection } from '@temporalio/client';
 import { Registry } from 'prom-client';
 import { inject } from 'vitest';
@@ -13,9 +14,8 @@ export interface ApiAnswer {
   body: Record<string, unknown>;
 }
 
-export interface ApiHandle {
+export interface ApiClient {
   url: string;
-  registry: Registry;
   request(
     method: string,
     path: string,
@@ -24,6 +24,10 @@ export interface ApiHandle {
   /** Polls GET /v1/operations/{key} until the operation is terminal. */
   waitTerminal(key: string, authorization?: string, timeoutMs?: number): Promise<Record<string, unknown>>;
   close(): Promise<void>;
+}
+
+export interface ApiHandle extends ApiClient {
+  registry: Registry;
 }
 
 export async function startApi(opts: {
@@ -53,7 +57,16 @@ export async function startApi(opts: {
   const address = app.server.address();
   const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
 
-  const request: ApiHandle['request'] = async (method, path, o = {}) => {
+  const api = apiClient(url, async () => {
+    await app.close();
+    await connection.close();
+  });
+  return { ...api, registry };
+}
+
+/** Calls the API at `url`; `close` is what stops it. */
+export function apiClient(url: string, close: () => Promise<void>): ApiClient {
+  const request: ApiClient['request'] = async (method, path, o = {}) => {
     const headers: Record<string, string> = { ...o.headers };
     let body: string | undefined = o.rawBody;
     if (o.body !== undefined) {
@@ -73,7 +86,6 @@ export async function startApi(opts: {
 
   return {
     url,
-    registry,
     request,
     async waitTerminal(key, authorization, timeoutMs = 60_000) {
       const deadline = Date.now() + timeoutMs;
@@ -86,9 +98,6 @@ export async function startApi(opts: {
         await new Promise((r) => setTimeout(r, 250));
       }
     },
-    async close() {
-      await app.close();
-      await connection.close();
-    },
+    close,
   };
 }

@@ -1,18 +1,16 @@
 // Starts one real Temporal dev server (SQLite file, like `npm start`) for the whole test
-// run, prepares its namespace exactly as the launcher does, and bundles the workflows
-// once so each test's worker skips webpack.
+// run, its namespace prepared as the launcher prepares it, and bundles the workflows once
+// so each test's worker skips webpack.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Connection } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import type {} from 'vitest';
 import type { TestProject } from 'vitest/node';
 import { startDevServer, type DevServer } from '../../common/dev-server.js';
-import { setupNamespace, waitForSearchAttributes } from '../../common/namespace-setup.js';
+import { freePort } from '../../common/supervisor/ports.js';
 import { ensureTemporalCli } from '../../scripts/temporal-cli.js';
 import { WORKFLOWS_PATH } from '../../worker/create.js';
-import { freePort } from './ports.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -32,17 +30,10 @@ export async function setup(project: TestProject): Promise<void> {
   const bin = ensureTemporalCli();
   const [port, uiPort] = [await freePort(), await freePort()];
   const [started, bundle] = await Promise.all([
-    startDevServer({ bin, dbFile: join(tmpRoot, 'temporal.db'), port, uiPort, logLevel: 'error' }),
+    startDevServer({ bin, dbFile: join(tmpRoot, 'temporal.db'), port, uiPort, logLevel: 'error', retentionMs: 24 * 3600_000 }),
     bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundlerLogger }),
   ]);
   server = started;
-  const connection = await Connection.connect({ address: server.address });
-  try {
-    await setupNamespace(connection, 'default', { retentionMs: 24 * 3600_000 });
-    await waitForSearchAttributes(connection, 'default');
-  } finally {
-    await connection.close();
-  }
   const workflowBundlePath = join(tmpRoot, 'workflow-bundle.js');
   writeFileSync(workflowBundlePath, bundle.code);
   project.provide('temporalAddress', server.address);

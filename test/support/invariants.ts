@@ -1,5 +1,7 @@
-// The invariants of DESIGN §7, checked per operation against the downstream ledgers
-// (what actually happened), not against what the API says happened.
+// The invariants every test of the whole system checks (money moves at most once; no hold
+// left by a failed operation, none confirmed without a charge; every operation ends or is
+// marked NeedsAttention), per operation, against the downstream ledgers (what actually
+// happened), not against what the API says happened.
 import type { BankHandle, ReservationsHandle } from './stack.js';
 
 export interface AuditedOperation {

@@ -1,59 +1,75 @@
-// Real processes for tests that kill and restart parts of the stack.
-import { fileURLToPath } from 'node:url';
-import { execa, type ResultPromise } from 'execa';
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+// A part of the stack as a real process in a test (`node --import tsx <entry>`), run by the
+// repository's one supervisor like every other process; its whole output is kept for the
+// test to read.
+import { Part } from '../../common/supervisor/part.js';
 
 export interface ChildHandle {
-  process: ResultPromise;
+  /** Every line it printed so far, stdout and stderr. */
   output: string[];
-  /** Resolves once a line containing `text` was printed. */
+  /** Its process id while it runs. */
+  readonly pid: number | undefined;
+  /** Resolves once a line containing `text` was printed; rejects if it exits first. */
   waitFor(text: string, timeoutMs?: number): Promise<void>;
+  /** Stops it with `signal` (SIGTERM: its graceful shutdown) and waits for its exit. */
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
 export function spawnEntry(entry: string, env: Record<string, string>): ChildHandle {
-  // `node --import tsx` keeps it one process: the tsx CLI would fork a child that a
-  // SIGKILL of the parent leaves running.
-  const child = execa(process.execPath, ['--import', 'tsx', entry], {
-    cwd: ROOT,
-    env: { ...process.env, LOG_PRETTY: '0', ...env },
-    reject: false,
-    cleanup: true,
-    buffer: false,
-    stdin: 'ignore',
-  });
-  const output: string[] = [];
-  const waiters: Array<{ text: string; resolve: () => void }> = [];
-  const onData = (chunk: Buffer) => {
-    for (const line of chunk.toString('utf8').split('\n')) {
-      if (!line) continue;
-      output.push(line);
-      for (const w of waiters.filter((w) => line.includes(w.text))) {
-        waiters.splice(waiters.indexOf(w), 1);
+  const waiters = new Set<{ text: string; resolve: () => void }>();
+  const part = new Part({
+    name: entry,
+    command: { entry },
+    env: { LOG_PRETTY: '0', ...env },
+    keepLines: Infinity,
+    onLine: (line) => {
+      for (const w of waiters) {
+        if (!line.includes(w.text)) continue;
+        waiters.delete(w);
         w.resolve();
       }
-    }
-  };
-  child.stdout?.on('data', onData);
-  child.stderr?.on('data', onData);
+    },
+  });
+  // Up as soon as it is spawned: readiness is whatever line the test waits for.
+  const started = part.start();
+  const tail = () => part.output.slice(-20).join('\n');
   return {
-    process: child,
-    output,
+    output: part.output,
+    get pid() {
+      return part.pid;
+    },
     waitFor(text, timeoutMs = 60_000) {
-      if (output.some((l) => l.includes(text))) return Promise.resolve();
+      if (part.output.some((l) => l.includes(text))) return Promise.resolve();
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no "${text}" from ${entry} within ${timeoutMs} ms:\n${output.slice(-20).join('\n')}`)), timeoutMs);
-        waiters.push({ text, resolve: () => (clearTimeout(timer), resolve()) });
-        void child.then(() => {
-          clearTimeout(timer);
-          reject(new Error(`${entry} exited before printing "${text}":\n${output.slice(-20).join('\n')}`));
-        });
+        const waiter = {
+          text,
+          resolve: () => {
+            clearTimeout(timer);
+            resolve();
+          },
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(waiter);
+          reject(new Error(`no "${text}" from ${entry} within ${timeoutMs} ms:\n${tail()}`));
+        }, timeoutMs);
+        waiters.add(waiter);
+        void started.then(
+          () =>
+            part.exited?.then(() => {
+              if (!waiters.delete(waiter)) return;
+              clearTimeout(timer);
+              reject(new Error(`${entry} exited before printing "${text}":\n${tail()}`));
+            }),
+          (err: unknown) => {
+            waiters.delete(waiter);
+            clearTimeout(timer);
+            reject(err as Error);
+          },
+        );
       });
     },
     async kill(signal = 'SIGTERM') {
-      child.kill(signal);
-      await child;
+      await started.catch(() => undefined);
+      await part.stop({ signal });
     },
   };
 }

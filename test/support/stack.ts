@@ -1,5 +1,7 @@
-// Real parts for end-to-end tests: the sandbox bank on a real SQLite file and a real
-// port, a worker on the shared dev server with its own task queue, a Temporal client.
+// The parts of a stack in this process, for end-to-end tests: the sandbox bank and the
+// reservation service on real SQLite files and real ports, a worker on the shared dev
+// server with its own task queue, a Temporal client; and the handles a test drives a
+// sandbox with, wherever it runs (here, or as a process: full-stack.ts).
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
@@ -50,27 +52,20 @@ interface SandboxApp {
   server: { address(): unknown };
 }
 
-/** Serves a sandbox app on a real port with its own SQLite file; `json` calls it. */
+/** Serves a sandbox app on a real port with its own SQLite file. */
 async function serveSandbox(
   name: string,
   build: (db: ReturnType<typeof openDatabase>) => SandboxApp,
   opts: { port?: number; dbFile?: string },
-): Promise<SandboxHandle & { json(method: string, path: string, body?: unknown): Promise<Json> }> {
+): Promise<{ url: string; dbFile: string; close(): Promise<void> }> {
   const dbFile = opts.dbFile ?? join(mkdtempSync(join(inject('tmpRoot'), `${name}-`)), `${name}.db`);
   const db = openDatabase(dbFile);
   const app = build(db);
   await app.listen({ host: '127.0.0.1', port: opts.port ?? 0 });
   const address = app.server.address() as { port: number };
-  const url = `http://127.0.0.1:${address.port}`;
-  const call = caller(url);
-  const json = (method: string, path: string, body?: unknown): Promise<Json> => call(method, path, body === undefined ? {} : { body });
   return {
-    url,
+    url: `http://127.0.0.1:${address.port}`,
     dbFile,
-    json,
-    async setFaults(faults) {
-      check(await json('PUT', '/_faults', faults), `${name}: PUT /_faults`);
-    },
     async close() {
       await app.close();
       db.close();
@@ -83,37 +78,68 @@ function check(res: Json, what: string): Json {
   return res;
 }
 
-export async function startBank(opts: { faults?: boolean; port?: number; dbFile?: string } = {}): Promise<BankHandle> {
-  const sandbox = await serveSandbox('bank', (db) => buildBankApp({ db, faults: opts.faults ?? true, keyTtlMs: 7 * 86_400_000 }), opts);
+/** A sandbox's set-up, read and fault endpoints, spoken to over HTTP. */
+function sandboxHandle(name: string, sandbox: { url: string; dbFile: string; close(): Promise<void> }) {
+  const call = caller(sandbox.url);
+  const json = (method: string, path: string, body?: unknown): Promise<Json> => call(method, path, body === undefined ? {} : { body });
   return {
     ...sandbox,
-    async balance(account) {
-      return Number(check(await sandbox.json('GET', `/accounts/${encodeURIComponent(account)}`), `GET /accounts/${account}`).body.balance);
+    json,
+    async setFaults(faults: Faults) {
+      check(await json('PUT', '/_faults', faults), `${name}: PUT /_faults`);
     },
-    async openAccount(id, balance, currency = 'EUR') {
-      check(await sandbox.json('POST', '/accounts', { id, balance, currency }), 'POST /accounts');
-    },
-    charge: (key) => sandbox.json('GET', `/charges/${encodeURIComponent(key)}`),
   };
 }
 
-export async function startReservations(opts: { faults?: boolean; port?: number; dbFile?: string } = {}): Promise<ReservationsHandle> {
-  const sandbox = await serveSandbox(
-    'reservations',
-    (db) => buildReservationsApp({ db, faults: opts.faults ?? true, keyTtlMs: 7 * 86_400_000, sweepIntervalMs: 200 }),
-    opts,
-  );
+/** The bank at `url`, whether it runs in this process or as a process of its own. */
+export function bankHandle(sandbox: { url: string; dbFile: string; close(): Promise<void> }): BankHandle {
+  const bank = sandboxHandle('bank', sandbox);
   return {
-    ...sandbox,
+    url: bank.url,
+    dbFile: bank.dbFile,
+    close: bank.close,
+    setFaults: bank.setFaults,
+    async balance(account) {
+      return Number(check(await bank.json('GET', `/accounts/${encodeURIComponent(account)}`), `GET /accounts/${account}`).body.balance);
+    },
+    async openAccount(id, balance, currency = 'EUR') {
+      check(await bank.json('POST', '/accounts', { id, balance, currency }), 'POST /accounts');
+    },
+    charge: (key) => bank.json('GET', `/charges/${encodeURIComponent(key)}`),
+  };
+}
+
+/** The reservation service at `url`, wherever it runs. */
+export function reservationsHandle(sandbox: { url: string; dbFile: string; close(): Promise<void> }): ReservationsHandle {
+  const service = sandboxHandle('reservations', sandbox);
+  return {
+    url: service.url,
+    dbFile: service.dbFile,
+    close: service.close,
+    setFaults: service.setFaults,
     async setStock(sku, available) {
-      check(await sandbox.json('PUT', `/inventory/${encodeURIComponent(sku)}`, { available }), `PUT /inventory/${sku}`);
+      check(await service.json('PUT', `/inventory/${encodeURIComponent(sku)}`, { available }), `PUT /inventory/${sku}`);
     },
     async stock(sku) {
-      const { body } = check(await sandbox.json('GET', `/inventory/${encodeURIComponent(sku)}`), `GET /inventory/${sku}`);
+      const { body } = check(await service.json('GET', `/inventory/${encodeURIComponent(sku)}`), `GET /inventory/${sku}`);
       return { available: Number(body.available), held: Number(body.held) };
     },
-    reservation: (key) => sandbox.json('GET', `/reservations/${encodeURIComponent(key)}`),
+    reservation: (key) => service.json('GET', `/reservations/${encodeURIComponent(key)}`),
   };
+}
+
+export async function startBank(opts: { faults?: boolean; port?: number; dbFile?: string } = {}): Promise<BankHandle> {
+  return bankHandle(await serveSandbox('bank', (db) => buildBankApp({ db, faults: opts.faults ?? true, keyTtlMs: 7 * 86_400_000 }), opts));
+}
+
+export async function startReservations(opts: { faults?: boolean; port?: number; dbFile?: string } = {}): Promise<ReservationsHandle> {
+  return reservationsHandle(
+    await serveSandbox(
+      'reservations',
+      (db) => buildReservationsApp({ db, faults: opts.faults ?? true, keyTtlMs: 7 * 86_400_000, sweepIntervalMs: 200 }),
+      opts,
+    ),
+  );
 }
 
 let runtimeQuieted = false;

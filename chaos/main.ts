@@ -1,7 +1,8 @@
-// `npm run chaos -- --seed N --duration 5m --ops M`: a seeded, bounded chaos run on
-// loopback (its own Temporal, two APIs, two workers, faulty sandboxes), then an audit of
-// every ledger against DESIGN §7. Exit 0: no violation; 1: violations (or the run broke);
-// 2: bad command line. The seed and the keys of every violation are printed for a replay.
+// `npm run chaos -- --seed N --duration 5m --ops M`: a correctness audit, not a benchmark.
+// A seeded, bounded chaos run on loopback (its own Temporal, two APIs, two workers, faulty
+// sandboxes), then an audit of every ledger against the invariants (auditor.ts). Exit 0: no
+// violation; 1: violations (or the run broke); 2: bad command line. The seed and the keys
+// of every violation are printed for a replay.
 import { writeFileSync } from 'node:fs';
 import { buildPlan } from './plan.js';
 import { parseChaosArgs, USAGE, UsageError, type ParsedArgs } from './options.js';

@@ -1,18 +1,20 @@
-// The child processes of the stack, in start order. Each entry carries everything the
-// launcher needs about its part (entry point, environment, ports, config check, readiness,
-// banner rows), so adding one (the reservations sandbox) is one more entry in serviceSpecs.
+// The Node parts of `npm start`, in start order, as the launcher hands them to the
+// supervisor. Each entry carries everything the launcher needs about its part (entry point,
+// environment, ports, config check, readiness, banner rows), so adding one is one more
+// entry in stackParts. Temporal comes first, from temporal.ts.
 import { hostname } from 'node:os';
 import type { Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { ConfigError } from '../../common/env.js';
+import type { PortClaim } from '../../common/supervisor/ports.js';
+import type { PartSpec } from '../../common/supervisor/part.js';
+import { stripAnsi, type ReadyContext } from '../../common/supervisor/ready.js';
+import { TEMPORAL_CONNECTION_VARS } from '../../common/temporal.js';
 import { loadApiConfig } from '../../client/api/config.js';
 import { loadBankConfig } from '../../downstream/bank/config.js';
 import { loadReservationsConfig } from '../../downstream/reservations/config.js';
 import { loadWorkerConfig } from '../../worker/config.js';
 import type { LauncherConfig } from './options.js';
-import { stripAnsi } from './output.js';
-import { childEnv, type ReadyContext, type ServiceSpec } from './service.js';
-import { TEMPORAL_CONNECTION_VARS } from './temporal.js';
 
 const { TaskQueueType } = proto.temporal.api.enums.v1;
 
@@ -23,14 +25,39 @@ export interface StackSpec {
   prettyLogs: boolean;
   /** Where the API and worker find Temporal. */
   temporal: { address: string; namespace: string; uiUrl: string | undefined; embedded: boolean };
-  /** Set once Temporal is up: lets the worker probe see its poller. */
-  connection?: () => Connection | undefined;
+  /** Opens a connection to that Temporal (the worker's probe looks for its poller). */
+  connect?: () => Promise<Connection>;
 }
 
 export interface ServiceSettings {
   /** How many API keys are configured; 0 means dev mode. */
   apiKeyCount: number;
   tenants: string[];
+}
+
+/** A part of the stack: what the supervisor runs, plus what the launcher checks and prints. */
+export interface StackPart extends Pick<PartSpec, 'name' | 'ready'> {
+  /** Entry point relative to the repository root. */
+  entry: string;
+  /** Variables set for this child on top of the launcher's environment. */
+  env: Record<string, string>;
+  /** Variables removed from the inherited environment. */
+  unsetEnv?: string[];
+  /** The ports it will listen on, checked before anything starts. */
+  ports: PortClaim[];
+  /** The child's own config loader, run on the environment it will get; throws ConfigError. */
+  validate(env: Record<string, string | undefined>): void;
+  /** Its rows in the banner. */
+  banner: { label: string; value: string; note?: string }[];
+  /** The files it keeps in the data dir. */
+  dataFiles?: string[];
+}
+
+/** The environment a child gets: the launcher's, plus its own variables, minus unsetEnv. */
+export function childEnv(part: StackPart): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = { ...process.env, ...part.env };
+  for (const name of part.unsetEnv ?? []) delete env[name];
+  return env;
 }
 
 /** Display form of a listening host: a browser-friendly name for loopback and wildcard. */
@@ -49,7 +76,7 @@ export function apiUrl(config: LauncherConfig): string {
   return `http://${displayHost(config.api.host)}:${config.api.port}`;
 }
 
-export function serviceSpecs(stack: StackSpec, settings?: { apiKeys?: (s: ServiceSettings) => void }): ServiceSpec[] {
+export function stackParts(stack: StackSpec, settings?: { apiKeys?: (s: ServiceSettings) => void }): StackPart[] {
   const { config } = stack;
   const bankUrl = `http://${reachHost(config.bank.host)}:${config.bank.port}`;
   const reservationsUrl = `http://127.0.0.1:${config.reservationsPort}`;
@@ -120,7 +147,7 @@ export function serviceSpecs(stack: StackSpec, settings?: { apiKeys?: (s: Servic
         // proves the same even when LOG_LEVEL hides info lines.
         await Promise.race([
           ctx.line('its "worker ready" log line', isWorkerReadyLine),
-          ctx.poll('its poller on the task queue', () => hasPoller(stack, ctx), 500),
+          pollerProbe(stack, ctx),
         ]);
         await ctx.http(metricsUrl);
       },
@@ -161,37 +188,51 @@ export function isWorkerReadyLine(line: string): boolean {
   return /^\[[^\]]+\]\s+INFO\s+\(worker\):\s+worker ready$/.test(plain);
 }
 
-async function hasPoller(stack: StackSpec, ctx: ReadyContext): Promise<boolean> {
-  const connection = stack.connection?.();
-  if (!connection) return false;
-  // The SDK's default identity is <pid>@<hostname>: this matches our child, not another
-  // worker that happens to poll the same queue.
-  const identity = `${ctx.pid}@${hostname()}`;
+/** Resolves once this child polls the task queue; one connection for the whole wait. */
+async function pollerProbe(stack: StackSpec, ctx: ReadyContext): Promise<void> {
+  if (!stack.connect) return new Promise<void>(() => undefined);
+  let connection: Connection | undefined;
   try {
-    const res = await connection.workflowService.describeTaskQueue({
-      namespace: stack.temporal.namespace,
-      taskQueue: { name: stack.config.taskQueue },
-      taskQueueType: TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
-    });
-    return (res.pollers ?? []).some((p) => p.identity === identity);
-  } catch {
-    return false;
+    await ctx.poll(
+      'its poller on the task queue',
+      async () => {
+        try {
+          connection ??= await stack.connect!();
+          // The SDK's default identity is <pid>@<hostname>: this matches our child, not
+          // another worker that happens to poll the same queue.
+          const identity = `${ctx.pid}@${hostname()}`;
+          const res = await connection.workflowService.describeTaskQueue({
+            namespace: stack.temporal.namespace,
+            taskQueue: { name: stack.config.taskQueue },
+            taskQueueType: TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+          });
+          return (res.pollers ?? []).some((p) => p.identity === identity);
+        } catch {
+          return false;
+        }
+      },
+      500,
+    );
+  } finally {
+    await connection?.close().catch(() => undefined);
   }
+  // The wait ended without a poller (the line came first, or the start failed): never resolve.
+  if (ctx.signal.aborted) return new Promise<void>(() => undefined);
 }
 
 /**
  * Runs each child's own config loader on the environment it will get, so a bad value is
  * reported before anything starts; throws one ConfigError naming every problem.
  */
-export function validateServices(stack: StackSpec): ServiceSettings {
+export function validateParts(stack: StackSpec): ServiceSettings {
   let result: ServiceSettings = { apiKeyCount: 0, tenants: [] };
   const problems: string[] = [];
-  for (const spec of serviceSpecs(stack, { apiKeys: (s) => (result = s) })) {
+  for (const part of stackParts(stack, { apiKeys: (s) => (result = s) })) {
     try {
-      spec.validate(childEnv(spec));
+      part.validate(childEnv(part));
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
-      problems.push(...err.problems.map((p) => `${p} (${spec.name})`));
+      problems.push(...err.problems.map((p) => `${p} (${part.name})`));
     }
   }
   if (problems.length > 0) throw new ConfigError(problems);

@@ -1,7 +1,10 @@
 // The auditor of a chaos run: after every operation settled it reads what actually
 // happened (the bank's and the reservation service's ledgers) and what the API says
-// happened (through BOTH instances), and checks DESIGN §7 per operation, then the global
-// conservation of money and stock. It trusts no client record it can check on a ledger.
+// happened (through BOTH instances), and checks the five invariants per operation (I1 money
+// moves at most once, I2 no hold left by a failed operation and none confirmed without a
+// charge, I3 every operation ends or is marked NeedsAttention, I4 every retry sees the same
+// outcome, I5 nothing accepted is lost), then the global conservation of money and stock.
+// It trusts no client record it can check on a ledger.
 import { outcomeSignature, stableJson, type OpRecord, type Violation } from './client.js';
 import type { PlannedOp } from './plan.js';
 

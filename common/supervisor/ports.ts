@@ -1,6 +1,20 @@
-// Port checks before anything starts: a port that is already taken is reported at once,
-// naming the part that wanted it, instead of as a child's crash half-way through.
+// Ports of a stack's parts: a free one for a throwaway stack (tests, bench, chaos run), and
+// the check, before anything starts, that a fixed one can be listened on, naming the part
+// that wanted it, instead of a child's crash half-way through.
 import { createServer } from 'node:net';
+
+/** A TCP port that was free a moment ago on `host`. */
+export function freePort(host = '127.0.0.1'): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, host, () => {
+      const addr = srv.address();
+      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no free port'))));
+    });
+  });
+}
 
 export interface PortClaim {
   /** The part that will listen there, as named in messages: "bank", "api". */

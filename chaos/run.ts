@@ -243,7 +243,8 @@ async function driveProcesses(
           log(`stopping Temporal for ${ev.downMs} ms`);
           await stack.stopTemporal();
           tally.temporalRestarts++;
-          // Readiness must say so while the engine is gone (item 2 of issue 5).
+          // Readiness must say so while the engine is gone: a load balancer takes the
+          // instance out instead of sending it requests it can only refuse.
           for (const url of ctx.apiUrls) {
             const status = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(10_000) })
               .then((r) => String(r.status))

@@ -8,7 +8,7 @@ import { createRng, type Rng } from './prng.js';
 import type { PlannedOp } from './plan.js';
 
 export interface Violation {
-  /** Which rule: I1..I5 of DESIGN §7, or the API contract rule that was broken. */
+  /** Which rule: one of the invariants I1..I5 (auditor.ts), or the API contract rule that was broken. */
   rule: string;
   key?: string;
   message: string;

@@ -1,0 +1,137 @@
+// Contention: `requests` identical POSTs at once for one new key, per type and trial, and
+// what they left behind: Temporal executions, claims the API won, charges and units taken
+// at the sandboxes, and how many distinct outcomes the answers carried.
+import type { Client } from '@temporalio/client';
+import { httpClient, type HttpClient } from '../http.js';
+import { summarize, type LatencySummary } from '../stats.js';
+import type { Usage } from '../accounting.js';
+import { overBudget, type BenchContext } from './context.js';
+import { AMOUNT, checkoutBody, paymentBody, submit, TENANT, type Tally } from './workload.js';
+
+export interface ContentionTrial {
+  type: 'payment' | 'checkout';
+  key: string;
+  requests: number;
+  statuses: Record<string, number>;
+  /** Answers without Idempotent-Replayed: the requests that started the operation. */
+  winners: number;
+  /** Executions of the workflow ID in Temporal's visibility store. */
+  executions: number;
+  /** Claims the API says it won (retrysafe_operations_started_total). */
+  claimsWon: number;
+  /** Charges the bank made for the key (balance moved ÷ amount). */
+  charges: number;
+  /** Units of the trial's own SKU taken (reservations), checkouts only. */
+  unitsTaken: number | null;
+  /** 503 engine_unavailable answers, each retried with the same key (as a client would). */
+  retried503: number;
+  /** Distinct outcomes the 100 answers carried (1: everyone learned the same one). */
+  distinctOutcomes: number;
+  winnerLatencyMs: number;
+  waiterLatencyMs: LatencySummary;
+  /** Median waiter latency ÷ winner latency. */
+  waiterOverWinner: number;
+  usage: Usage;
+}
+
+async function claimsWon(http: HttpClient, apiUrl: string, type: string): Promise<number> {
+  const res = await http.send('GET', `${apiUrl}/metrics`);
+  const line = res.text.split('\n').find((l) => l.startsWith(`retrysafe_operations_started_total{type="${type}"}`));
+  return line ? Number(line.split(' ').pop()) : 0;
+}
+
+/** Counts the executions of one workflow ID in visibility, waiting for it to catch up. */
+async function countExecutions(client: Client, workflowId: string): Promise<number> {
+  const query = `WorkflowId = '${workflowId}'`;
+  let count = 0;
+  for (let i = 0; i < 40; i++) {
+    count = (await client.workflow.count(query)).count;
+    // Closed and visible: visibility has caught up with the one run there can be.
+    if (count > 0 && (await client.workflow.count(`${query} AND ExecutionStatus != 'Running'`)).count === count) break;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return count;
+}
+
+export async function runContention(ctx: BenchContext): Promise<ContentionTrial[]> {
+  const trials: ContentionTrial[] = [];
+  const { bank, reservations, api } = ctx.stack.urls;
+  const n = ctx.mode.contentionRequests;
+  // Its own sockets: all requests must be in flight together, not queued behind each other.
+  const burst = httpClient(n);
+  try {
+    for (let t = 0; t < ctx.mode.contentionTrials; t++) {
+      if (t > 0 && overBudget(ctx, ctx.mode.budget.contentionBy)) {
+        ctx.skipped.push(`contention trials ${t + 1}–${ctx.mode.contentionTrials}`);
+        break;
+      }
+      for (const type of ['payment', 'checkout'] as const) {
+        const key = `bench-${ctx.runId}-contention-${type}-${t}`;
+        const account = `acc_contention_${ctx.runId}_${type}_${t}`;
+        const sku = `sku_contention_${ctx.runId}_${type}_${t}`;
+        const balance = 1_000_000;
+        const stock = 1_000;
+        await ctx.http.json('POST', `${bank}/accounts`, { id: account, currency: 'EUR', balance });
+        if (type === 'checkout') await ctx.http.json('PUT', `${reservations}/inventory/${sku}`, { available: stock });
+        const body = type === 'payment' ? paymentBody(account) : checkoutBody(account, sku);
+        // Open the sockets first, so that the burst measures the API and not TCP handshakes.
+        await Promise.all(Array.from({ length: n }, () => burst.send('GET', `${api}/healthz`)));
+        const claimsBefore = await claimsWon(ctx.http, api, type);
+        await new Promise((r) => setTimeout(r, 300));
+        const stop = await ctx.accounting.start();
+        const tally: Tally = { answered202: 0, retried503: 0 };
+        const answers = await Promise.all(
+          Array.from({ length: n }, async () => {
+            const t0 = performance.now();
+            const answer = await submit(burst, api, type, key, body, tally);
+            return { ...answer, ms: performance.now() - t0 };
+          }),
+        );
+        const usage = await stop();
+        const statuses: Record<string, number> = {};
+        for (const a of answers) statuses[a.status] = (statuses[a.status] ?? 0) + 1;
+        const winners = answers.filter((a) => !a.replayed);
+        const waiters = answers.filter((a) => a.replayed).map((a) => a.ms);
+        const workflowId = `${TENANT}/${key}`;
+        const executions = await countExecutions(ctx.stack.client, workflowId);
+        const after = await ctx.http.json<{ balance: number }>('GET', `${bank}/accounts/${account}`);
+        const charges = (balance - after.body.balance) / AMOUNT;
+        let unitsTaken: number | null = null;
+        if (type === 'checkout') {
+          const inv = await ctx.http.json<{ available: number }>('GET', `${reservations}/inventory/${sku}`);
+          unitsTaken = stock - inv.body.available;
+        }
+        const outcomes = new Set(answers.map((a) => JSON.stringify({ s: a.operation.status, r: a.operation.result, e: a.operation.error })));
+        const winnerMs = winners[0]?.ms ?? Number.NaN;
+        const waiterSummary = summarize(waiters);
+        const trial: ContentionTrial = {
+          type,
+          key,
+          requests: n,
+          statuses,
+          winners: winners.length,
+          executions,
+          claimsWon: (await claimsWon(ctx.http, api, type)) - claimsBefore,
+          charges,
+          unitsTaken,
+          retried503: tally.retried503,
+          distinctOutcomes: outcomes.size,
+          winnerLatencyMs: winnerMs,
+          waiterLatencyMs: waiterSummary,
+          waiterOverWinner: waiterSummary.p50 / winnerMs,
+          usage,
+        };
+        ctx.log(
+          `  contention ${type} trial ${t + 1}: executions ${executions}, charges ${charges}` +
+            `${unitsTaken === null ? '' : `, units ${unitsTaken}`}, winner ${winnerMs.toFixed(0)} ms, ` +
+            `waiters p50 ${waiterSummary.p50.toFixed(0)} ms (×${trial.waiterOverWinner.toFixed(2)})` +
+            `${tally.retried503 ? `, ${tally.retried503} answers 503 retried` : ''}`,
+        );
+        trials.push(trial);
+      }
+    }
+  } finally {
+    burst.close();
+  }
+  return trials;
+}

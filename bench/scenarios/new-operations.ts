@@ -1,0 +1,135 @@
+// New operations against bare Temporal: retrysafe payments and checkouts through the API,
+// next to bare workflows with the same number of no-op activities; in the full mode also the
+// decomposition, the retrysafe workflows started without the API and the bare workflows
+// with retrysafe's bookkeeping. Per concurrency, the rounds alternate (ABBA), so drift on a
+// shared machine lands on both sides of a ratio.
+import type { Client } from '@temporalio/client';
+import { fingerprint } from '../../client/api/fingerprint.js';
+import { workflowStartOptions } from '../../client/api/start-options.js';
+import { DEFAULT_HOLD_TTL_SECONDS } from '../../client/api/config.js';
+import type { OperationSettings } from '../../workflows/contracts.js';
+import { operationRef } from '../../workflows/identity.js';
+import { closedLoop } from '../load.js';
+import { median } from '../stats.js';
+import { overBudget, type BenchContext } from './context.js';
+import { measured, merge, type Batch, type Kind, type ScenarioResult } from './measure.js';
+import { checkoutBody, paymentBody, submit, TENANT, type Tally } from './workload.js';
+
+/** The API's defaults, as a workflow it starts gets them. */
+const SETTINGS: OperationSettings = { stepDeadlineMs: 60_000, attentionAfterMs: 300_000, holdTtlSeconds: DEFAULT_HOLD_TTL_SECONDS };
+
+function newOperation(ctx: BenchContext, type: 'payment' | 'checkout', tag: string) {
+  return async (i: number, tally?: Tally) => {
+    const key = `bench-${ctx.runId}-${type}-${tag}-${i}`;
+    const answer = await submit(ctx.http, ctx.stack.urls.api, type, key, type === 'payment' ? paymentBody() : checkoutBody(), tally);
+    if (answer.operation.status !== 'succeeded') throw new Error(`${key}: ${JSON.stringify(answer.operation.error ?? answer.operation.status)}`);
+    ctx.finished[type].push(key);
+  };
+}
+
+/** How the API starts the operation of `key` (its start options, verbatim). */
+function apiStart(type: 'payment' | 'checkout', key: string, taskQueue: string) {
+  const request: Record<string, unknown> = type === 'payment' ? paymentBody() : checkoutBody();
+  return workflowStartOptions(operationRef(TENANT, key), { type, fingerprint: fingerprint(type, request), request }, SETTINGS, taskQueue);
+}
+
+/**
+ * The retrysafe workflow started straight from a Temporal client with the API's start
+ * options (memo, search attributes, REJECT_DUPLICATE), then its result awaited: the
+ * operation without the HTTP API, to tell the API's share of the cost from the rest.
+ */
+function directOperation(ctx: BenchContext, client: Client, type: 'payment' | 'checkout', tag: string) {
+  return async (i: number) => {
+    const key = `bench-${ctx.runId}-${type}-direct-${tag}-${i}`;
+    const handle = await client.workflow.start(type, apiStart(type, key, ctx.stack.taskQueues.retrysafe));
+    const outcome = (await handle.result()) as { status?: string };
+    if (outcome.status !== 'succeeded') throw new Error(`${key}: ${JSON.stringify(outcome)}`);
+  };
+}
+
+/** A bare workflow plus retrysafe's memo and search-attribute bookkeeping, started as the API starts one. */
+function trackedWorkflow(ctx: BenchContext, client: Client, type: 'bare1' | 'bare3', tag: string) {
+  return async (i: number) => {
+    const key = `bench-${ctx.runId}-${type}-tracked-${tag}-${i}`;
+    const start = apiStart(type === 'bare1' ? 'payment' : 'checkout', key, ctx.stack.taskQueues.baseline);
+    await client.workflow.execute(type === 'bare1' ? 'bare1Tracked' : 'bare3Tracked', { ...start, args: [{ key: start.workflowId }] });
+    ctx.finished[`${type}-tracked`].push(start.workflowId);
+  };
+}
+
+function bareWorkflow(ctx: BenchContext, client: Client, type: 'bare1' | 'bare3', tag: string) {
+  return async (i: number) => {
+    const workflowId = `bench-${ctx.runId}-${type}-${tag}-${i}`;
+    await client.workflow.execute(type, { taskQueue: ctx.stack.taskQueues.baseline, workflowId, args: [{ key: workflowId }] });
+    ctx.finished[type].push(workflowId);
+  };
+}
+
+/** A few of each kind at moderate concurrency: JIT, connections, worker caches. */
+export async function warmUp(ctx: BenchContext): Promise<void> {
+  const n = ctx.mode.warmupOps;
+  const c = Math.min(4, n);
+  const client = ctx.stack.client;
+  const max = ctx.mode.batchMaxMs;
+  await closedLoop(n, c, (i) => newOperation(ctx, 'payment', 'warm')(i), max);
+  await closedLoop(n, c, (i) => newOperation(ctx, 'checkout', 'warm')(i), max);
+  await closedLoop(n, c, (i) => bareWorkflow(ctx, client, 'bare1', 'warm')(i), max);
+  await closedLoop(n, c, (i) => bareWorkflow(ctx, client, 'bare3', 'warm')(i), max);
+  if (ctx.mode.direct) {
+    await closedLoop(n, c, (i) => directOperation(ctx, client, 'payment', 'warm')(i), max);
+    await closedLoop(n, c, (i) => directOperation(ctx, client, 'checkout', 'warm')(i), max);
+    await closedLoop(n, c, (i) => trackedWorkflow(ctx, client, 'bare1', 'warm')(i), max);
+    await closedLoop(n, c, (i) => trackedWorkflow(ctx, client, 'bare3', 'warm')(i), max);
+  }
+  // The warm-up's keys are not part of any sample.
+  for (const k of Object.keys(ctx.finished) as (keyof BenchContext['finished'])[]) ctx.finished[k] = [];
+}
+
+/** New operations and bare workflows, interleaved: per concurrency, rounds in ABBA order. */
+export async function runNewOperations(ctx: BenchContext): Promise<ScenarioResult[]> {
+  const results: ScenarioResult[] = [];
+  const client = ctx.stack.client;
+  for (const c of ctx.mode.concurrencies) {
+    const n = ctx.mode.ops(c);
+    const batches = new Map<Kind, Batch[]>();
+    for (let round = 0; round < ctx.mode.rounds; round++) {
+      const tag = `c${c}-r${round}`;
+      type Step = [Kind, (i: number, tally: Tally) => Promise<void>];
+      const payments: Step[] = [
+        ['payment', newOperation(ctx, 'payment', tag)],
+        ['bare1', bareWorkflow(ctx, client, 'bare1', tag)],
+      ];
+      const checkouts: Step[] = [
+        ['checkout', newOperation(ctx, 'checkout', tag)],
+        ['bare3', bareWorkflow(ctx, client, 'bare3', tag)],
+      ];
+      // The decomposition (no API; bare + bookkeeping) runs once, in the first round.
+      if (ctx.mode.direct && round === 0) {
+        payments.push(['payment-direct', directOperation(ctx, client, 'payment', tag)]);
+        payments.push(['bare1-tracked', trackedWorkflow(ctx, client, 'bare1', tag)]);
+        checkouts.push(['checkout-direct', directOperation(ctx, client, 'checkout', tag)]);
+        checkouts.push(['bare3-tracked', trackedWorkflow(ctx, client, 'bare3', tag)]);
+      }
+      const plan = [...payments, ...checkouts];
+      if (round % 2 === 1) plan.reverse();
+      for (const [kind, op] of plan) {
+        if (overBudget(ctx, ctx.mode.budget.newOpsBy)) {
+          ctx.skipped.push(`${kind} c=${c} round ${round + 1}`);
+          continue;
+        }
+        const batch = await measured(ctx, kind, c, n, op);
+        ctx.log(
+          `  ${kind.padEnd(9)} c=${String(c).padEnd(2)} round ${round + 1}: ${batch.result.ok} ok` +
+            `${batch.result.errors.length ? `, ${batch.result.errors.length} errors` : ''}, ` +
+            `${((batch.result.ok / batch.result.wallMs) * 1000).toFixed(1)}/s, p50 ${median(batch.result.latenciesMs).toFixed(1)} ms`,
+        );
+        batches.set(kind, [...(batches.get(kind) ?? []), batch]);
+      }
+    }
+    for (const kind of ['payment', 'payment-direct', 'bare1-tracked', 'bare1', 'checkout', 'checkout-direct', 'bare3-tracked', 'bare3'] as Kind[]) {
+      const b = batches.get(kind);
+      if (b) results.push(merge(b));
+    }
+  }
+  return results;
+}

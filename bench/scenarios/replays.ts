@@ -1,0 +1,58 @@
+// Replays: finished payments POSTed again through the API (its cache, then a second API
+// without one), against a plain Fastify endpoint answering a body of the same size.
+import type { BenchContext } from './context.js';
+import { overBudget } from './context.js';
+import { measured, merge, type Batch, type Kind, type ScenarioResult } from './measure.js';
+import { paymentBody } from './workload.js';
+
+export async function runReplays(ctx: BenchContext): Promise<ScenarioResult[]> {
+  const keys = ctx.finished.payment;
+  if (keys.length === 0) throw new Error('no finished payment to replay');
+  const body = JSON.stringify(paymentBody());
+  const results: ScenarioResult[] = [];
+  const replay = (apiUrl: string) => async (i: number) => {
+    const key = keys[i % keys.length]!;
+    const res = await ctx.http.send('POST', `${apiUrl}/v1/payments`, {
+      headers: { 'content-type': 'application/json', 'idempotency-key': key },
+      body,
+    });
+    if (res.status !== 200 || res.headers['idempotent-replayed'] !== 'true') {
+      throw new Error(`replay of ${key} → ${res.status} replayed=${String(res.headers['idempotent-replayed'])}`);
+    }
+  };
+  const plain = async (i: number) => {
+    const res = await ctx.http.send('POST', `${ctx.stack.urls.plain}/v1/payments`, {
+      headers: { 'content-type': 'application/json', 'idempotency-key': keys[i % keys.length]! },
+      body,
+    });
+    if (res.status !== 200) throw new Error(`plain → ${res.status}`);
+  };
+  for (const c of ctx.mode.concurrencies) {
+    const batches = new Map<Kind, Batch[]>();
+    for (let round = 0; round < ctx.mode.rounds; round++) {
+      const plan: Array<[Kind, number, (i: number) => Promise<void>]> = [
+        ['replay', ctx.mode.replays(c), replay(ctx.stack.urls.api)],
+        ['plain', ctx.mode.replays(c), plain],
+      ];
+      if (round % 2 === 1) plan.reverse();
+      if (ctx.stack.urls.apiNoCache) plan.push(['replay-uncached', ctx.mode.uncachedReplays(c), replay(ctx.stack.urls.apiNoCache)]);
+      for (const [kind, n, op] of plan) {
+        if (overBudget(ctx, ctx.mode.budget.replaysBy)) {
+          ctx.skipped.push(`${kind} c=${c} round ${round + 1}`);
+          continue;
+        }
+        const batch = await measured(ctx, kind, c, n, op, ctx.mode.replayBatchMaxMs);
+        batches.set(kind, [...(batches.get(kind) ?? []), batch]);
+      }
+    }
+    for (const kind of ['replay', 'plain', 'replay-uncached'] as Kind[]) {
+      const b = batches.get(kind);
+      if (b) {
+        const merged = merge(b);
+        ctx.log(`  ${kind.padEnd(15)} c=${String(c).padEnd(2)}: ${merged.opsPerSec.toFixed(0)}/s, p50 ${merged.latencyMs.p50.toFixed(2)} ms`);
+        results.push(merged);
+      }
+    }
+  }
+  return results;
+}

@@ -1,0 +1,143 @@
+// One child process, as every part of a stack is run: through execa, by default in its own
+// process group (detached), so that a Ctrl-C typed in a terminal reaches the supervisor
+// alone, which then stops the parts in order. TypeScript entries run as `node --import
+// tsx <entry>` rather than through the `tsx` CLI: the CLI is a second process that relays
+// signals, and killing it would orphan the real one. execa's `cleanup` does not cover a
+// detached child, so this module keeps its own exit hook (killLeftovers), and every Node
+// child preloads orphan-guard.mjs, which stops it when its parent is killed outright
+// (SIGKILL runs no exit hook).
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
+import { execa } from 'execa';
+
+export interface ExitInfo {
+  code: number | undefined;
+  signal: string | undefined;
+}
+
+export function describeExit(info: ExitInfo): string {
+  return info.signal ? `was killed by ${info.signal}` : `exited with code ${info.code ?? '?'}`;
+}
+
+/** What a part runs: a TypeScript entry point of this repository, or a binary with its arguments. */
+export type Command = { entry: string; execArgv?: string[] } | { bin: string; args: string[] };
+
+const ORPHAN_GUARD = new URL('./orphan-guard.mjs', import.meta.url).href;
+
+/** The executable and the arguments that run `command`. */
+export function argvOf(command: Command): [string, string[]] {
+  return 'entry' in command
+    ? [process.execPath, [...(command.execArgv ?? []), '--import', 'tsx', '--import', ORPHAN_GUARD, command.entry]]
+    : [command.bin, command.args];
+}
+
+export interface ChildOptions {
+  cwd: string;
+  /** The child's whole environment: nothing else is inherited. */
+  env: Record<string, string | undefined>;
+  detached: boolean;
+  onLine(line: string, stream: 'stdout' | 'stderr'): void;
+}
+
+export interface Child {
+  pid: number;
+  /** Resolves when the process ends, for whatever reason. */
+  exited: Promise<ExitInfo>;
+  running(): boolean;
+  /**
+   * Sends `signal` to the process (SIGTERM: its own graceful shutdown), and SIGKILL to its
+   * whole group once `graceMs` passed; resolves when it is gone.
+   */
+  stop(graceMs: number, signal?: NodeJS.Signals): Promise<ExitInfo>;
+  /** `signal` to the whole group at once, without waiting. */
+  kill(signal?: NodeJS.Signals): void;
+}
+
+export class SpawnError extends Error {
+  override name = 'SpawnError';
+}
+
+const liveGroups = new Set<number>();
+let hookInstalled = false;
+
+/** Signals every child process group still alive: this process is exiting without a stop. */
+export function killLeftovers(signal: NodeJS.Signals = 'SIGTERM'): void {
+  for (const pgid of liveGroups) signalGroup(pgid, signal);
+}
+
+/** The group when the child leads one (detached), else the process itself. */
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // already gone
+    }
+  }
+}
+
+function eachLine(stream: Readable | null | undefined, onLine: (line: string) => void): void {
+  if (!stream) return;
+  createInterface({ input: stream, crlfDelay: Infinity }).on('line', onLine);
+}
+
+export async function spawnChild(command: Command, opts: ChildOptions): Promise<Child> {
+  const [file, args] = argvOf(command);
+  const child = execa(file, args, {
+    cwd: opts.cwd,
+    env: opts.env,
+    extendEnv: false,
+    detached: opts.detached,
+    cleanup: !opts.detached,
+    reject: false,
+    stdin: 'ignore',
+    buffer: false,
+  });
+  const pid = child.pid;
+  if (pid === undefined) {
+    const result = await child;
+    throw new SpawnError(`could not be spawned: ${result.shortMessage ?? result.message}`);
+  }
+  if (opts.detached) {
+    liveGroups.add(pid);
+    if (!hookInstalled) {
+      hookInstalled = true;
+      process.on('exit', () => killLeftovers());
+    }
+  }
+
+  let alive = true;
+  const exited: Promise<ExitInfo> = child.then((r) => {
+    alive = false;
+    // Anything the child left in its group goes with it.
+    if (opts.detached) {
+      signalGroup(pid, 'SIGKILL');
+      liveGroups.delete(pid);
+    }
+    return { code: r.exitCode, signal: r.signal };
+  });
+  eachLine(child.stdout, (line) => opts.onLine(line, 'stdout'));
+  eachLine(child.stderr, (line) => opts.onLine(line, 'stderr'));
+
+  return {
+    pid,
+    exited,
+    running: () => alive,
+    async stop(graceMs, signal = 'SIGTERM') {
+      if (!alive) return exited;
+      if (signal === 'SIGKILL') signalGroup(pid, 'SIGKILL');
+      else child.kill(signal);
+      const timer = setTimeout(() => signalGroup(pid, 'SIGKILL'), graceMs);
+      try {
+        return await exited;
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    kill(signal = 'SIGKILL') {
+      if (alive) signalGroup(pid, signal);
+    },
+  };
+}

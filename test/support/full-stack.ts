@@ -1,0 +1,234 @@
+// The one full-stack fixture of the suites that test the system end to end (e2e, CLI,
+// browser, observability, client): the shared Temporal dev server of the global setup, the
+// two sandboxes, a worker and the API. Each part runs in this process or as a real process,
+// as a suite needs: its logs, its metrics endpoint or a kill need a process; in-process
+// parts start faster. Every suite gets its own task queue, so suites never share a worker.
+import type { Client } from '@temporalio/client';
+import { afterAll, beforeAll, inject } from 'vitest';
+import { freePort } from '../../common/supervisor/ports.js';
+import { apiClient, startApi, type ApiClient } from './api.js';
+import { spawnEntry, type ChildHandle } from './processes.js';
+import {
+  bankHandle,
+  reservationsHandle,
+  startBank,
+  startReservations,
+  startWorker,
+  temporalClient,
+  uniqueId,
+  type BankHandle,
+  type ReservationsHandle,
+} from './stack.js';
+
+export type Where = 'in-process' | 'process';
+type PartName = 'bank' | 'reservations' | 'worker' | 'api';
+
+export interface FullStackOptions {
+  /** Prefix of the task queue: names the suite in Temporal. */
+  name: string;
+  /** Where the sandboxes run (default in-process). */
+  sandboxes?: Where;
+  /** Fault injection on the sandboxes (`PUT /_faults`); on by default. */
+  faults?: boolean;
+  /** The reservation service; without it the worker's reservation calls go nowhere. */
+  reservations?: boolean;
+  /** Where the worker runs (default in-process), or no worker at all. */
+  worker?: Where | 'none';
+  /** A worker process exposes its runtime metrics on a free port (`workerMetricsUrl`). */
+  workerMetrics?: boolean;
+  /** Where the API runs (default in-process). */
+  api?: Where;
+  /** RETRYSAFE_API_KEYS of the API (default: dev mode). */
+  apiKeys?: string;
+  stepDeadlineMs?: number;
+  attentionAfterMs?: number;
+  /** Variables for every part run as a process. */
+  env?: Record<string, string>;
+  /** Variables for the worker process on top of those. */
+  workerEnv?: Record<string, string>;
+}
+
+export interface FullStack {
+  taskQueue: string;
+  bank: BankHandle;
+  reservations: ReservationsHandle;
+  api: ApiClient;
+  /** A Temporal client on the shared dev server. */
+  temporal: Client;
+  /** The worker process's metrics endpoint, with `workerMetrics`. */
+  workerMetricsUrl: string | undefined;
+  /** Every line a part run as a process printed. */
+  output(part: PartName): string[];
+  /** A worker process on this stack's task queue and sandboxes; the caller waits for it and stops it. */
+  spawnWorker(env?: Record<string, string>): ChildHandle;
+  close(): Promise<void>;
+}
+
+export async function startFullStack(opts: FullStackOptions): Promise<FullStack> {
+  const taskQueue = uniqueId(opts.name);
+  const temporalAddress = inject('temporalAddress');
+  const processes = new Map<PartName, ChildHandle>();
+  const closers: Array<() => Promise<void>> = [];
+  const processEnv = (own: Record<string, string>) => ({ ...opts.env, ...own });
+  const startProcess = async (name: PartName, entry: string, env: Record<string, string>, readyLine: string, timeoutMs = 60_000) => {
+    const child = spawnEntry(entry, processEnv(env));
+    processes.set(name, child);
+    closers.push(() => child.kill('SIGTERM'));
+    await child.waitFor(readyLine, timeoutMs);
+    return child;
+  };
+
+  const startSandboxes = async (): Promise<[BankHandle, ReservationsHandle | undefined]> => {
+    const withReservations = opts.reservations ?? true;
+    const faults = opts.faults ?? true;
+    if ((opts.sandboxes ?? 'in-process') === 'in-process') {
+      const started = await Promise.all([startBank({ faults }), withReservations ? startReservations({ faults }) : undefined]);
+      for (const sandbox of started) if (sandbox) closers.push(() => sandbox.close());
+      return started;
+    }
+    const dir = `${inject('tmpRoot')}/${taskQueue}`;
+    const sandbox: Record<string, string> = faults ? { SANDBOX_FAULTS: '1' } : {};
+    const [bankPort, reservationsPort] = [await freePort(), await freePort()];
+    const [bank, reservations] = await Promise.all([
+      startProcess('bank', 'downstream/bank/server.ts', { ...sandbox, BANK_PORT: String(bankPort), BANK_DB: `${dir}/bank.db` }, 'bank listening'),
+      withReservations
+        ? startProcess(
+            'reservations',
+            'downstream/reservations/server.ts',
+            { ...sandbox, RESERVATIONS_PORT: String(reservationsPort), RESERVATIONS_DB: `${dir}/reservations.db` },
+            'reservations listening',
+          )
+        : undefined,
+    ]);
+    return [
+      bankHandle({ url: `http://127.0.0.1:${bankPort}`, dbFile: `${dir}/bank.db`, close: () => bank.kill() }),
+      reservations
+        ? reservationsHandle({ url: `http://127.0.0.1:${reservationsPort}`, dbFile: `${dir}/reservations.db`, close: () => reservations.kill() })
+        : undefined,
+    ];
+  };
+
+  try {
+    const [bank, reservations] = await startSandboxes();
+    const reservationsUrl = reservations?.url ?? 'http://127.0.0.1:9';
+    const workerEnv = (extra: Record<string, string> = {}) => ({
+      TEMPORAL_ADDRESS: temporalAddress,
+      TEMPORAL_NAMESPACE: 'default',
+      RETRYSAFE_TASK_QUEUE: taskQueue,
+      BANK_URL: bank.url,
+      RESERVATIONS_URL: reservationsUrl,
+      WORKER_METRICS_ADDRESS: 'off',
+      DOWNSTREAM_TIMEOUT: '2s',
+      ...opts.workerEnv,
+      ...extra,
+    });
+
+    let workerMetricsUrl: string | undefined;
+    if (opts.worker === 'process') {
+      const metrics = opts.workerMetrics ? `127.0.0.1:${await freePort()}` : undefined;
+      workerMetricsUrl = metrics && `http://${metrics}/metrics`;
+      // The worker bundles the workflows at start: slow on a busy machine.
+      await startProcess('worker', 'worker/main.ts', workerEnv(metrics ? { WORKER_METRICS_ADDRESS: metrics } : {}), 'worker ready', 120_000);
+    } else if ((opts.worker ?? 'in-process') === 'in-process') {
+      const worker = await startWorker({ taskQueue, bankUrl: bank.url, reservationsUrl });
+      closers.push(() => worker.stop());
+    }
+
+    let api: ApiClient;
+    if (opts.api === 'process') {
+      const port = await freePort();
+      const child = await startProcess(
+        'api',
+        'client/api/server.ts',
+        {
+          TEMPORAL_ADDRESS: temporalAddress,
+          RETRYSAFE_TASK_QUEUE: taskQueue,
+          API_PORT: String(port),
+          ...(opts.apiKeys ? { RETRYSAFE_API_KEYS: opts.apiKeys } : {}),
+          ...(opts.stepDeadlineMs ? { RETRYSAFE_STEP_DEADLINE: String(opts.stepDeadlineMs) } : {}),
+          ...(opts.attentionAfterMs ? { RETRYSAFE_ATTENTION_AFTER: String(opts.attentionAfterMs) } : {}),
+        },
+        'api listening',
+      );
+      api = apiClient(`http://127.0.0.1:${port}`, () => child.kill());
+    } else {
+      api = await startApi({
+        taskQueue,
+        ...(opts.apiKeys ? { apiKeys: opts.apiKeys } : {}),
+        ...(opts.stepDeadlineMs ? { stepDeadlineMs: opts.stepDeadlineMs } : {}),
+        ...(opts.attentionAfterMs ? { attentionAfterMs: opts.attentionAfterMs } : {}),
+      });
+      closers.push(() => api.close());
+    }
+    const temporal = await temporalClient();
+    closers.push(() => temporal.close());
+
+    return {
+      taskQueue,
+      bank,
+      get reservations(): ReservationsHandle {
+        if (!reservations) throw new Error(`the ${opts.name} stack runs without the reservation service`);
+        return reservations;
+      },
+      api,
+      temporal: temporal.client,
+      workerMetricsUrl,
+      output(part) {
+        const child = processes.get(part);
+        if (!child) throw new Error(`${part} does not run as a process in the ${opts.name} stack`);
+        return child.output;
+      },
+      spawnWorker: (env) => spawnEntry('worker/main.ts', processEnv(workerEnv(env))),
+      close: () => closeAll(closers),
+    };
+  } catch (err) {
+    await closeAll(closers);
+    throw err;
+  }
+}
+
+/** Stops what was started, the API first (the reverse of the start order). */
+async function closeAll(closers: Array<() => Promise<void>>): Promise<void> {
+  for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
+}
+
+/**
+ * The full stack for the file that calls this: started in its beforeAll, stopped in its
+ * afterAll. Its fields are usable from the first test on.
+ */
+export function useFullStack(opts: FullStackOptions): FullStack {
+  let stack: FullStack | undefined;
+  beforeAll(async () => {
+    stack = await startFullStack(opts);
+  });
+  afterAll(async () => {
+    await stack?.close();
+  });
+  const started = (): FullStack => {
+    if (!stack) throw new Error('the full stack is used before its beforeAll started it');
+    return stack;
+  };
+  return {
+    get taskQueue() {
+      return started().taskQueue;
+    },
+    get bank() {
+      return started().bank;
+    },
+    get reservations() {
+      return started().reservations;
+    },
+    get api() {
+      return started().api;
+    },
+    get temporal() {
+      return started().temporal;
+    },
+    get workerMetricsUrl() {
+      return started().workerMetricsUrl;
+    },
+    output: (part) => started().output(part),
+    spawnWorker: (env) => started().spawnWorker(env),
+    close: () => started().close(),
+  };
+}
