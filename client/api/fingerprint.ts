@@ -1,22 +1,11 @@
-// The fingerprint binds an idempotency key to one request: SHA-256 over the canonical JSON
-// (RFC 8785: sorted keys, normalised numbers) of `{type, request}`. Key order and
-// whitespace in the body therefore never make a retry look like a different request.
-import { createHash } from 'node:crypto';
-import canonicalizeModule from 'canonicalize';
+// The fingerprint binds an idempotency key to one request: the canonical hash of
+// `{type, request}`, stored in the workflow memo when the key is claimed, so a retry
+// matches it whatever the key order or whitespace of its body.
+import { canonicalJson, fingerprintOf } from '../../common/http/fingerprint.js';
 import type { OperationType } from '../../workflows/contracts.js';
 
-// canonicalize ships CommonJS typed as an ES default export; under NodeNext the default
-// import is the function itself at run time, whatever the typings claim.
-const canonicalize = canonicalizeModule as unknown as (input: unknown) => string | undefined;
-
-export function canonicalJson(value: unknown): string {
-  const text = canonicalize(value);
-  if (text === undefined) throw new TypeError('value has no JSON form');
-  return text;
-}
-
 export function fingerprint(type: OperationType, request: Record<string, unknown>): string {
-  return createHash('sha256').update(canonicalJson({ type, request })).digest('hex');
+  return fingerprintOf({ type, request });
 }
 
 /**

@@ -39,7 +39,7 @@ export function createMetrics(registry: Registry = new Registry()): ApiMetrics {
     waitsTimedOut: getOrCreate(
       registry,
       'retrysafe_waits_timed_out_total',
-      () => new Counter({ name: 'retrysafe_waits_timed_out_total', help: 'POSTs answered 202 because the operation was still running', registers }),
+      () => new Counter({ name: 'retrysafe_waits_timed_out_total', help: 'POSTs that waited for the outcome (Prefer: wait above 0) and answered 202 because the operation was still running', registers }),
     ),
     cacheHits: getOrCreate(
       registry,

@@ -1,5 +1,5 @@
-// Maps a workflow execution to the operation resource (DESIGN §4). The memo holds what
-// the API wrote at start (StartMemo) and the progress the workflow keeps current
+// Maps a workflow execution to the operation resource, the one shape of every answer about
+// an operation. The memo holds what the API wrote at start (StartMemo) and the progress the workflow keeps current
 // (ProgressMemo), so a status read needs no worker; the outcome comes from the return value.
 import type { WorkflowExecutionStatusName } from '@temporalio/client';
 import type { TypedSearchAttributes } from '@temporalio/common';
@@ -12,6 +12,7 @@ import {
   type OperationType,
   type StepState,
 } from '../../workflows/contracts.js';
+import { parseWorkflowId } from '../../workflows/identity.js';
 import type { Operation } from './schemas.js';
 
 export interface ExecutionView {
@@ -73,8 +74,7 @@ function stringResult(result: Record<string, unknown>): Record<string, string> {
 export function keyOf(exec: ExecutionView): string {
   const fromMemo = exec.memo?.key;
   if (typeof fromMemo === 'string') return fromMemo;
-  const slash = exec.workflowId.indexOf('/');
-  return slash < 0 ? exec.workflowId : exec.workflowId.slice(slash + 1);
+  return parseWorkflowId(exec.workflowId)?.key ?? exec.workflowId;
 }
 
 /**

@@ -1,8 +1,8 @@
-// RFC 9457 problem details. Every error answer carries a stable `code`; clients branch on
-// it, never on `title` or `detail`. 5xx answers say only what the client can act on: the
-// cause stays in the log.
-
-export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+// The API's problem codes and titles. Every error answer carries a stable `code`; clients
+// branch on it, never on `title` or `detail`. 5xx answers say only what the client can act
+// on: the cause stays in the log.
+import { Problem, type FieldError } from '../../common/http/problem.js';
+import type { KeyResult } from '../../common/http/idempotency-key.js';
 
 export const PROBLEM_TITLES = {
   invalid_request: 'The request is not valid',
@@ -22,91 +22,55 @@ export const PROBLEM_TITLES = {
 } as const;
 
 export type ProblemCode = keyof typeof PROBLEM_TITLES;
-
-export interface FieldError {
-  field: string;
-  message: string;
-}
-
-export interface ProblemBody {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  code: ProblemCode;
-  instance?: string;
-  errors?: FieldError[];
-  differences?: string[];
-}
-
-export function problemType(code: ProblemCode): string {
-  return `urn:retrysafe:problem:${code}`;
-}
-
-/** An error that becomes a problem answer as it is; thrown from hooks and handlers. */
-export class ApiProblem extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: ProblemCode,
-    readonly detail: string,
-    readonly extra: { errors?: FieldError[]; differences?: string[] } = {},
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(detail);
-    this.name = 'ApiProblem';
-  }
-
-  body(instance?: string): ProblemBody {
-    return {
-      type: problemType(this.code),
-      title: PROBLEM_TITLES[this.code],
-      status: this.status,
-      detail: this.detail,
-      code: this.code,
-      ...(instance !== undefined ? { instance } : {}),
-      ...this.extra,
-    };
-  }
-}
+export type ApiProblem = Problem<ProblemCode>;
 
 export const ENGINE_RETRY_AFTER_SECONDS = 2;
 
+/** A problem of the API, titled from its catalogue. */
+export function apiProblem(
+  status: number,
+  code: ProblemCode,
+  detail: string,
+  opts: { extensions?: Record<string, unknown>; headers?: Record<string, string> } = {},
+): ApiProblem {
+  return new Problem(status, code, detail, { ...opts, title: PROBLEM_TITLES[code] });
+}
+
 export const problems = {
-  invalidRequest: (detail: string, errors: FieldError[]) => new ApiProblem(400, 'invalid_request', detail, { errors }),
+  invalidRequest: (detail: string, errors: FieldError[]) => apiProblem(400, 'invalid_request', detail, { extensions: { errors } }),
+  idempotencyKey: (refused: Extract<KeyResult, { ok: false }>) => apiProblem(400, refused.code, refused.detail),
   unauthorized: () =>
-    new ApiProblem(
-      401,
-      'unauthorized',
-      'send an API key as "Authorization: Bearer <secret>"',
-      {},
-      { 'www-authenticate': 'Bearer' },
-    ),
+    apiProblem(401, 'unauthorized', 'send an API key as "Authorization: Bearer <secret>"', {
+      headers: { 'www-authenticate': 'Bearer' },
+    }),
   keyReused: (differences: string[]) =>
-    new ApiProblem(
+    apiProblem(
       422,
       'idempotency_key_reused',
       differences.length > 0
         ? `this key already names an operation with a different request (differs in: ${differences.join(', ')}); use a new key for a new operation`
         : 'this key already names an operation with a different request; use a new key for a new operation',
-      { differences },
+      { extensions: { differences } },
     ),
-  operationNotFound: () => new ApiProblem(404, 'operation_not_found', 'no operation with this key exists for this tenant'),
-  notFound: (method: string, path: string) => new ApiProblem(404, 'not_found', `no route ${method} ${path}`),
+  operationNotFound: () => apiProblem(404, 'operation_not_found', 'no operation with this key exists for this tenant'),
+  notFound: (method: string, path: string) => apiProblem(404, 'not_found', `no route ${method} ${path}`),
+  payloadTooLarge: (detail = 'the request body exceeds the size limit') => apiProblem(413, 'payload_too_large', detail),
+  unsupportedMediaType: (detail = 'send the body as application/json') => apiProblem(415, 'unsupported_media_type', detail),
+  headersTooLarge: () => apiProblem(431, 'headers_too_large', 'the request headers exceed 16 KiB'),
+  requestTimeout: () => apiProblem(408, 'request_timeout', 'the request did not arrive in time'),
   engineUnavailable: () =>
-    new ApiProblem(
+    apiProblem(
       503,
       'engine_unavailable',
       'the workflow engine did not answer in time; the request is safe to retry with the same Idempotency-Key',
-      {},
-      { 'retry-after': String(ENGINE_RETRY_AFTER_SECONDS) },
+      { headers: { 'retry-after': String(ENGINE_RETRY_AFTER_SECONDS) } },
     ),
   shuttingDown: () =>
-    new ApiProblem(
+    apiProblem(
       503,
       'shutting_down',
       'this API instance is shutting down and started nothing; retry with the same Idempotency-Key',
-      {},
-      { 'retry-after': '1', connection: 'close' },
+      { headers: { 'retry-after': '1', connection: 'close' } },
     ),
-  internal: () => new ApiProblem(500, 'internal_error', 'the server failed to handle the request; it has been logged'),
+  internal: () => apiProblem(500, 'internal_error', 'the server failed to handle the request; it has been logged'),
 };

@@ -3,9 +3,10 @@
 // the document cannot drift from what the server does.
 import { Type, type Static, type TSchema } from 'typebox';
 import { OPERATION_STATUSES, OPERATION_TYPES, STEP_STATUSES } from '../../workflows/contracts.js';
+import { PROBLEM_CONTENT_TYPE } from '../../common/http/problem.js';
 import { MAX_KEY_LENGTH } from './idempotency-key.js';
 import { MAX_WAIT_SECONDS } from './prefer.js';
-import { PROBLEM_CONTENT_TYPE, PROBLEM_TITLES } from './problems.js';
+import { PROBLEM_TITLES } from './problems.js';
 
 /** Ajv format: ISO 4217 codes this runtime knows (Node 20: the current, non-test codes). */
 export const CURRENCY_FORMAT = 'iso4217';
@@ -57,7 +58,7 @@ export const CheckoutBody = Type.Object(
 export type CheckoutBody = Static<typeof CheckoutBody>;
 
 export const StartHeaders = Type.Object({
-  // Documents exactly what claimHeaders accepts (it runs first and answers
+  // Documents exactly what the key parser accepts (it runs first and answers
   // idempotency_key_missing / _invalid): bare visible ASCII not starting with a quote, or an
   // sf-string of visible ASCII whose only escapes are \" and \\.
   'idempotency-key': Type.String({

@@ -4,8 +4,8 @@
 // endpoints; reads, health and set-up always work so an auditor can check the ledgers.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type, type Static } from 'typebox';
-import type { SandboxApp } from './http.js';
-import { ProblemError } from './problem.js';
+import { Problem } from '../../common/http/problem.js';
+import { shuttingDown, type SandboxApp } from './http.js';
 
 export const FaultsSchema = Type.Object(
   {
@@ -60,8 +60,8 @@ export class FaultInjector {
     const { delayMs } = this.current;
     if (delayMs > 0) await this.sleep(delayMs);
     if (this.current.failBeforeCommit > 0 && this.random() < this.current.failBeforeCommit) {
-      throw new ProblemError(503, 'injected_failure', 'injected failure before commit (sandbox fault); nothing was done', {}, {
-        'retry-after': '1',
+      throw new Problem(503, 'injected_failure', 'injected failure before commit (sandbox fault); nothing was done', {
+        headers: { 'retry-after': '1' },
       });
     }
   }
@@ -83,7 +83,7 @@ export class FaultInjector {
       const wake = () => {
         clearTimeout(timer);
         this.waiting.delete(wake);
-        reject(new ProblemError(503, 'shutting_down', 'the service is shutting down; nothing was done', {}, { 'retry-after': '1' }));
+        reject(shuttingDown());
       };
       const timer = setTimeout(() => {
         this.waiting.delete(wake);

@@ -14,10 +14,27 @@ import type {
   RawServerDefault,
 } from 'fastify';
 import { TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { problemBody, ProblemError, sendProblem, type FieldError } from './problem.js';
+import { describeInvalidRequest, type FieldStyle } from '../../common/http/field-errors.js';
+import { Problem, sendProblem } from '../../common/http/problem.js';
 
 /** Sandbox request bodies are small; anything larger is refused with 413. */
 export const BODY_LIMIT = 64 * 1024;
+
+/** A sandbox service's Fastify instance: the Node HTTP server, schemas in TypeBox. */
+export type SandboxApp = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
+
+/** Fields named by their JSON path (`items.0.quantity`), prefixed outside the body (`params.sku`). */
+export const SANDBOX_FIELD_STYLE: FieldStyle = {
+  name(path, part) {
+    if (path.length === 0) return part;
+    return part === 'body' ? path.join('.') : `${part}.${path.join('.')}`;
+  },
+};
+
+function invalidRequest(errors: FastifySchemaValidationError[], part: string): Problem {
+  const { detail, errors: fields } = describeInvalidRequest(errors, part, SANDBOX_FIELD_STYLE);
+  return new Problem(400, 'invalid_request', detail, { extensions: { errors: fields } });
+}
 
 /**
  * Fastify options every sandbox service starts with. Derived keys are up to 512 characters
@@ -29,6 +46,8 @@ export function baseServerOptions(): FastifyServerOptions {
     // Our own onRequest hook answers requests that arrive while closing, as a problem.
     return503OnClosing: false,
     routerOptions: { maxParamLength: 4096 },
+    // The problem itself travels as the validation error.
+    schemaErrorFormatter: invalidRequest,
     frameworkErrors: (error, request, reply) => {
       // Bad percent-encoding in the URL and the like, reached before routing.
       void handleError(error as FastifyError, request, reply);
@@ -36,8 +55,8 @@ export function baseServerOptions(): FastifyServerOptions {
   };
 }
 
-/** A sandbox service's Fastify instance: the Node HTTP server, schemas in TypeBox. */
-export type SandboxApp = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
+export const shuttingDown = () =>
+  new Problem(503, 'shutting_down', 'the service is shutting down; nothing was done', { headers: { 'retry-after': '1' } });
 
 export function installHttpEdge(app: SandboxApp): void {
   // Bodies are validated as sent: "1250" is not an amount (Ajv's default would coerce it).
@@ -66,98 +85,51 @@ export function installHttpEdge(app: SandboxApp): void {
   app.addHook('onRequest', async (_request, reply) => {
     if (!closing) return;
     reply.header('connection', 'close');
-    throw new ProblemError(503, 'shutting_down', 'the service is shutting down; nothing was done', {}, { 'retry-after': '1' });
+    throw shuttingDown();
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => handleError(error, request, reply));
   app.setNotFoundHandler((request, reply) =>
-    sendProblem(reply, problemBody(404, 'not_found', `no route for ${request.method} ${request.url.split('?')[0]}`)),
+    sendProblem(reply, new Problem(404, 'not_found', `no route for ${request.method} ${request.url.split('?')[0]}`)),
   );
 }
 
-function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  if (error instanceof ProblemError) {
-    if (error.status >= 500) request.log.warn({ code: error.code }, error.detail);
-    return sendProblem(reply, error.body, error.headers);
-  }
-  if (error.validation) {
-    const errors = fieldErrors(error.validation, error.validationContext);
-    return sendProblem(
-      reply,
-      problemBody(400, 'invalid_request', `the request is invalid: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}`, {
-        errors,
-      }),
-    );
-  }
+const invalidJson = () =>
+  new Problem(400, 'invalid_request', 'the request body is not valid JSON', {
+    extensions: { errors: [{ field: 'body', message: 'is not valid JSON' }] },
+  });
+
+/** Fastify's own refusals and storage contention, as the sandbox's problems. */
+function problemOf(error: FastifyError): Problem | undefined {
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return sendProblem(reply, problemBody(413, 'payload_too_large', 'the request body is larger than 64 KiB'));
+      return new Problem(413, 'payload_too_large', 'the request body is larger than 64 KiB');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return sendProblem(
-        reply,
-        problemBody(400, 'invalid_request', 'the request body is not valid JSON', {
-          errors: [{ field: 'body', message: 'is not valid JSON' }],
-        }),
-      );
+      return invalidJson();
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return sendProblem(
-        reply,
-        problemBody(415, 'unsupported_media_type', 'send the request body as application/json'),
-      );
+      return new Problem(415, 'unsupported_media_type', 'send the request body as application/json');
     case 'FST_ERR_BAD_URL':
-      return sendProblem(reply, problemBody(400, 'invalid_request', 'the URL is not validly percent-encoded'));
+      return new Problem(400, 'invalid_request', 'the URL is not validly percent-encoded');
     case 'SQLITE_BUSY':
       // Another process holds the write lock past busy_timeout; nothing was done.
-      return sendProblem(reply, problemBody(503, 'storage_busy', 'the ledger is busy; retry shortly'), { 'retry-after': '1' });
+      return new Problem(503, 'storage_busy', 'the ledger is busy; retry shortly', { headers: { 'retry-after': '1' } });
   }
   const status = typeof error.statusCode === 'number' ? error.statusCode : 500;
   if (status >= 400 && status < 500) {
     const code = (STATUS_CODES[status] ?? 'client error').toLowerCase().replace(/[^a-z0-9]+/g, '_');
-    return sendProblem(reply, problemBody(status, code, error.message));
+    return new Problem(status, code, error.message);
   }
+  return undefined;
+}
+
+function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (error instanceof Problem) {
+    if (error.status >= 500) request.log.warn({ code: error.code }, error.detail);
+    return sendProblem(reply, error);
+  }
+  const problem = problemOf(error);
+  if (problem) return sendProblem(reply, problem);
   request.log.error({ err: error }, 'request failed');
-  return sendProblem(reply, problemBody(500, 'internal_error', 'internal error; the details are in the service log'));
-}
-
-/** Fastify's validation errors (TypeBox flavour) as `{field, message}`, one per problem. */
-export function fieldErrors(validation: FastifySchemaValidationError[], context?: string): FieldError[] {
-  const prefix = context && context !== 'body' ? `${context}.` : '';
-  const out: FieldError[] = [];
-  const seen = new Set<string>();
-  const push = (field: string, message: string) => {
-    const id = `${field}\u0000${message}`;
-    if (!seen.has(id)) {
-      seen.add(id);
-      out.push({ field, message });
-    }
-  };
-  for (const issue of validation) {
-    const base = pointerToField(issue.instancePath);
-    const params = issue.params as Record<string, unknown>;
-    if (issue.keyword === 'required' && Array.isArray(params.requiredProperties)) {
-      for (const name of params.requiredProperties) push(prefix + joinField(base, String(name)), 'is required');
-    } else if (issue.keyword === 'additionalProperties' && Array.isArray(params.additionalProperties)) {
-      for (const name of params.additionalProperties) push(prefix + joinField(base, String(name)), 'is not an allowed field');
-    } else if (issue.keyword === 'boolean' && issue.schemaPath.endsWith('/additionalProperties')) {
-      // TypeBox also reports each extra property against `additionalProperties: false`;
-      // the `additionalProperties` entry above already names it.
-      continue;
-    } else {
-      push(prefix + (base === '' ? (context ?? 'body') : base), issue.message ?? 'is invalid');
-    }
-  }
-  return out;
-}
-
-function pointerToField(pointer: string): string {
-  return pointer
-    .split('/')
-    .slice(1)
-    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .join('.');
-}
-
-function joinField(base: string, name: string): string {
-  return base === '' ? name : `${base}.${name}`;
+  return sendProblem(reply, new Problem(500, 'internal_error', 'internal error; the details are in the service log'));
 }

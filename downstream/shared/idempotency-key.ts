@@ -1,71 +1,28 @@
-// Idempotency-Key parsing for the receiving side. The IETF draft makes the header a
-// Structured Field string (`"abc"`); plenty of clients send it bare (`abc`). Both name
-// the same key. Downstream keys are derived (`<tenant>/<key>/<step>`), hence 512, not 255.
-import { parseItem } from 'structured-headers';
-import { ProblemError } from './problem.js';
+// Idempotency keys on the receiving side. Keys here are derived (`<tenant>/<key>/<step>`),
+// hence up to 512 characters, not 255; an sf-string key may hold a space; and an empty
+// header is a malformed key rather than a missing one: a caller that sends the header
+// meant to send a key.
+import type { FastifyRequest } from 'fastify';
+import { checkKey, parseIdempotencyKey, type KeyResult, type KeyRules } from '../../common/http/idempotency-key.js';
+import { Problem } from '../../common/http/problem.js';
 
-export const MAX_KEY_LENGTH = 512;
-export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
+export const DOWNSTREAM_KEY_RULES: KeyRules = { maxLength: 512, spaces: true, empty: 'invalid' };
 
-// A bare key is one token-ish run of visible ASCII; an sf-string may also hold spaces.
-const BARE_KEY = /^[\x21-\x7e]+$/;
-const SF_STRING_CONTENT = /^[\x20-\x7e]+$/;
-
-function invalid(detail: string): ProblemError {
-  return new ProblemError(400, 'idempotency_key_invalid', detail);
+function accepted(result: KeyResult): string {
+  if (!result.ok) throw new Problem(400, result.code, result.detail);
+  return result.key;
 }
 
-/**
- * The key named by an `Idempotency-Key` header value, or a 400 problem:
- * `idempotency_key_missing` when absent, `idempotency_key_invalid` when malformed.
- */
-export function parseIdempotencyKey(header: string | string[] | undefined): string {
-  if (header === undefined) {
-    throw new ProblemError(400, 'idempotency_key_missing', 'send an Idempotency-Key header with this request');
-  }
-  if (Array.isArray(header)) {
-    throw invalid('send exactly one Idempotency-Key header');
-  }
-  // Only HTTP whitespace (RFC 9110 OWS): trim() would also eat an NBSP and accept it.
-  const value = header.replace(/^[ \t]+|[ \t]+$/g, '');
-  if (value === '') throw invalid('the Idempotency-Key header is empty');
-
-  let key: string;
-  if (value.startsWith('"')) {
-    let item;
-    try {
-      item = parseItem(value);
-    } catch {
-      throw invalid('the Idempotency-Key header is not a valid Structured Field string');
-    }
-    const [bare, params] = item;
-    if (typeof bare !== 'string') throw invalid('the Idempotency-Key header is not a Structured Field string');
-    // Parameters would let `"k";a=1` and `"k"` look like different keys; none are defined.
-    if (params.size > 0) throw invalid('the Idempotency-Key header must not carry parameters');
-    key = bare;
-  } else {
-    if (!BARE_KEY.test(value)) {
-      throw invalid('the Idempotency-Key must be visible ASCII characters without spaces (or a quoted Structured Field string)');
-    }
-    key = value;
-  }
-  return checkKey(key);
-}
-
-/** Validates a key taken from a URL path segment (already percent-decoded). */
-export function checkKey(key: string): string {
-  if (key.length === 0) throw invalid('the idempotency key is empty');
-  if (key.length > MAX_KEY_LENGTH) {
-    throw invalid(`the idempotency key is ${key.length} characters long; at most ${MAX_KEY_LENGTH} are allowed`);
-  }
-  if (!SF_STRING_CONTENT.test(key)) throw invalid('the idempotency key must be printable ASCII');
-  return key;
+/** The key an `Idempotency-Key` header value names, or a 400 problem. */
+export function requireKey(header: string | string[] | undefined): string {
+  return accepted(parseIdempotencyKey(header, DOWNSTREAM_KEY_RULES));
 }
 
 /**
  * The key in a path such as `/charges/{key}/reverse`, read from the raw URL so that keys
- * holding `/` work both percent-encoded (`a%2Fb`) and as they are (`a/b`). Returns
- * undefined when the path does not have the shape `<prefix><key><suffix>`.
+ * holding `/` work both percent-encoded (`a%2Fb`) and as they are (`a/b`). Undefined when
+ * the path does not have the shape `<prefix><key><suffix>`; a 400 problem when the key in
+ * it is not one.
  */
 export function keyFromPath(rawUrl: string, prefix: string, suffix = ''): string | undefined {
   const path = rawUrl.split('?', 1)[0] ?? '';
@@ -76,7 +33,25 @@ export function keyFromPath(rawUrl: string, prefix: string, suffix = ''): string
   try {
     key = decodeURIComponent(encoded);
   } catch {
-    throw invalid('the key in the URL is not validly percent-encoded');
+    throw new Problem(400, 'idempotency_key_invalid', 'the key in the URL is not validly percent-encoded');
   }
-  return checkKey(key);
+  return accepted(checkKey(key, DOWNSTREAM_KEY_RULES));
+}
+
+// The parsed key travels from the preValidation hook to the handler without widening
+// FastifyRequest for every other module in the project.
+const keys = new WeakMap<FastifyRequest, string>();
+
+/**
+ * preValidation hook for keyed routes: a missing or malformed key is refused before the
+ * body is even looked at, and nothing is stored, so the key stays usable.
+ */
+export async function requireIdempotencyKey(request: FastifyRequest): Promise<void> {
+  keys.set(request, requireKey(request.headers['idempotency-key']));
+}
+
+export function idempotencyKeyOf(request: FastifyRequest): string {
+  const key = keys.get(request);
+  if (key === undefined) throw new Error('route is missing the requireIdempotencyKey hook');
+  return key;
 }

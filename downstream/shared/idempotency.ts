@@ -1,14 +1,19 @@
-// The receiving side of the idempotency contract (DESIGN §6). One SQLite transaction per
-// request: claim the key (primary key), compare fingerprints, apply the effect, store the
+// The receiving side of the idempotency contract. One SQLite transaction per request:
+// claim the key (primary key), compare fingerprints, apply the effect, store the
 // response. A crash anywhere before COMMIT leaves neither the effect nor the key; after
 // COMMIT both exist, so a retry replays the stored answer instead of acting twice.
 import type Database from 'better-sqlite3';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { requestFingerprint } from './fingerprint.js';
+import { fingerprintOf } from '../../common/http/fingerprint.js';
+import { PROBLEM_CONTENT_TYPE, Problem } from '../../common/http/problem.js';
 import { InFlightGuard } from './in-flight.js';
-import { parseIdempotencyKey, IDEMPOTENCY_KEY_HEADER } from './idempotency-key.js';
 import { killConnection, type FaultInjector } from './faults.js';
-import { PROBLEM_CONTENT_TYPE, ProblemError } from './problem.js';
+import { runPeriodically } from './periodic.js';
+
+/** What "the same request" means here: the same endpoint with the same validated body. */
+export function requestFingerprint(endpoint: string, body: unknown): string {
+  return fingerprintOf({ endpoint, body: body ?? null });
+}
 
 /** What an effect decides; business errors are responses too, and are stored. */
 export interface EffectResponse {
@@ -108,7 +113,7 @@ export class IdempotentExecutor {
       }
       if (row) {
         if (row.fingerprint !== fingerprint) {
-          throw new ProblemError(
+          throw new Problem(
             422,
             'idempotency_key_reused',
             'this Idempotency-Key was already used with a different request; use a new key for a new request',
@@ -152,57 +157,24 @@ export class IdempotentExecutor {
     return this.purgeStmt.run(this.now() - this.ttlMs).changes;
   }
 
-  /**
-   * Purges now and then every min(TTL/10, 60 s). The timer is unref()ed so it never keeps
-   * a process alive; call the returned function to stop it.
-   */
+  /** Purges now and then every min(TTL/10, 60 s); call the returned function to stop. */
   startPurging(onError: (err: unknown) => void = () => {}): () => void {
-    const purge = () => {
-      try {
-        this.purgeExpired();
-      } catch (err) {
-        // A busy database or a closed one at shutdown: the next tick tries again.
-        onError(err);
-      }
-    };
-    purge();
-    const timer = setInterval(purge, Math.max(1, Math.min(Math.floor(this.ttlMs / 10), 60_000)));
-    timer.unref();
-    return () => clearInterval(timer);
+    return runPeriodically(() => this.purgeExpired(), Math.min(Math.floor(this.ttlMs / 10), 60_000), onError);
   }
 }
 
-function inProgress(): ProblemError {
-  return new ProblemError(
+function inProgress(): Problem {
+  return new Problem(
     409,
     'request_in_progress',
     'a request with this Idempotency-Key is still being processed; retry later with the same key',
-    {},
-    { 'retry-after': '1' },
+    { headers: { 'retry-after': '1' } },
   );
 }
 
 function isBusy(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   return code === 'SQLITE_BUSY' || code === 'SQLITE_BUSY_SNAPSHOT' || code === 'SQLITE_LOCKED';
-}
-
-// The parsed key travels from the preValidation hook to the handler without widening
-// FastifyRequest for every other module in the project.
-const keys = new WeakMap<FastifyRequest, string>();
-
-/**
- * preValidation hook for keyed routes: a missing or malformed key is refused before the
- * body is even looked at, and nothing is stored, so the key stays usable.
- */
-export async function requireIdempotencyKey(request: FastifyRequest): Promise<void> {
-  keys.set(request, parseIdempotencyKey(request.headers[IDEMPOTENCY_KEY_HEADER]));
-}
-
-export function idempotencyKeyOf(request: FastifyRequest): string {
-  const key = keys.get(request);
-  if (key === undefined) throw new Error('route is missing the requireIdempotencyKey hook');
-  return key;
 }
 
 /**

@@ -18,7 +18,7 @@ export interface SandboxConfig {
   logLevel: z.infer<typeof logLevel>;
 }
 
-export function sandboxEnv(prefix: string, defaults: { port: number; db: string }) {
+function sandboxEnv(prefix: string, defaults: { port: number; db: string }) {
   return {
     [`${prefix}_HOST`]: z.string().default('127.0.0.1'),
     [`${prefix}_PORT`]: port.default(defaults.port),

@@ -1,7 +1,7 @@
 // The HTTP edge against a Temporal client whose server does not exist (127.0.0.1:1):
 // every refusal must happen before any Temporal call, and the calls that do happen must
 // turn into 503 engine_unavailable, never a 500.
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import type { LightMyRequestResponse } from 'fastify';
 import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -16,13 +16,39 @@ const checkout = { ...payment, items: [{ sku: 'sku_book', quantity: 2 }] };
 
 let connection: Connection;
 let client: Client;
+
+// The SDK's retry interceptor keeps the next attempt of a call scheduled through its
+// back-off even after the API's engine deadline aborted the call. That attempt must not
+// find the channel closed: it would throw from a timer, after the tests. So the test's
+// connection retries exactly as the default does, but records when its last scheduled
+// attempt is due, and schedules none once the file is closing.
+const retries = (() => {
+  const defaults = defaultGrpcRetryOptions();
+  let closing = false;
+  let lastDue = 0;
+  return {
+    interceptor: makeGrpcRetryInterceptor({
+      retryableDecider: (attempt, status) => !closing && defaults.retryableDecider(attempt, status),
+      delayFunction: (attempt, status) => {
+        const delay = defaults.delayFunction(attempt, status);
+        lastDue = Math.max(lastDue, Date.now() + delay);
+        return delay;
+      },
+    }),
+    async drain() {
+      closing = true;
+      const pending = lastDue - Date.now();
+      if (pending > 0) await new Promise((r) => setTimeout(r, pending + 100));
+    },
+  };
+})();
 let app: App;
 let devApp: App;
 let registry: Registry;
 let startSpy: ReturnType<typeof vi.spyOn>;
 
 beforeAll(async () => {
-  connection = Connection.lazy({ address: '127.0.0.1:1' });
+  connection = Connection.lazy({ address: '127.0.0.1:1', interceptors: [retries.interceptor] });
   client = new Client({ connection, namespace: 'default' });
   startSpy = vi.spyOn(client.workflow, 'start');
   registry = new Registry();
@@ -47,6 +73,7 @@ afterEach(() => {
 
 afterAll(async () => {
   await Promise.all([app.close(), devApp.close()]);
+  await retries.drain();
   await connection.close();
 });
 

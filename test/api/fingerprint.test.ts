@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, fingerprint, requestDifferences } from '../../client/api/fingerprint.js';
+import { fingerprint, requestDifferences } from '../../client/api/fingerprint.js';
+import { canonicalJson } from '../../common/http/fingerprint.js';
 
 describe('fingerprint', () => {
   const request = { account: 'acc_alice', amount: 1250, currency: 'EUR' };
@@ -9,6 +10,19 @@ describe('fingerprint', () => {
     const canonical = '{"request":{"account":"acc_alice","amount":1250,"currency":"EUR"},"type":"payment"}';
     expect(canonicalJson({ type: 'payment', request })).toBe(canonical);
     expect(fingerprint('payment', request)).toBe(createHash('sha256').update(canonical).digest('hex'));
+  });
+
+  it('keeps the hashes already stored in workflow memos', () => {
+    expect(fingerprint('payment', request)).toBe('012ec7fce5655b2f6fe8d65136003857d991f43c746076b4b6a9a7b524212d8c');
+    expect(
+      fingerprint('checkout', {
+        account: 'acc_alice',
+        amount: 4200,
+        currency: 'EUR',
+        description: 'Café ☕ "quoted"',
+        items: [{ sku: 'sku_book', quantity: 2 }],
+      }),
+    ).toBe('4298b2d7368f5cf93af93f6e82859f95df50eb665f7a63a329d07a3a9f6c2ba0');
   });
 
   it('does not depend on key order, at any depth', () => {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { parseIdempotencyKey } from '../../client/api/idempotency-key.js';
+import { isValidKey, parseClientKey } from '../../client/api/idempotency-key.js';
 
-const key = (header: string | string[] | undefined) => parseIdempotencyKey(header);
+const key = (header: string | string[] | undefined) => parseClientKey(header);
 
-describe('Idempotency-Key parsing', () => {
+describe('Idempotency-Key parsing (the API: 1-255 visible ASCII)', () => {
   it('reads the bare form', () => {
     expect(key('8e03978e-40d5-43e8-bc93-6894a57f9324')).toEqual({ ok: true, key: '8e03978e-40d5-43e8-bc93-6894a57f9324' });
   });
@@ -56,5 +56,16 @@ describe('Idempotency-Key parsing', () => {
 
   it('refuses two separate headers', () => {
     expect(key(['a', 'b'])).toMatchObject({ ok: false, code: 'idempotency_key_invalid' });
+  });
+});
+
+describe('keys from a URL path', () => {
+  it('accept 1-255 visible ASCII characters, and nothing else', () => {
+    expect(isValidKey('order/42')).toBe(true);
+    expect(isValidKey('k'.repeat(255))).toBe(true);
+    expect(isValidKey('')).toBe(false);
+    expect(isValidKey('k'.repeat(256))).toBe(false);
+    expect(isValidKey('order 42')).toBe(false);
+    expect(isValidKey('clé')).toBe(false);
   });
 });

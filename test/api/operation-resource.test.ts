@@ -1,7 +1,6 @@
 import { TypedSearchAttributes } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { toOperation, type ExecutionView } from '../../client/api/operation-resource.js';
-import { decodeCursor, encodeCursor } from '../../client/api/operations.js';
 import { SearchAttributes } from '../../workflows/contracts.js';
 
 const ctx = { temporalUiUrl: 'http://localhost:8233', namespace: 'default' };
@@ -98,26 +97,5 @@ describe('operation resource', () => {
   it('falls back to the workflow ID for the key when the memo has none', () => {
     const op = toOperation(view({ memo: {} }), undefined, ctx);
     expect(op.key).toBe('order/42');
-  });
-});
-
-describe('list cursor', () => {
-  const token = Buffer.from('{"StartTime":"2026-01-01T00:00:00Z"}');
-
-  it('round-trips the page token for the same query', () => {
-    const cursor = encodeCursor(token, "Tenant = 'acme'");
-    expect(cursor).toMatch(/^[A-Za-z0-9_-]+$/);
-    expect(decodeCursor(cursor, "Tenant = 'acme'")).toEqual(token);
-  });
-
-  it('refuses a cursor made for another query (another tenant or filter)', () => {
-    const cursor = encodeCursor(token, "Tenant = 'acme'");
-    expect(decodeCursor(cursor, "Tenant = 'beta'")).toBeNull();
-  });
-
-  it('refuses a truncated or invented cursor', () => {
-    const cursor = encodeCursor(token, "Tenant = 'acme'");
-    expect(decodeCursor(cursor.slice(0, -3), "Tenant = 'acme'")).toBeNull();
-    expect(decodeCursor('abcd', "Tenant = 'acme'")).toBeNull();
   });
 });

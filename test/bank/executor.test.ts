@@ -5,9 +5,8 @@ import { join } from 'node:path';
 import type Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../downstream/shared/db.js';
-import { requestFingerprint } from '../../downstream/shared/fingerprint.js';
-import { IdempotentExecutor } from '../../downstream/shared/idempotency.js';
-import { parseIdempotencyKey } from '../../downstream/shared/idempotency-key.js';
+import { IdempotentExecutor, requestFingerprint } from '../../downstream/shared/idempotency.js';
+import { requireKey } from '../../downstream/shared/idempotency-key.js';
 
 let dir: string;
 let db: Database.Database;
@@ -98,9 +97,19 @@ describe('requestFingerprint', () => {
     expect(requestFingerprint('POST /other', { account: 'a', amount: 10, currency: 'EUR' })).not.toBe(a);
     expect(a).toMatch(/^[0-9a-f]{64}$/);
   });
+
+  it('keeps the hashes already stored in the sandboxes\' key rows', () => {
+    expect(requestFingerprint('POST /charges', { account: 'acc_alice', amount: 1250, currency: 'EUR' })).toBe(
+      'bc64010dfae9ae3890b9a53b9b7bcd3aee444dd248c0f25e93e776de637da36a',
+    );
+    expect(requestFingerprint('POST /reservations', { items: [{ sku: 'sku_book', quantity: 2 }], ttlSeconds: 900 })).toBe(
+      '9513ad54710c0cc9833785dd2fdcfab13358788dd0876860d38b8b339cd8b732',
+    );
+    expect(requestFingerprint('POST /x', undefined)).toBe('5c067dcb6a24fe7f4d893f7963da06edb5c2b97bc0e9e211a8320d66d4cba3f2');
+  });
 });
 
-describe('parseIdempotencyKey', () => {
+describe('the Idempotency-Key header on the receiving side (up to 512 characters)', () => {
   it.each([
     ['abc', 'abc'],
     ['"abc"', 'abc'],
@@ -108,17 +117,17 @@ describe('parseIdempotencyKey', () => {
     ['"a\\"b\\\\c"', 'a"b\\c'],
     ['acme/order-42/charge', 'acme/order-42/charge'],
   ])('%s → %s', (header, key) => {
-    expect(parseIdempotencyKey(header)).toBe(key);
+    expect(requireKey(header)).toBe(key);
   });
 
   it.each([[''], ['a b'], ['"abc'], ['"é"'], ['é'], ['"abc";p=1'], [['a', 'b']], ['x'.repeat(513)]])(
     '%j → idempotency_key_invalid',
     (header) => {
-      expect(() => parseIdempotencyKey(header)).toThrow(expect.objectContaining({ code: 'idempotency_key_invalid' }));
+      expect(() => requireKey(header)).toThrow(expect.objectContaining({ code: 'idempotency_key_invalid' }));
     },
   );
 
   it('absent → idempotency_key_missing', () => {
-    expect(() => parseIdempotencyKey(undefined)).toThrow(expect.objectContaining({ code: 'idempotency_key_missing', status: 400 }));
+    expect(() => requireKey(undefined)).toThrow(expect.objectContaining({ code: 'idempotency_key_missing', status: 400 }));
   });
 });

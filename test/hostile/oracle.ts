@@ -1,4 +1,4 @@
-// What the contract (DESIGN §2, §4) says the API must answer, written independently of the
+// What the API's contract (keys, bodies, Prefer, list queries) says it must answer, written independently of the
 // API's own parsers so that the property tests compare two readings of the same text.
 
 /** Bytes Node's HTTP parser refuses in a header value (the request never reaches a route). */
@@ -19,7 +19,7 @@ export type KeyVerdict =
 
 const visibleAscii = (s: string) => s.length > 0 && [...s].every((c) => c.charCodeAt(0) >= 0x21 && c.charCodeAt(0) <= 0x7e);
 
-/** The Idempotency-Key header as sent on the wire (bytes), judged by DESIGN §2. */
+/** The Idempotency-Key header as sent on the wire (bytes): 1-255 visible ASCII, bare or an sf-string. */
 export function judgeKey(raw: Buffer | undefined): KeyVerdict {
   if (raw === undefined) return { kind: 'missing' };
   if (raw.some((b) => PARSER_REFUSED_BYTES.has(b))) return { kind: 'unparseable' };
@@ -64,7 +64,7 @@ function integerIn(v: unknown, min: number, max: number): boolean {
   return typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
 }
 
-/** Whether a parsed JSON body is a valid payment / checkout request (DESIGN §4). */
+/** Whether a parsed JSON body is a valid payment / checkout request. */
 export function isValidBody(type: 'payment' | 'checkout', body: unknown): boolean {
   if (!isObject(body)) return false;
   const allowed = type === 'payment' ? ['account', 'amount', 'currency', 'description'] : ['account', 'amount', 'currency', 'description', 'items'];

@@ -7,7 +7,7 @@
 //   - the status is the one the contract (test/hostile/oracle.ts) predicts: valid input
 //     → 200/202, invalid → 400 with the right code.
 // Then the effects are counted: one workflow execution per distinct accepted key and none
-// for a refused request, and every operation passes the ledger audit (DESIGN §7).
+// for a refused request, and every operation passes the ledger audit (the system's invariants).
 import type { Client } from '@temporalio/client';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -288,7 +288,7 @@ const nextKey = (prefix: string) => `${prefix}-${++keySeq}-${uniqueId('k')}`;
 const validPayment = { account, amount: 1, currency: 'EUR' };
 
 describe('Idempotency-Key header', () => {
-  it('answers every value per DESIGN §2: visible ASCII 1-255, bare or a structured-field string', async () => {
+  it('answers every value by the key contract: visible ASCII 1-255, bare or a structured-field string', async () => {
     const tenant = tenants.keys;
     await fc.assert(
       fc.asyncProperty(keyHeader, async (raw) => {

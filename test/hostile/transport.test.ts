@@ -4,7 +4,7 @@
 // must still be alive and still run a valid payment to the end, charged once.
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_FIELD_ERRORS } from '../../client/api/validation.js';
+import { MAX_FIELD_ERRORS } from '../../common/http/field-errors.js';
 import { startBank, startWorker, uniqueId, type BankHandle, type WorkerHandle } from '../support/stack.js';
 import { Contract, leakIn, problemViolations, rawRequest, sendRaw, startTestApi, type RawAnswer, type RawResult, type TestApi } from './support.js';
 

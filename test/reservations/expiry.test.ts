@@ -2,7 +2,7 @@
 // writes, in the periodic sweep, and in every read in between.
 import type Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { ReservationStore } from '../../downstream/reservations/store.js';
+import { ReservationLedger } from '../../downstream/reservations/ledger.js';
 import { expectProblem, manualClock, sleep, startReservations, uniqueKey } from './helpers.js';
 
 const dbStock = (db: Database.Database, sku: string) =>
@@ -155,7 +155,7 @@ describe('hold expiry', () => {
         clock.advance(15_000);
 
         // A second store on the same file: the sweep is a plain transaction, not app state.
-        const store = new ReservationStore(rsv.db, clock.now);
+        const store = new ReservationLedger(rsv.db, clock.now);
         expect(store.sweep()).toBe(1);
         expect(store.sweep()).toBe(0);
 

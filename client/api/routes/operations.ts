@@ -1,17 +1,19 @@
-// /v1 routes. Checks run in a fixed order, each in the earliest hook that can run it:
-// API key (401), then Idempotency-Key and Prefer (400) in onRequest, before the body is
-// even read, then the body against its schema (400). Only a request that passed all of
-// them reaches the handler, so a rejected request starts nothing and consumes no key.
+// /v1 routes. Checks run in a fixed order, each in the earliest hook that can run it: the
+// API key (401, the auth plugin), then Idempotency-Key and Prefer (400) in onRequest,
+// before the body is even read, then the body against its schema (400). Only a request
+// that passed all of them reaches the handler, so a rejected request starts nothing and
+// consumes no key. The key is composed into its OperationRef once, here, and that ref is
+// what the service claims and starts.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { OperationType } from '../../../workflows/contracts.js';
-import { operationRef } from '../../../workflows/identity.js';
-import type { Authenticator } from '../auth.js';
-import { isValidKey, parseIdempotencyKey } from '../idempotency-key.js';
-import type { OperationService } from '../operations.js';
+import { operationRef, type OperationRef } from '../../../workflows/identity.js';
+import { isValidKey, parseClientKey } from '../idempotency-key.js';
+import type { OperationService } from '../operations/service.js';
 import { parsePrefer } from '../prefer.js';
-import { ApiProblem, problems } from '../problems.js';
+import { problems } from '../problems.js';
+import { bindLog } from '../request-log.js';
 import {
   CheckoutBody,
   H,
@@ -28,8 +30,8 @@ import {
 
 declare module 'fastify' {
   interface FastifyRequest {
-    tenant: string;
-    idempotencyKey: string;
+    /** The operation a POST names: its tenant, its key and their workflow ID. */
+    operation: OperationRef;
     waitMs: number;
     preferenceApplied: string | undefined;
   }
@@ -37,7 +39,6 @@ declare module 'fastify' {
 
 export interface OperationRoutesOptions {
   service: OperationService;
-  authenticator: Authenticator;
   defaultWaitMs: number;
 }
 
@@ -73,10 +74,10 @@ const readResponses = {
 };
 
 function claimHeaders(request: FastifyRequest, reply: FastifyReply, defaultWaitMs: number): void {
-  const key = parseIdempotencyKey(request.headers['idempotency-key']);
-  if (!key.ok) throw new ApiProblem(400, key.code, key.detail);
-  request.idempotencyKey = key.key;
-  bindLog(request, reply, { key: key.key, workflowId: operationRef(request.tenant, key.key).workflowId });
+  const key = parseClientKey(request.headers['idempotency-key']);
+  if (!key.ok) throw problems.idempotencyKey(key);
+  request.operation = operationRef(request.tenant, key.key);
+  bindLog(request, reply, { key: key.key, workflowId: request.operation.workflowId });
   const prefer = parsePrefer(request.headers.prefer, defaultWaitMs);
   if (!prefer.ok) {
     throw problems.invalidRequest(`the Prefer header is not valid: ${prefer.message}`, [
@@ -96,32 +97,12 @@ function callerGone(reply: FastifyReply): AbortSignal {
   return controller.signal;
 }
 
-/** Every later log line of this request names the tenant, the key and the workflow. */
-function bindLog(request: FastifyRequest, reply: FastifyReply, bindings: Record<string, string>): void {
-  // Fastify logs the response through reply.log, a separate reference: bind both.
-  request.log = request.log.child(bindings);
-  reply.log = request.log;
-}
-
-function keyFromPath(raw: string): string {
-  // Keys are visible ASCII; anything else cannot name an operation.
-  return isValidKey(raw) ? raw : '';
-}
-
 export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> = async (app, opts) => {
-  const { service, authenticator, defaultWaitMs } = opts;
+  const { service, defaultWaitMs } = opts;
 
-  app.decorateRequest('tenant', '');
-  app.decorateRequest('idempotencyKey', '');
+  app.decorateRequest('operation', null as unknown as OperationRef);
   app.decorateRequest('waitMs', 0);
   app.decorateRequest('preferenceApplied', undefined);
-
-  app.addHook('onRequest', async (request, reply) => {
-    const tenant = authenticator.tenantFor(request.headers.authorization);
-    if (tenant === undefined) throw problems.unauthorized();
-    request.tenant = tenant;
-    bindLog(request, reply, { tenant });
-  });
 
   const startRoute = (type: OperationType) => async (request: FastifyRequest, reply: FastifyReply) => {
     const body = request.body as PaymentBody & { items?: CheckoutBody['items'] };
@@ -133,14 +114,7 @@ export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> 
       ...(body.description !== undefined ? { description: body.description } : {}),
       ...(type === 'checkout' ? { items: (body.items ?? []).map((i) => ({ sku: i.sku, quantity: i.quantity })) } : {}),
     };
-    const { operation, replayed } = await service.submit(
-      request.tenant,
-      request.idempotencyKey,
-      type,
-      normalised,
-      request.waitMs,
-      callerGone(reply),
-    );
+    const { operation, replayed } = await service.submit(request.operation, type, normalised, request.waitMs, callerGone(reply));
     request.log.info({ type, status: operation.status, step: operation.step, replayed }, replayed ? 'operation replayed' : 'operation started');
     if (request.preferenceApplied) reply.header('preference-applied', request.preferenceApplied);
     if (replayed) reply.header('idempotent-replayed', 'true');
@@ -187,10 +161,11 @@ export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> 
   );
 
   const getOperation = async (request: FastifyRequest, reply: FastifyReply, key: string) => {
-    const valid = keyFromPath(key);
-    if (valid === '') throw problems.operationNotFound();
-    bindLog(request, reply, { key: valid, workflowId: operationRef(request.tenant, valid).workflowId });
-    return service.get(request.tenant, valid);
+    // Keys are visible ASCII; anything else cannot name an operation.
+    if (!isValidKey(key)) throw problems.operationNotFound();
+    const ref = operationRef(request.tenant, key);
+    bindLog(request, reply, { key, workflowId: ref.workflowId });
+    return service.get(ref);
   };
 
   app.get(

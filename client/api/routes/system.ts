@@ -1,9 +1,9 @@
 // Routes for orchestration and scraping: liveness and readiness (Temporal answers), open
-// to all; Prometheus metrics, behind an API key when keys are configured (app.ts).
+// to all; Prometheus metrics, behind an API key when keys are configured (plugins/auth.ts).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Registry } from 'prom-client';
-import type { OperationService } from '../operations.js';
+import type { OperationService } from '../operations/service.js';
 import { problems } from '../problems.js';
 import { engineUnavailableResponse, jsonResponse, unauthorizedResponse } from '../schemas.js';
 

@@ -1,0 +1,210 @@
+// Operations on top of Temporal, composed from one module per job: the claim of a key
+// (claim.ts), the deadline of every engine call (engine-deadline.ts), the long poll for an
+// outcome (outcome-wait.ts), the cache of terminal outcomes (outcome-cache.ts), and the
+// visibility listing with its cursor (visibility.ts, cursor.ts).
+import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
+import type { Logger } from 'pino';
+import type { OperationType } from '../../../workflows/contracts.js';
+import type { OperationRef } from '../../../workflows/identity.js';
+import type { ApiConfig } from '../config.js';
+import { fingerprint } from '../fingerprint.js';
+import type { ApiMetrics } from '../metrics.js';
+import { isTerminal, toOperation, type ExecutionView, type ResourceContext } from '../operation-resource.js';
+import { problems } from '../problems.js';
+import type { Operation } from '../schemas.js';
+import { workflowStartOptions, type Claim } from '../start-options.js';
+import { claimConflict, claimKey, SharedClaims, type ClaimOutcome } from './claim.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
+import { engineDeadline, type EngineCall } from './engine-deadline.js';
+import { OutcomeCache } from './outcome-cache.js';
+import { OutcomeWaits, type KnownOutcome } from './outcome-wait.js';
+import { listPage, visibilityQuery, type ListFilter } from './visibility.js';
+
+export interface SubmitResult {
+  operation: Operation;
+  /** True when this request did not start the operation (a retry or a concurrent duplicate). */
+  replayed: boolean;
+}
+
+export interface ListRequest extends ListFilter {
+  limit: number;
+  cursor?: string;
+}
+
+export interface OperationServiceDeps {
+  client: Client;
+  namespace: string;
+  config: ApiConfig;
+  metrics: ApiMetrics;
+  logger: Logger;
+  now: () => Date;
+}
+
+/** A claim as the requests sharing it see it: the existing execution is read once for all of them. */
+interface SharedClaim extends ClaimOutcome {
+  existingOperation?: () => Promise<Operation>;
+}
+
+export class OperationService {
+  private readonly call: EngineCall;
+  private readonly cache: OutcomeCache;
+  private readonly waits: OutcomeWaits;
+  private readonly claims = new SharedClaims<SharedClaim>();
+  private readonly ctx: ResourceContext;
+
+  constructor(private readonly deps: OperationServiceDeps) {
+    const { config, client, namespace } = deps;
+    this.call = engineDeadline(client, config.engineTimeoutMs, deps.now);
+    this.cache = new OutcomeCache(config.cacheSize, config.cacheTtlMs);
+    this.waits = new OutcomeWaits(client);
+    this.ctx = { temporalUiUrl: config.temporalUiUrl, namespace };
+  }
+
+  /** Claims the key (or finds its claim), then waits up to `waitMs` for the outcome. */
+  async submit(
+    ref: OperationRef,
+    type: OperationType,
+    request: Record<string, unknown>,
+    waitMs: number,
+    signal?: AbortSignal,
+  ): Promise<SubmitResult> {
+    const incoming: Claim = { type, fingerprint: fingerprint(type, request), request };
+    const { metrics } = this.deps;
+
+    const cached = this.cache.get(ref.workflowId);
+    if (cached) {
+      metrics.cacheHits.inc();
+      this.assertSameRequest(cached, incoming);
+      metrics.replays.inc({ type });
+      return { operation: cached.operation, replayed: true };
+    }
+
+    const { claim, joined } = this.claims.join(ref.workflowId, () => this.claim(ref, incoming));
+    const { handle, started, claimed, existingOperation } = await claim;
+    const replayed = joined || !started;
+    if (replayed) {
+      this.assertSameRequest(claimed, incoming);
+      metrics.replays.inc({ type });
+      if (existingOperation) {
+        const operation = await existingOperation();
+        if (isTerminal(operation)) return { operation, replayed };
+      }
+    }
+    if (waitMs <= 0) return { operation: await this.read(handle), replayed };
+    const operation = await this.read(handle, await this.waits.wait(handle, waitMs, signal));
+    // Only a POST that asked to wait can have waited in vain; respond-async asked not to.
+    if (!isTerminal(operation)) metrics.waitsTimedOut.inc();
+    return { operation, replayed };
+  }
+
+  private async claim(ref: OperationRef, incoming: Claim): Promise<SharedClaim> {
+    const { client, config, metrics } = this.deps;
+    const settings = {
+      stepDeadlineMs: config.stepDeadlineMs,
+      attentionAfterMs: config.attentionAfterMs,
+      holdTtlSeconds: config.holdTtlSeconds,
+    };
+    const outcome = await claimKey(
+      {
+        client,
+        call: this.call,
+        start: (r, c) => client.workflow.start(c.type, workflowStartOptions(r, c, settings, config.taskQueue)),
+      },
+      ref,
+      incoming,
+    );
+    if (outcome.started) metrics.operationsStarted.inc({ type: incoming.type });
+    const { existing } = outcome;
+    if (!existing) return outcome;
+    let read: Promise<Operation> | undefined;
+    // Read only for requests whose fingerprint matched, and once for all of them.
+    return { ...outcome, existingOperation: () => (read ??= this.resource(outcome.handle, existing)) };
+  }
+
+  private assertSameRequest(claimed: Claim | undefined, incoming: Claim): void {
+    const differences = claimConflict(claimed, incoming);
+    if (differences === undefined) return;
+    this.deps.metrics.fingerprintConflicts.inc();
+    throw problems.keyReused(differences);
+  }
+
+  /** Current state of the execution behind `handle`, as an operation resource. */
+  private async read(handle: WorkflowHandle, known?: KnownOutcome): Promise<Operation> {
+    const desc = await this.call(() => handle.describe());
+    return this.resource(handle, desc, known);
+  }
+
+  /**
+   * Builds the resource from a description, with the return value when it completed: the
+   * one a wait already received, else fetched. (With REJECT_DUPLICATE a workflow ID has one
+   * run, so the value a wait saw is the value of the run described.)
+   */
+  private async resource(handle: WorkflowHandle, view: ExecutionView, known?: KnownOutcome): Promise<Operation> {
+    const outcome =
+      view.status.name === 'COMPLETED' ? (known ? known.value : await this.call(() => handle.result())) : undefined;
+    const operation = toOperation(view, outcome, this.ctx);
+    this.cache.remember(view, operation);
+    return operation;
+  }
+
+  async get(ref: OperationRef): Promise<Operation> {
+    const cached = this.cache.get(ref.workflowId);
+    if (cached) {
+      this.deps.metrics.cacheHits.inc();
+      return cached.operation;
+    }
+    try {
+      return await this.read(this.deps.client.workflow.getHandle(ref.workflowId));
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) throw problems.operationNotFound();
+      throw err;
+    }
+  }
+
+  /** One page of the tenant's operations from the visibility store. */
+  async list(tenant: string, request: ListRequest): Promise<{ operations: Operation[]; nextCursor: string | null }> {
+    const { client, namespace } = this.deps;
+    const query = visibilityQuery(tenant, request);
+    const pageToken = request.cursor !== undefined ? decodeCursor(request.cursor, query) : undefined;
+    if (pageToken === null) {
+      throw problems.invalidRequest('the cursor is not valid for this query', [
+        { field: 'cursor', message: 'is not the nextCursor of a previous page of this query' },
+      ]);
+    }
+    const page = await listPage(client, namespace, this.call, { query, pageSize: request.limit, pageToken });
+    const operations: Operation[] = [];
+    for (const execution of page.executions) {
+      const cached = this.cache.get(execution.workflowId);
+      if (cached) {
+        operations.push(cached.operation);
+        continue;
+      }
+      let operation = toOperation(execution, undefined, this.ctx);
+      // Completed, but the search attribute was not updated: only the return value can tell.
+      if (execution.status.name === 'COMPLETED' && !isTerminal(operation)) {
+        operation = await this.resource(client.workflow.getHandle(execution.workflowId, execution.runId), execution);
+      }
+      operations.push(operation);
+    }
+    return {
+      operations,
+      nextCursor: page.nextPageToken.length > 0 ? encodeCursor(page.nextPageToken, query) : null,
+    };
+  }
+
+  /** Ends every pending wait (their requests answer 202 with the operation still running). */
+  close(): void {
+    this.waits.close();
+  }
+
+  /** Answers whether Temporal responds, within `timeoutMs`. */
+  async ready(timeoutMs: number): Promise<boolean> {
+    try {
+      await this.call(() => this.deps.client.workflowService.getSystemInfo({}), timeoutMs);
+      return true;
+    } catch (err) {
+      this.deps.logger.warn({ err }, 'temporal is not reachable');
+      return false;
+    }
+  }
+}
