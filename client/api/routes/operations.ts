@@ -100,6 +100,7 @@ function callerGone(reply: FastifyReply): AbortSignal {
 export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> = async (app, opts) => {
   const { service, defaultWaitMs } = opts;
 
+  // Set by claimHeaders before the handler runs; the placeholder must not be a shared object.
   app.decorateRequest('operation', null as unknown as OperationRef);
   app.decorateRequest('waitMs', 0);
   app.decorateRequest('preferenceApplied', undefined);
