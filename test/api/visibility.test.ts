@@ -14,7 +14,7 @@ import { operationRef } from '../../workflows/identity.js';
 let connection: Connection;
 let client: Client;
 const tenant = `vis${randomUUID().slice(0, 8)}`;
-const settings = { stepDeadlineMs: 60_000, attentionAfterMs: 300_000 };
+const settings = { stepDeadlineMs: 60_000, attentionAfterMs: 300_000, holdTtlSeconds: 900 };
 
 beforeAll(async () => {
   connection = await Connection.connect({ address: inject('temporalAddress') });
