@@ -25,7 +25,8 @@ export default tseslint.config(
           patterns: [
             {
               regex: '^(?!@temporalio/(workflow|common)$|\\./|\\.\\./activities/).*',
-              message: 'Workflow code must be deterministic: import only @temporalio/workflow, @temporalio/common, ./contracts and activity types.',
+              message:
+                'Workflow code must be deterministic: import only @temporalio/workflow, @temporalio/common, ./contracts and activity types.',
             },
           ],
         },
@@ -52,7 +53,11 @@ export default tseslint.config(
       // Activities may only be referenced as types from workflow code.
       '@typescript-eslint/no-restricted-imports': [
         'error',
-        { patterns: [{ group: ['../activities/*'], allowTypeImports: true, message: 'Import activity types only (import type).' }] },
+        {
+          patterns: [
+            { group: ['../activities/*'], allowTypeImports: true, message: 'Import activity types only (import type).' },
+          ],
+        },
       ],
     },
   },

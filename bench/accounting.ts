@@ -49,7 +49,16 @@ export class Accounting {
     }
     return async () => {
       const machineAfter = machineTicks();
-      const usage: Usage = { cpuMs: {}, peakRssMb: {}, rpcs: {}, peakReset, machineBusyMs: 0, foreignMs: 0, stealMs: 0, capacityMs: 0 };
+      const usage: Usage = {
+        cpuMs: {},
+        peakRssMb: {},
+        rpcs: {},
+        peakReset,
+        machineBusyMs: 0,
+        foreignMs: 0,
+        stealMs: 0,
+        capacityMs: 0,
+      };
       for (const [name, pid] of Object.entries(this.pids)) {
         const cpu = cpuMs(pid);
         if (cpu !== undefined && cpuBefore[name] !== undefined) usage.cpuMs[name] = cpu - cpuBefore[name];

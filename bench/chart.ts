@@ -33,7 +33,8 @@ const LABELS: Record<string, string> = {
 };
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-const fmt = (ms: number) => (ms >= 100 ? ms.toFixed(0) : ms >= 10 ? ms.toFixed(1) : ms >= 0.01 || ms === 0 ? ms.toFixed(2) : String(+ms.toPrecision(1)));
+const fmt = (ms: number) =>
+  ms >= 100 ? ms.toFixed(0) : ms >= 10 ? ms.toFixed(1) : ms >= 0.01 || ms === 0 ? ms.toFixed(2) : String(+ms.toPrecision(1));
 
 export function latencyChartSvg(scenarios: ScenarioResult[], title: string): string {
   const rows = scenarios.filter((s) => s.latencyMs.n > 0);

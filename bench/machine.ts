@@ -44,7 +44,12 @@ export function filesystemOf(dir: string): string {
     let best = { point: '', type: 'unknown' };
     for (const line of readFileSync('/proc/mounts', 'utf8').split('\n')) {
       const [, point, type] = line.split(' ');
-      if (point && type && (dir === point || dir.startsWith(point.endsWith('/') ? point : `${point}/`)) && point.length > best.point.length) {
+      if (
+        point &&
+        type &&
+        (dir === point || dir.startsWith(point.endsWith('/') ? point : `${point}/`)) &&
+        point.length > best.point.length
+      ) {
         best = { point, type };
       }
     }
@@ -64,7 +69,10 @@ export function machineInfo(temporalCli: string, dataDir: string): MachineInfo {
     node: process.version,
     temporalCli,
     packages: Object.fromEntries(
-      ['@temporalio/client', '@temporalio/worker', '@temporalio/workflow', 'fastify', 'better-sqlite3', 'tsx'].map((p) => [p, packageVersion(p)]),
+      ['@temporalio/client', '@temporalio/worker', '@temporalio/workflow', 'fastify', 'better-sqlite3', 'tsx'].map((p) => [
+        p,
+        packageVersion(p),
+      ]),
     ),
     dataFs: filesystemOf(resolve(dataDir)),
     clock: { start: clockHealth() },

@@ -62,7 +62,14 @@ async function run(opts: BenchOptions): Promise<void> {
     for (const name of ['api', 'worker']) execArgv[name] = ['--cpu-prof', '--cpu-prof-dir', join(profileDir, name)];
   }
   const plainBody = samplePlainBody();
-  const stack: Stack = await startStack({ dataDir, logLevel: opts.logLevel, execArgv, noCacheApi: mode.concurrencies.some((c) => mode.uncachedReplays(c) > 0), plainBody, log });
+  const stack: Stack = await startStack({
+    dataDir,
+    logLevel: opts.logLevel,
+    execArgv,
+    noCacheApi: mode.concurrencies.some((c) => mode.uncachedReplays(c) > 0),
+    plainBody,
+    log,
+  });
   const http = httpClient(64);
   let stopped = false;
   const stopStack = async () => {
@@ -107,7 +114,8 @@ async function run(opts: BenchOptions): Promise<void> {
     await seedSandboxes(ctx);
     // One checkout end to end before anything is timed: the whole path works.
     const probe = await submit(http, stack.urls.api, 'checkout', `bench-${runId}-probe`, checkoutBody());
-    if (probe.operation.status !== 'succeeded') throw new Error(`probe checkout did not succeed: ${JSON.stringify(probe.operation)}`);
+    if (probe.operation.status !== 'succeeded')
+      throw new Error(`probe checkout did not succeed: ${JSON.stringify(probe.operation)}`);
 
     log(`warming up (${mode.warmupOps} of each kind)`);
     await warmUp(ctx);
@@ -120,7 +128,8 @@ async function run(opts: BenchOptions): Promise<void> {
     log('state transitions and history');
     const history = [];
     for (const kind of ['payment', 'checkout', 'bare1', 'bare3', 'bare1-tracked', 'bare3-tracked'] as const) {
-      const ids = kind === 'payment' || kind === 'checkout' ? ctx.finished[kind].map((k) => `${TENANT}/${k}`) : ctx.finished[kind];
+      const ids =
+        kind === 'payment' || kind === 'checkout' ? ctx.finished[kind].map((k) => `${TENANT}/${k}`) : ctx.finished[kind];
       if (ids.length > 0) history.push(await historyCost(stack.client, kind, ids, mode.transitionSample));
     }
     let startup: BenchResults['startup'] = null;
@@ -159,7 +168,9 @@ async function run(opts: BenchOptions): Promise<void> {
       },
       settings: {
         logLevel: opts.logLevel,
-        workerOptions: Object.keys(benchWorkerOptions).length ? JSON.stringify(benchWorkerOptions) : 'SDK defaults (as worker/main.ts)',
+        workerOptions: Object.keys(benchWorkerOptions).length
+          ? JSON.stringify(benchWorkerOptions)
+          : 'SDK defaults (as worker/main.ts)',
         apiCache: 'RETRYSAFE_CACHE_SIZE 10000, RETRYSAFE_CACHE_TTL 10m (defaults); second API: RETRYSAFE_CACHE_SIZE=0',
         bundleMs: stack.bundleMs,
         batchMaxMs: mode.batchMaxMs,
@@ -180,7 +191,11 @@ async function run(opts: BenchOptions): Promise<void> {
       history,
       startup,
       profiles,
-      chart: { svg: `${opts.name}.svg`, png: png.ok ? `${opts.name}.png` : null, pngNote: png.ok ? 'rendered by Chromium' : png.reason },
+      chart: {
+        svg: `${opts.name}.svg`,
+        png: png.ok ? `${opts.name}.png` : null,
+        pngNote: png.ok ? 'rendered by Chromium' : png.reason,
+      },
     };
     const jsonPath = join(outDir, `${opts.name}.json`);
     writeFileSync(jsonPath, resultsJson(results));
@@ -188,7 +203,9 @@ async function run(opts: BenchOptions): Promise<void> {
       join(outDir, `${opts.name}.md`),
       markdownReport(results, { json: `${opts.name}.json`, svg: `${opts.name}.svg`, png: png.ok ? `${opts.name}.png` : null }),
     );
-    log(`wrote ${relative(ROOT, jsonPath)}, ${opts.name}.md, ${opts.name}.svg${png.ok ? `, ${opts.name}.png` : ` (no PNG: ${png.reason})`} in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+    log(
+      `wrote ${relative(ROOT, jsonPath)}, ${opts.name}.md, ${opts.name}.svg${png.ok ? `, ${opts.name}.png` : ` (no PNG: ${png.reason})`} in ${((Date.now() - started) / 1000).toFixed(0)} s`,
+    );
   } finally {
     await stopStack();
     clearTimeout(hardLimit);

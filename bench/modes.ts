@@ -136,7 +136,8 @@ export function parseOptions(argv: string[], today: Date = new Date()): BenchOpt
   if (values.quick && values.smoke) throw new Error('--quick and --smoke exclude each other');
   const mode = MODES[values.smoke ? 'smoke' : values.quick ? 'quick' : 'default'];
   const date = today.toISOString().slice(0, 10);
-  if (values.name !== undefined && !/^[\w.-]{1,100}$/.test(values.name)) throw new Error('--name: letters, digits, ".", "_", "-" only');
+  if (values.name !== undefined && !/^[\w.-]{1,100}$/.test(values.name))
+    throw new Error('--name: letters, digits, ".", "_", "-" only');
   return {
     mode,
     outDir: values.out ?? 'bench/results',

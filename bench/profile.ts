@@ -44,7 +44,9 @@ function summarizeOne(processName: string, file: string, profile: CpuProfile, to
     const { functionName, url, lineNumber } = node.callFrame;
     if (functionName === '(idle)' || functionName === '(program)') continue;
     total += ms;
-    const where = url ? `${url.replace(/^file:\/\/.*?\/(node_modules\/|(?=client|workflows|activities|worker|common|downstream|bench))/, '')}:${lineNumber + 1}` : '';
+    const where = url
+      ? `${url.replace(/^file:\/\/.*?\/(node_modules\/|(?=client|workflows|activities|worker|common|downstream|bench))/, '')}:${lineNumber + 1}`
+      : '';
     const key = `${functionName}@${where}`;
     const entry = perFn.get(key) ?? { fn: functionName || '(anonymous)', where, selfMs: 0 };
     entry.selfMs += ms;
@@ -57,7 +59,10 @@ function summarizeOne(processName: string, file: string, profile: CpuProfile, to
     process: processName,
     file,
     sampledMs: total,
-    top: [...perFn.values()].sort((a, b) => b.selfMs - a.selfMs).slice(0, topN).map((e) => ({ ...e, share: share(e.selfMs) })),
+    top: [...perFn.values()]
+      .sort((a, b) => b.selfMs - a.selfMs)
+      .slice(0, topN)
+      .map((e) => ({ ...e, share: share(e.selfMs) })),
     byArea: [...perArea.entries()]
       .map(([area, ms]) => ({ area, selfMs: ms, share: share(ms) }))
       .sort((a, b) => b.selfMs - a.selfMs)

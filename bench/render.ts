@@ -13,13 +13,20 @@ if (!file) {
 }
 const results = JSON.parse(readFileSync(file, 'utf8')) as BenchResults;
 // Ratios are recomputed, so a change to how they are derived reaches old runs too.
-results.ratios = computeRatios(results.scenarios, (results.settings.counts.concurrencies as number[] | undefined) ?? results.ratios.map((r) => r.concurrency));
+results.ratios = computeRatios(
+  results.scenarios,
+  (results.settings.counts.concurrencies as number[] | undefined) ?? results.ratios.map((r) => r.concurrency),
+);
 writeFileSync(file, resultsJson(results));
 const dir = dirname(file);
 const name = basename(file, '.json');
 const svg = latencyChartSvg(results.scenarios, `retrysafe benchmark ${results.name} (${results.mode})`);
 writeFileSync(join(dir, `${name}.svg`), svg);
 const rendered = await renderPng(svg, join(dir, `${name}.png`));
-const png = rendered.ok ? `${name}.png` : results.chart.png && existsSync(join(dir, results.chart.png)) ? results.chart.png : null;
+const png = rendered.ok
+  ? `${name}.png`
+  : results.chart.png && existsSync(join(dir, results.chart.png))
+    ? results.chart.png
+    : null;
 writeFileSync(join(dir, `${name}.md`), markdownReport(results, { json: `${name}.json`, svg: `${name}.svg`, png }));
 console.log(`rendered ${join(dir, `${name}.md`)} and ${name}.svg`);

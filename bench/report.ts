@@ -9,7 +9,9 @@ const ms = (v: number) => (!Number.isFinite(v) ? 'n/a' : v >= 100 ? v.toFixed(0)
 const check = (ok: boolean) => (ok ? '✅' : '❌');
 
 function table(head: string[], rows: Array<Array<string | number>>): string {
-  return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+  return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join(
+    '\n',
+  );
 }
 
 function pct(s: ScenarioResult | undefined): string {
@@ -57,8 +59,8 @@ export function markdownReport(r: BenchResults, files: { json: string; svg: stri
   out.push('');
   out.push(
     'R1 = retrysafe operations/s ÷ bare-Temporal workflows/s with the same number of activities, both at the same ' +
-      'concurrency c; operations/s is the closed loop\'s steady-state rate c ÷ mean latency (Little\'s law), which a ' +
-      'batch\'s ramp-up and drain do not bias (completed ÷ wall time is shown for context); ' +
+      "concurrency c; operations/s is the closed loop's steady-state rate c ÷ mean latency (Little's law), which a " +
+      "batch's ramp-up and drain do not bias (completed ÷ wall time is shown for context); " +
       'R2 = retrysafe latency ÷ bare latency; R4 = replay p50 ÷ plain Fastify endpoint p50. ' +
       'Each ratio divides two numbers measured in this run, interleaved (ABBA rounds).',
   );
@@ -78,7 +80,7 @@ export function markdownReport(r: BenchResults, files: { json: string; svg: stri
     ['R2 checkout p99', ...r.ratios.map((x) => n2(x.r2CheckoutP99)), `≤ ${TARGETS.r2p99}`],
     ['R4 replay p50 ÷ plain p50', ...r.ratios.map((x) => n2(x.r4)), `≤ ${TARGETS.r4}`],
     ['R4 at p99 (context)', ...r.ratios.map((x) => n2(x.r4P99)), '—'],
-    ['R4 from mean latency (Little\'s law, context)', ...r.ratios.map((x) => n2(x.r4Mean)), '—'],
+    ["R4 from mean latency (Little's law, context)", ...r.ratios.map((x) => n2(x.r4Mean)), '—'],
   ];
   out.push(table(['ratio', ...cs.map((c) => `c=${c}`), 'target'], rows));
   out.push('');
@@ -86,9 +88,45 @@ export function markdownReport(r: BenchResults, files: { json: string; svg: stri
   const effects = r.contention.map((t) => t.charges);
   const units = r.contention.filter((t) => t.unitsTaken !== null).map((t) => t.unitsTaken!);
   const verdict: Array<[string, string, boolean]> = [
-    ['R1 (worst)', n2(worst(r.ratios.flatMap((x) => [x.r1Payment, x.r1Checkout]), Math.min)), worst(r.ratios.flatMap((x) => [x.r1Payment, x.r1Checkout]), Math.min) >= TARGETS.r1],
-    ['R2 p99 (worst)', n2(worst(r.ratios.flatMap((x) => [x.r2PaymentP99, x.r2CheckoutP99]), Math.max)), worst(r.ratios.flatMap((x) => [x.r2PaymentP99, x.r2CheckoutP99]), Math.max) <= TARGETS.r2p99],
-    ['R4 (worst)', n2(worst(r.ratios.map((x) => x.r4), Math.max)), worst(r.ratios.map((x) => x.r4), Math.max) <= TARGETS.r4],
+    [
+      'R1 (worst)',
+      n2(
+        worst(
+          r.ratios.flatMap((x) => [x.r1Payment, x.r1Checkout]),
+          Math.min,
+        ),
+      ),
+      worst(
+        r.ratios.flatMap((x) => [x.r1Payment, x.r1Checkout]),
+        Math.min,
+      ) >= TARGETS.r1,
+    ],
+    [
+      'R2 p99 (worst)',
+      n2(
+        worst(
+          r.ratios.flatMap((x) => [x.r2PaymentP99, x.r2CheckoutP99]),
+          Math.max,
+        ),
+      ),
+      worst(
+        r.ratios.flatMap((x) => [x.r2PaymentP99, x.r2CheckoutP99]),
+        Math.max,
+      ) <= TARGETS.r2p99,
+    ],
+    [
+      'R4 (worst)',
+      n2(
+        worst(
+          r.ratios.map((x) => x.r4),
+          Math.max,
+        ),
+      ),
+      worst(
+        r.ratios.map((x) => x.r4),
+        Math.max,
+      ) <= TARGETS.r4,
+    ],
     ['contention: executions per key', execs.join(', '), execs.length > 0 && execs.every((e) => e === TARGETS.executions)],
     [
       'contention: downstream effects per key (charges; units held)',
@@ -96,7 +134,12 @@ export function markdownReport(r: BenchResults, files: { json: string; svg: stri
       effects.length > 0 && effects.every((e) => e === TARGETS.effects) && units.every((u) => u === 1),
     ],
   ];
-  out.push(table(['target', 'measured', 'met'], verdict.map(([a, b, ok]) => [a, b, check(ok)])));
+  out.push(
+    table(
+      ['target', 'measured', 'met'],
+      verdict.map(([a, b, ok]) => [a, b, check(ok)]),
+    ),
+  );
   out.push('');
   const clocks = [r.machine.clock.start, r.machine.clock.end].filter((c): c is NonNullable<typeof c> => c !== undefined);
   const worstClock = clocks.reduce((a, c) => (c.stalledShare > a.stalledShare ? c : a), clocks[0]!);
@@ -143,7 +186,20 @@ export function markdownReport(r: BenchResults, files: { json: string; svg: stri
     out.push('');
     out.push(
       table(
-        ['c', 'R1', 'R2 p50', 'R2 p99', `${own} ops/s`, 'bare ops/s', `${own} p50 / p95 / p99 ms`, 'bare p50 / p95 / p99 ms', 'n (each)', 'errors', '202s', '503s retried'],
+        [
+          'c',
+          'R1',
+          'R2 p50',
+          'R2 p99',
+          `${own} ops/s`,
+          'bare ops/s',
+          `${own} p50 / p95 / p99 ms`,
+          'bare p50 / p95 / p99 ms',
+          'n (each)',
+          'errors',
+          '202s',
+          '503s retried',
+        ],
         cs.map((c) => {
           const s = find(r.scenarios, own, c);
           const b = find(r.scenarios, bare, c);
@@ -178,9 +234,9 @@ export function markdownReport(r: BenchResults, files: { json: string; svg: stri
     out.push('');
     out.push(
       'Measured once (first round) next to the same batches: "+ bookkeeping" is the bare workflow with exactly ' +
-        'retrysafe\'s memo and search-attribute upserts (one of each when a step starts and at the end) and the API\'s ' +
+        "retrysafe's memo and search-attribute upserts (one of each when a step starts and at the end) and the API's " +
         'start memo and search attributes; "no API" is the retrysafe workflow (real downstream calls, compensation ' +
-        'stack, bookkeeping) started by a Temporal client with the API\'s start options and its result awaited. So ' +
+        "stack, bookkeeping) started by a Temporal client with the API's start options and its result awaited. So " +
         'bare → + bookkeeping prices the bookkeeping, → no API the saga and its downstream calls, → retrysafe the HTTP API.',
     );
     out.push('');
@@ -188,11 +244,25 @@ export function markdownReport(r: BenchResults, files: { json: string; svg: stri
     const allCpu = (x?: ScenarioResult) => (x ? Object.values(x.usage.cpuMs).reduce((a, b) => a + b, 0) / x.ops : Number.NaN);
     out.push(
       table(
-        ['operation', 'c', 'ops/s: bare → + bookkeeping → no API → retrysafe', 'p50 / p99 ms: bare', '+ bookkeeping', 'no API', 'retrysafe', 'CPU ms/op (all processes): bare → + bookkeeping → no API → retrysafe'],
+        [
+          'operation',
+          'c',
+          'ops/s: bare → + bookkeeping → no API → retrysafe',
+          'p50 / p99 ms: bare',
+          '+ bookkeeping',
+          'no API',
+          'retrysafe',
+          'CPU ms/op (all processes): bare → + bookkeeping → no API → retrysafe',
+        ],
         (['payment', 'checkout'] as const).flatMap((own) =>
           cs.map((c) => {
             const bare = own === 'payment' ? 'bare1' : 'bare3';
-            const steps = [find(r.scenarios, bare, c), find(r.scenarios, `${bare}-tracked`, c), find(r.scenarios, `${own}-direct`, c), find(r.scenarios, own, c)];
+            const steps = [
+              find(r.scenarios, bare, c),
+              find(r.scenarios, `${bare}-tracked`, c),
+              find(r.scenarios, `${own}-direct`, c),
+              find(r.scenarios, own, c),
+            ];
             return [
               own,
               c,
@@ -218,13 +288,35 @@ export function markdownReport(r: BenchResults, files: { json: string; svg: stri
   out.push('');
   out.push(
     table(
-      ['c', 'R4 (p50)', 'p99 ratio', 'replay req/s', 'plain req/s', 'replay p50 / p95 / p99 ms', 'plain p50 / p95 / p99 ms', 'no cache p50 / p95 / p99 ms', 'Temporal RPCs per replay', 'per uncached replay'],
+      [
+        'c',
+        'R4 (p50)',
+        'p99 ratio',
+        'replay req/s',
+        'plain req/s',
+        'replay p50 / p95 / p99 ms',
+        'plain p50 / p95 / p99 ms',
+        'no cache p50 / p95 / p99 ms',
+        'Temporal RPCs per replay',
+        'per uncached replay',
+      ],
       cs.map((c) => {
         const s = find(r.scenarios, 'replay', c);
         const p = find(r.scenarios, 'plain', c);
         const u = find(r.scenarios, 'replay-uncached', c);
         const row = r.ratios.find((x) => x.concurrency === c)!;
-        return [c, n2(row.r4), n2(row.r4P99), n1(s?.opsPerSec ?? Number.NaN), n1(p?.opsPerSec ?? Number.NaN), pct(s), pct(p), pct(u), s ? rpcsPerOp(s) : 'n/a', u ? rpcsPerOp(u) : 'n/a'];
+        return [
+          c,
+          n2(row.r4),
+          n2(row.r4P99),
+          n1(s?.opsPerSec ?? Number.NaN),
+          n1(p?.opsPerSec ?? Number.NaN),
+          pct(s),
+          pct(p),
+          pct(u),
+          s ? rpcsPerOp(s) : 'n/a',
+          u ? rpcsPerOp(u) : 'n/a',
+        ];
       }),
     ),
   );
@@ -233,28 +325,46 @@ export function markdownReport(r: BenchResults, files: { json: string; svg: stri
   out.push('## 4. Contention: 100 identical concurrent requests for one new key');
   out.push('');
   out.push(
-    'Executions: runs of the workflow ID in Temporal visibility. Claims won: the API\'s `retrysafe_operations_started_total`. ' +
-      'Charges: money the bank moved for the trial\'s own account ÷ the amount. Units: stock taken from the trial\'s own SKU. ' +
+    "Executions: runs of the workflow ID in Temporal visibility. Claims won: the API's `retrysafe_operations_started_total`. " +
+      "Charges: money the bank moved for the trial's own account ÷ the amount. Units: stock taken from the trial's own SKU. " +
       'Winner: the answer without `Idempotent-Replayed`; waiters: the others.',
   );
   out.push('');
   out.push(
     table(
-      ['type', 'executions', 'claims won', 'charges', 'units held', 'answers', '503s retried', 'winners', 'distinct outcomes', 'winner ms', 'waiters p50 / p99 ms', 'waiter p50 ÷ winner', 'API RPCs in the burst'],
+      [
+        'type',
+        'executions',
+        'claims won',
+        'charges',
+        'units held',
+        'answers',
+        '503s retried',
+        'winners',
+        'distinct outcomes',
+        'winner ms',
+        'waiters p50 / p99 ms',
+        'waiter p50 ÷ winner',
+        'API RPCs in the burst',
+      ],
       r.contention.map((t) => [
         t.type,
         t.executions,
         t.claimsWon,
         t.charges,
         t.unitsTaken ?? '—',
-        Object.entries(t.statuses).map(([s, k]) => `${k}×${s}`).join(', '),
+        Object.entries(t.statuses)
+          .map(([s, k]) => `${k}×${s}`)
+          .join(', '),
         t.retried503,
         t.winners,
         t.distinctOutcomes,
         ms(t.winnerLatencyMs),
         `${ms(t.waiterLatencyMs.p50)} / ${ms(t.waiterLatencyMs.p99)}`,
         n2(t.waiterOverWinner),
-        Object.entries(t.usage.rpcs).map(([m, v]) => `${m} ${v}`).join(', '),
+        Object.entries(t.usage.rpcs)
+          .map(([m, v]) => `${m} ${v}`)
+          .join(', '),
       ]),
     ),
   );
@@ -262,7 +372,9 @@ export function markdownReport(r: BenchResults, files: { json: string; svg: stri
 
   out.push('## 5. State transitions and history per operation');
   out.push('');
-  out.push('Medians over a sample of executions from this run (DescribeWorkflowExecution: `stateTransitionCount`, `historyLength`, `historySizeBytes`).');
+  out.push(
+    'Medians over a sample of executions from this run (DescribeWorkflowExecution: `stateTransitionCount`, `historyLength`, `historySizeBytes`).',
+  );
   out.push('');
   const hist = (k: string) => r.history.find((h) => h.kind === k);
   out.push(
@@ -278,27 +390,33 @@ export function markdownReport(r: BenchResults, files: { json: string; svg: stri
       ]
         .filter(([k]) => hist(k!))
         .map(([k, b]) => {
-        const h = hist(k!);
-        const base = b ? hist(b) : undefined;
-        const diff = (a?: number, c?: number) => (a === undefined || c === undefined ? '—' : `${a - c >= 0 ? '+' : ''}${a - c} (×${n2(a / c)})`);
-        return [
-          KIND_LABEL[k as Kind],
-          h?.stateTransitions ?? 'n/a',
-          diff(h?.stateTransitions, base?.stateTransitions),
-          h?.historyEvents ?? 'n/a',
-          diff(h?.historyEvents, base?.historyEvents),
-          h?.historyBytes ?? 'n/a',
-          diff(h?.historyBytes, base?.historyBytes),
-          h?.sampled ?? 0,
-        ];
-      }),
+          const h = hist(k!);
+          const base = b ? hist(b) : undefined;
+          const diff = (a?: number, c?: number) =>
+            a === undefined || c === undefined ? '—' : `${a - c >= 0 ? '+' : ''}${a - c} (×${n2(a / c)})`;
+          return [
+            KIND_LABEL[k as Kind],
+            h?.stateTransitions ?? 'n/a',
+            diff(h?.stateTransitions, base?.stateTransitions),
+            h?.historyEvents ?? 'n/a',
+            diff(h?.historyEvents, base?.historyEvents),
+            h?.historyBytes ?? 'n/a',
+            diff(h?.historyBytes, base?.historyBytes),
+            h?.sampled ?? 0,
+          ];
+        }),
     ),
   );
   out.push('');
   const types = [...new Set(r.history.flatMap((h) => Object.keys(h.events)))];
   out.push('Event types in one history of each:');
   out.push('');
-  out.push(table(['event type', ...r.history.map((h) => KIND_LABEL[h.kind as Kind] ?? h.kind)], types.map((t) => [t, ...r.history.map((h) => h.events[t] ?? 0)])));
+  out.push(
+    table(
+      ['event type', ...r.history.map((h) => KIND_LABEL[h.kind as Kind] ?? h.kind)],
+      types.map((t) => [t, ...r.history.map((h) => h.events[t] ?? 0)]),
+    ),
+  );
   out.push('');
 
   out.push('## 6. CPU time and peak memory per operation');
@@ -306,12 +424,26 @@ export function markdownReport(r: BenchResults, files: { json: string; svg: stri
   out.push(
     'CPU: user + system time of each process over the scenario (all threads, /proc/<pid>/stat) ÷ operations. ' +
       `Peak: the resident-set high-water mark (VmHWM) during the scenario${r.scenarios.every((s) => s.usage.peakReset) ? ', reset at its start' : ' (could not be reset: peak since start)'}. ` +
-      'The bench process drives the load and is the bare workflows\' Temporal client.',
+      "The bench process drives the load and is the bare workflows' Temporal client.",
   );
   out.push('');
   out.push(
     table(
-      ['scenario', 'c', 'worker CPU ms/op', 'worker peak MiB', 'API CPU ms/op', 'Temporal CPU ms/op', 'bank ms/op', 'reservations ms/op', 'bench (client) ms/op', 'all ours ms/op', 'API Temporal RPCs/op', 'machine busy', 'of it not ours'],
+      [
+        'scenario',
+        'c',
+        'worker CPU ms/op',
+        'worker peak MiB',
+        'API CPU ms/op',
+        'Temporal CPU ms/op',
+        'bank ms/op',
+        'reservations ms/op',
+        'bench (client) ms/op',
+        'all ours ms/op',
+        'API Temporal RPCs/op',
+        'machine busy',
+        'of it not ours',
+      ],
       r.scenarios.map((s) => {
         const workerName = s.kind.startsWith('bare') ? 'baselineWorker' : 'worker';
         const total = Object.entries(s.usage.cpuMs).reduce((a, [, v]) => a + v, 0) / s.ops;
@@ -327,7 +459,9 @@ export function markdownReport(r: BenchResults, files: { json: string; svg: stri
           n2(cpuPerOp(s, 'reservations')),
           n2(cpuPerOp(s, 'orchestrator')),
           n2(total),
-          ['plain', 'bare1', 'bare3', 'bare1-tracked', 'bare3-tracked', 'payment-direct', 'checkout-direct'].includes(s.kind) ? '—' : rpcsPerOp(s),
+          ['plain', 'bare1', 'bare3', 'bare1-tracked', 'bare3-tracked', 'payment-direct', 'checkout-direct'].includes(s.kind)
+            ? '—'
+            : rpcsPerOp(s),
           s.usage.capacityMs > 0 ? `${((s.usage.machineBusyMs / s.usage.capacityMs) * 100).toFixed(0)}%` : 'n/a',
           s.usage.machineBusyMs > 0 ? `${((s.usage.foreignMs / s.usage.machineBusyMs) * 100).toFixed(0)}%` : 'n/a',
         ];
@@ -375,9 +509,19 @@ export function markdownReport(r: BenchResults, files: { json: string; svg: stri
       out.push('');
       out.push(`### ${p.process} — ${p.file} (${(p.sampledMs / 1000).toFixed(1)} s sampled, idle excluded)`);
       out.push('');
-      out.push(table(['area', 'self ms', 'share'], p.byArea.map((a) => [a.area, a.selfMs.toFixed(0), `${(a.share * 100).toFixed(1)}%`])));
+      out.push(
+        table(
+          ['area', 'self ms', 'share'],
+          p.byArea.map((a) => [a.area, a.selfMs.toFixed(0), `${(a.share * 100).toFixed(1)}%`]),
+        ),
+      );
       out.push('');
-      out.push(table(['function', 'where', 'self ms', 'share'], p.top.map((t) => [`\`${t.fn}\``, t.where, t.selfMs.toFixed(0), `${(t.share * 100).toFixed(1)}%`])));
+      out.push(
+        table(
+          ['function', 'where', 'self ms', 'share'],
+          p.top.map((t) => [`\`${t.fn}\``, t.where, t.selfMs.toFixed(0), `${(t.share * 100).toFixed(1)}%`]),
+        ),
+      );
     }
     out.push('');
   }
@@ -396,16 +540,24 @@ export function markdownReport(r: BenchResults, files: { json: string; svg: stri
         [
           'latency clock (performance.now)',
           clocks
-            .map((c, i) => `${i === 0 ? 'start' : 'end'}: ${(c.stalledShare * 100).toFixed(0)}% of reads stalled, largest step ${c.maxStepMs.toFixed(2)} ms`)
+            .map(
+              (c, i) =>
+                `${i === 0 ? 'start' : 'end'}: ${(c.stalledShare * 100).toFixed(0)}% of reads stalled, largest step ${c.maxStepMs.toFixed(2)} ms`,
+            )
             .join('; '),
         ],
         ['Node.js', m.node],
         ['Temporal CLI', r.temporal.cli],
         ...Object.entries(m.packages).map(([k, v]) => [k, v]),
         ['Temporal dev server argv', `\`${r.temporal.argv.join(' ')}\``],
-        ['SQLite pragmas passed (`--sqlite-pragma`)', r.temporal.pragmasPassed.length ? r.temporal.pragmasPassed.join(', ') : 'none: the dev server\'s defaults (connect attributes `mode=rwc` only, one connection)'],
+        [
+          'SQLite pragmas passed (`--sqlite-pragma`)',
+          r.temporal.pragmasPassed.length
+            ? r.temporal.pragmasPassed.join(', ')
+            : "none: the dev server's defaults (connect attributes `mode=rwc` only, one connection)",
+        ],
         ['SQLite journal_mode (read back from the file)', r.temporal.journalMode ?? 'unknown'],
-        ['SQLite synchronous', 'not set: SQLite\'s default, FULL (each commit is fsynced)'],
+        ['SQLite synchronous', "not set: SQLite's default, FULL (each commit is fsynced)"],
         ['data directory filesystem', `${r.temporal.dataFs} — a file on disk, not an in-memory database`],
         ['log level of the stack', r.settings.logLevel],
         ['worker options (both workers)', r.settings.workerOptions],
@@ -415,7 +567,9 @@ export function markdownReport(r: BenchResults, files: { json: string; svg: stri
     ),
   );
   out.push('');
-  out.push('Reproduce: `npm run bench` (under 10 min), `npm run bench -- --quick` (under 2 min on a quiet machine); `--help` lists the flags. `node --import tsx bench/render.ts <results.json>` re-renders a report from its JSON.');
+  out.push(
+    'Reproduce: `npm run bench` (under 10 min), `npm run bench -- --quick` (under 2 min on a quiet machine); `--help` lists the flags. `node --import tsx bench/render.ts <results.json>` re-renders a report from its JSON.',
+  );
   out.push('');
   return out.join('\n');
 }

@@ -79,7 +79,9 @@ export function find(scenarios: ScenarioResult[], kind: Kind, c: number): Scenar
 
 export function computeRatios(scenarios: ScenarioResult[], concurrencies: number[]): RatioRow[] {
   return concurrencies.map((c) => {
-    const [p, b1, k, b3, r, pl] = (['payment', 'bare1', 'checkout', 'bare3', 'replay', 'plain'] as Kind[]).map((kind) => find(scenarios, kind, c));
+    const [p, b1, k, b3, r, pl] = (['payment', 'bare1', 'checkout', 'bare3', 'replay', 'plain'] as Kind[]).map((kind) =>
+      find(scenarios, kind, c),
+    );
     return {
       concurrency: c,
       r1Payment: ratio(p?.steadyOpsPerSec, b1?.steadyOpsPerSec),
@@ -101,7 +103,9 @@ export function computeRatios(scenarios: ScenarioResult[], concurrencies: number
 /** The results as JSON, indented, with arrays of numbers (latency samples) kept on one line. */
 export function resultsJson(results: BenchResults): string {
   return (
-    JSON.stringify(results, null, 2).replace(/\[\s+(-?[\d.e+-]+(?:,\s+-?[\d.e+-]+)*)\s+\]/g, (_, inner: string) => `[${inner.split(/,\s+/).join(',')}]`) +
-    '\n'
+    JSON.stringify(results, null, 2).replace(
+      /\[\s+(-?[\d.e+-]+(?:,\s+-?[\d.e+-]+)*)\s+\]/g,
+      (_, inner: string) => `[${inner.split(/,\s+/).join(',')}]`,
+    ) + '\n'
   );
 }

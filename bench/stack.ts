@@ -48,7 +48,13 @@ export interface Stack {
  * A Node process of the bench (`node --import tsx <entry>`): this process's environment
  * without any cluster or retrysafe settings, so that nothing but `env` configures it.
  */
-export function benchProcess(name: string, entry: string, env: Record<string, string>, ready: Probe, execArgv: string[] = []): PartSpec {
+export function benchProcess(
+  name: string,
+  entry: string,
+  env: Record<string, string>,
+  ready: Probe,
+  execArgv: string[] = [],
+): PartSpec {
   return {
     name,
     command: { entry, execArgv },
@@ -91,14 +97,24 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     const suffix = Math.random().toString(36).slice(2, 8);
     const taskQueues = { retrysafe: `bench-retrysafe-${suffix}`, baseline: `bench-baseline-${suffix}` };
 
-    log(`starting Temporal (${version.split('\n')[0]}) on 127.0.0.1:${port} with the SQLite file ${relative(ROOT, dbFile)}, the sandboxes and the plain endpoint; bundling the workflows`);
+    log(
+      `starting Temporal (${version.split('\n')[0]}) on 127.0.0.1:${port} with the SQLite file ${relative(ROOT, dbFile)}, the sandboxes and the plain endpoint; bundling the workflows`,
+    );
     const bundleStarted = performance.now();
     const bundles = Promise.all([
       bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundler }),
       bundleWorkflowCode({ workflowsPath: BASELINE_WORKFLOWS, logger: quietBundler }),
     ]).then((b) => ({ bundles: b, ms: performance.now() - bundleStarted }));
     // Registered first, so that it is stopped last.
-    const temporal = startDevServer({ bin, dbFile, port: port!, headless: true, logLevel: 'warn', retentionMs: 24 * 3600_000, supervisor });
+    const temporal = startDevServer({
+      bin,
+      dbFile,
+      port: port!,
+      headless: true,
+      logLevel: 'warn',
+      retentionMs: 24 * 3600_000,
+      supervisor,
+    });
     const part = (name: string, entry: string, env: Record<string, string>, ready: Probe) =>
       supervisor.add(benchProcess(name, entry, { LOG_LEVEL: opts.logLevel, ...env }, ready, opts.execArgv?.[name] ?? []));
     // Nothing of these needs Temporal: started alongside it.
@@ -112,7 +128,11 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       part(
         'reservations',
         'downstream/reservations/server.ts',
-        { RESERVATIONS_HOST: '127.0.0.1', RESERVATIONS_PORT: String(reservationsPort), RESERVATIONS_DB: join(dataDir, 'reservations.db') },
+        {
+          RESERVATIONS_HOST: '127.0.0.1',
+          RESERVATIONS_PORT: String(reservationsPort),
+          RESERVATIONS_DB: join(dataDir, 'reservations.db'),
+        },
         httpProbe(`${reservations}/healthz`),
       ).start(),
       part(
@@ -142,7 +162,14 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     const apis = Promise.all([
       part('api', 'bench/processes/api.ts', apiEnv(apiPort!), lineProbe('bench api listening')).start(),
       ...(opts.noCacheApi
-        ? [part('apiNoCache', 'bench/processes/api.ts', apiEnv(apiNoCachePort!, { RETRYSAFE_CACHE_SIZE: '0' }), lineProbe('bench api listening')).start()]
+        ? [
+            part(
+              'apiNoCache',
+              'bench/processes/api.ts',
+              apiEnv(apiNoCachePort!, { RETRYSAFE_CACHE_SIZE: '0' }),
+              lineProbe('bench api listening'),
+            ).start(),
+          ]
         : []),
     ]);
     apis.catch(() => undefined);
@@ -172,7 +199,12 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       part(
         'baselineWorker',
         'bench/processes/worker.ts',
-        { ...temporalEnv, BENCH_WORKER_KIND: 'baseline', BENCH_TASK_QUEUE: taskQueues.baseline, BENCH_WORKFLOW_BUNDLE: baselineBundlePath },
+        {
+          ...temporalEnv,
+          BENCH_WORKER_KIND: 'baseline',
+          BENCH_TASK_QUEUE: taskQueues.baseline,
+          BENCH_WORKFLOW_BUNDLE: baselineBundlePath,
+        },
         lineProbe('bench worker ready'),
       ).start(),
     ]);

@@ -31,7 +31,10 @@ export function summarize(samples: number[]): LatencySummary {
 }
 
 export function median(values: number[]): number {
-  return percentile([...values].sort((a, b) => a - b), 50);
+  return percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  );
 }
 
 /** a ÷ b, or NaN when either is missing. */

@@ -82,7 +82,15 @@ export async function audit(input: AuditInput): Promise<AuditResult> {
       await new Promise((r) => setTimeout(r, 500 * attempt));
     }
   };
-  const outcomes: AuditOutcomes = { succeeded: 0, failed: 0, openNeedsAttention: 0, open: 0, neverStarted: 0, byCode: {}, needsAttention: 0 };
+  const outcomes: AuditOutcomes = {
+    succeeded: 0,
+    failed: 0,
+    openNeedsAttention: 0,
+    open: 0,
+    neverStarted: 0,
+    byCode: {},
+    needsAttention: 0,
+  };
   const netByAccount = new Map<string, number>();
   const confirmedBySku = new Map<string, number>();
   const heldBySku = new Map<string, number>();
@@ -108,8 +116,14 @@ export async function audit(input: AuditInput): Promise<AuditResult> {
     const chargeStatus = charge.status === 200 ? String(charge.body.status) : 'none';
     const netCharged = chargeStatus === 'captured' ? Number(charge.body.amount) : 0;
     if (chargeStatus === 'captured') add(netByAccount, String(charge.body.account), netCharged);
-    if ((chargeStatus === 'captured' || chargeStatus === 'reversed') && (charge.body.amount !== op.body.amount || charge.body.account !== op.body.account)) {
-      v('I1 money moves at most once', `the bank charged ${String(charge.body.amount)} to ${String(charge.body.account)}; the request was ${op.body.amount} to ${op.body.account}`);
+    if (
+      (chargeStatus === 'captured' || chargeStatus === 'reversed') &&
+      (charge.body.amount !== op.body.amount || charge.body.account !== op.body.account)
+    ) {
+      v(
+        'I1 money moves at most once',
+        `the bank charged ${String(charge.body.amount)} to ${String(charge.body.account)}; the request was ${op.body.amount} to ${op.body.account}`,
+      );
     }
     const holdStatus = hold.status === 200 ? String(hold.body.status) : 'none';
     const quantities = (op.body.items ?? []).map((i) => [i.sku, i.quantity] as const);
@@ -125,7 +139,8 @@ export async function audit(input: AuditInput): Promise<AuditResult> {
       if (rec?.accepted) v('I5 nothing lost', 'the API accepted it (200/202) and no instance can find it now');
       else outcomes.neverStarted++;
       if (netCharged !== 0) v('I1 money moves at most once', `never started, yet ${netCharged} is charged under its key`);
-      if (holdStatus === 'held' || holdStatus === 'confirmed') v('I2 reservations', `never started, yet its reservation is ${holdStatus}`);
+      if (holdStatus === 'held' || holdStatus === 'confirmed')
+        v('I2 reservations', `never started, yet its reservation is ${holdStatus}`);
       return;
     }
     if (a0.status !== 200 || a1.status !== 200) {
@@ -142,14 +157,19 @@ export async function audit(input: AuditInput): Promise<AuditResult> {
       if (operation.needsAttention === true) outcomes.openNeedsAttention++;
       else {
         outcomes.open++;
-        v('I3 every operation ends', `still processing at step ${String(operation.step)} after the bound, without NeedsAttention`);
+        v(
+          'I3 every operation ends',
+          `still processing at step ${String(operation.step)} after the bound, without NeedsAttention`,
+        );
       }
       return;
     }
     for (const seen of rec?.outcomes ?? []) {
-      if (seen.signature !== sig0) v('I4 same outcome through any instance', `a client saw ${seen.signature} (${seen.via}); now ${sig0}`);
+      if (seen.signature !== sig0)
+        v('I4 same outcome through any instance', `a client saw ${seen.signature} (${seen.via}); now ${sig0}`);
     }
-    if (rec?.timedOut) v('I4 same outcome through any instance', 'finished, but its clients could not learn the outcome before the bound');
+    if (rec?.timedOut)
+      v('I4 same outcome through any instance', 'finished, but its clients could not learn the outcome before the bound');
 
     const result = (operation.result ?? {}) as Record<string, unknown>;
     const error = (operation.error ?? {}) as Record<string, unknown>;
@@ -157,17 +177,28 @@ export async function audit(input: AuditInput): Promise<AuditResult> {
       outcomes.succeeded++;
       add(succeededByAccount, op.body.account, op.body.amount);
       for (const [sku, q] of quantities) add(succeededBySku, sku, q);
-      if (netCharged !== op.body.amount) v('I1 money moves at most once', `succeeded, but net charged ${netCharged} (bank: ${chargeStatus}), expected ${op.body.amount}`);
+      if (netCharged !== op.body.amount)
+        v(
+          'I1 money moves at most once',
+          `succeeded, but net charged ${netCharged} (bank: ${chargeStatus}), expected ${op.body.amount}`,
+        );
       if (chargeStatus === 'captured' && result.chargeId !== charge.body.chargeId) {
-        v('I1 money moves at most once', `result.chargeId ${String(result.chargeId)} is not the bank's ${String(charge.body.chargeId)}`);
+        v(
+          'I1 money moves at most once',
+          `result.chargeId ${String(result.chargeId)} is not the bank's ${String(charge.body.chargeId)}`,
+        );
       }
       if (op.type === 'checkout') {
         if (holdStatus !== 'confirmed') v('I2 reservations', `succeeded, but its reservation is ${holdStatus}`);
         else if (result.reservationId !== hold.body.reservationId) {
-          v('I2 reservations', `result.reservationId ${String(result.reservationId)} is not the ledger's ${String(hold.body.reservationId)}`);
+          v(
+            'I2 reservations',
+            `result.reservationId ${String(result.reservationId)} is not the ledger's ${String(hold.body.reservationId)}`,
+          );
         }
       }
-      if (op.profile === 'doomed') v('plan: designed to fail', `succeeded although ${op.body.account} / ${stableJson(op.body.items ?? [])} cannot`);
+      if (op.profile === 'doomed')
+        v('plan: designed to fail', `succeeded although ${op.body.account} / ${stableJson(op.body.items ?? [])} cannot`);
     } else if (status === 'failed') {
       outcomes.failed++;
       const code = String(error.code);
@@ -175,9 +206,12 @@ export async function audit(input: AuditInput): Promise<AuditResult> {
       if (netCharged !== 0) v('I1 money moves at most once', `failed (${code}), but net charged ${netCharged}`);
       if (holdStatus === 'held') v('I2 reservations', `failed (${code}), but its reservation is still held`);
       if (holdStatus === 'confirmed') v('I2 reservations', `failed (${code}), but its reservation is confirmed`);
-      if (!BUSINESS_CODES.has(code) && !UNAVAILABLE_CODES.has(code)) v('API: stable error codes', `failed with unexpected code ${code}`);
-      if (op.profile === 'normal' && BUSINESS_CODES.has(code)) v('plan: designed to succeed', `failed with ${code} although its account and stock are ample`);
-      if (op.expectedFailure && !op.expectedFailure.includes(code)) v('plan: designed to fail', `failed with ${code}, expected one of ${op.expectedFailure.join(', ')}`);
+      if (!BUSINESS_CODES.has(code) && !UNAVAILABLE_CODES.has(code))
+        v('API: stable error codes', `failed with unexpected code ${code}`);
+      if (op.profile === 'normal' && BUSINESS_CODES.has(code))
+        v('plan: designed to succeed', `failed with ${code} although its account and stock are ample`);
+      if (op.expectedFailure && !op.expectedFailure.includes(code))
+        v('plan: designed to fail', `failed with ${code}, expected one of ${op.expectedFailure.join(', ')}`);
     } else {
       v('API: operation resource', `unknown status ${status}`);
     }
@@ -219,7 +253,10 @@ export async function audit(input: AuditInput): Promise<AuditResult> {
     const heldByOps = heldBySku.get(sku) ?? 0;
     const succeeded = succeededBySku.get(sku) ?? 0;
     skus.push({ sku, initial, available, held, confirmedByOps, heldByOps, succeeded });
-    if (initial - available !== confirmedByOps + heldByOps || (confirmedByOps !== succeeded && outcomes.openNeedsAttention === 0)) {
+    if (
+      initial - available !== confirmedByOps + heldByOps ||
+      (confirmedByOps !== succeeded && outcomes.openNeedsAttention === 0)
+    ) {
       violations.push({
         rule: 'conservation of stock',
         message:
@@ -227,9 +264,13 @@ export async function audit(input: AuditInput): Promise<AuditResult> {
           `by the operations' keys; succeeded checkouts account for ${succeeded}`,
       });
     }
-    if (held !== heldByOps) violations.push({ rule: 'conservation of stock', message: `${sku}: ${held} held, the operations' keys hold ${heldByOps}` });
+    if (held !== heldByOps)
+      violations.push({ rule: 'conservation of stock', message: `${sku}: ${held} held, the operations' keys hold ${heldByOps}` });
     if (held > 0 && outcomes.openNeedsAttention === 0) {
-      violations.push({ rule: 'I2 reservations', message: `${sku}: ${held} still held at the end, with every operation finished` });
+      violations.push({
+        rule: 'I2 reservations',
+        message: `${sku}: ${held} still held at the end, with every operation finished`,
+      });
     }
   }
   return { violations, outcomes, reads, conservation: { accounts, skus } };

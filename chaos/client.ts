@@ -182,7 +182,12 @@ function get(ctx: ClientContext, api: 0 | 1, op: PlannedOp): Promise<Answer> {
  * Checks the rules every 5xx answer must follow: only 503, with Retry-After; a 503 is
  * `engine_unavailable` unless it came from an instance that was shutting down.
  */
-function check5xx(ctx: ClientContext, op: PlannedOp, api: 0 | 1, ans: { status: number; headers: Headers; body: Record<string, unknown> }) {
+function check5xx(
+  ctx: ClientContext,
+  op: PlannedOp,
+  api: 0 | 1,
+  ans: { status: number; headers: Headers; body: Record<string, unknown> },
+) {
   const code = typeof ans.body.code === 'string' ? ans.body.code : 'none';
   if (ans.status !== 503) {
     ctx.violations.push({ rule: 'API: never a 5xx but 503', key: op.key, message: `api-${api} answered ${ans.status} ${code}` });
@@ -195,7 +200,11 @@ function check5xx(ctx: ClientContext, op: PlannedOp, api: 0 | 1, ans: { status: 
     body: JSON.stringify(ans.body).slice(0, 300),
   };
   if (code === 'engine_unavailable' && !ans.headers.get('retry-after')) {
-    ctx.violations.push({ rule: 'API: 503 carries Retry-After', key: op.key, message: `api-${api} answered 503 engine_unavailable without Retry-After` });
+    ctx.violations.push({
+      rule: 'API: 503 carries Retry-After',
+      key: op.key,
+      message: `api-${api} answered 503 engine_unavailable without Retry-After`,
+    });
   }
 }
 
@@ -227,16 +236,28 @@ async function clientLoop(ctx: ClientContext, rec: OpRecord, rng: Rng, firstApi:
       onAccepted();
       if (isTerminal(ans.body)) {
         if (ans.status !== 200) {
-          ctx.violations.push({ rule: 'API: 202 only while processing', key: op.key, message: `api-${api} answered 202 for a ${String(ans.body.status)} operation` });
+          ctx.violations.push({
+            rule: 'API: 202 only while processing',
+            key: op.key,
+            message: `api-${api} answered 202 for a ${String(ans.body.status)} operation`,
+          });
         }
         recordTerminal(rec, ans.body, `api-${api} ${viaGet ? 'GET' : 'POST'}`);
         return;
       }
       if (ans.status === 200 && !viaGet) {
-        ctx.violations.push({ rule: 'API: 200 only when finished', key: op.key, message: `api-${api} answered 200 to a POST for a processing operation` });
+        ctx.violations.push({
+          rule: 'API: 200 only when finished',
+          key: op.key,
+          message: `api-${api} answered 200 to a POST for a processing operation`,
+        });
       }
       if (ans.status === 202 && (!ans.headers.get('location') || !ans.headers.get('retry-after'))) {
-        ctx.violations.push({ rule: 'API: 202 carries Location and Retry-After', key: op.key, message: `api-${api} answered 202 without them` });
+        ctx.violations.push({
+          rule: 'API: 202 carries Location and Retry-After',
+          key: op.key,
+          message: `api-${api} answered 202 without them`,
+        });
       }
       const retryAfterMs = Number(ans.headers.get('retry-after') ?? '1') * 1000;
       await sleep(Math.min(retryAfterMs, rng.int(200, 1_500)));
@@ -327,13 +348,21 @@ async function lateReplay(ctx: ClientContext, rec: OpRecord, rng: Rng): Promise<
       continue;
     }
     if (ans.status !== 200 || !isTerminal(ans.body)) {
-      ctx.violations.push({ rule: 'I4 same outcome', key: op.key, message: `a late retry through api-${api} got ${ans.status} ${String(ans.body.status ?? ans.body.code)}` });
+      ctx.violations.push({
+        rule: 'I4 same outcome',
+        key: op.key,
+        message: `a late retry through api-${api} got ${ans.status} ${String(ans.body.status ?? ans.body.code)}`,
+      });
       return;
     }
     if (ans.headers.get('idempotent-replayed') === 'true') ctx.stats.replayHeader.true++;
     else {
       ctx.stats.replayHeader.missing++;
-      ctx.violations.push({ rule: 'API: a replay says Idempotent-Replayed', key: op.key, message: `late retry through api-${api} without Idempotent-Replayed: true` });
+      ctx.violations.push({
+        rule: 'API: a replay says Idempotent-Replayed',
+        key: op.key,
+        message: `late retry through api-${api} without Idempotent-Replayed: true`,
+      });
     }
     recordTerminal(rec, ans.body, `api-${api} late retry`);
     return;

@@ -121,7 +121,16 @@ export function buildPlan(opts: PlanOptions): ChaosPlan {
   );
   sandboxFaults.sort((a, b) => a.atMs - b.atMs || a.service.localeCompare(b.service));
   const processFaults = planProcessFaults(root.fork('processes'), opts.durationMs);
-  const body = { version: 1, seed: opts.seed, durationMs: opts.durationMs, timings: CHAOS_TIMINGS, ledger: LEDGER, ops, sandboxFaults, processFaults };
+  const body = {
+    version: 1,
+    seed: opts.seed,
+    durationMs: opts.durationMs,
+    timings: CHAOS_TIMINGS,
+    ledger: LEDGER,
+    ops,
+    sandboxFaults,
+    processFaults,
+  };
   const hash = createHash('sha256').update(JSON.stringify(body)).digest('hex');
   return { seed: opts.seed, durationMs: opts.durationMs, ops, sandboxFaults, processFaults, hash };
 }
@@ -155,7 +164,16 @@ function planOperations(rng: Rng, opts: PlanOptions): PlannedOp[] {
       keyForm: rng.chance(0.5) ? 'bare' : 'quoted',
       firstApi: rng.chance(0.5) ? 0 : 1,
       getAfter202: rng.pick([0, 0.3, 0.7]),
-      lateReplaysMs: Array.from({ length: rng.weighted([[0, 45], [1, 35], [2, 20]]) }, () => rng.int(100, 8_000)),
+      lateReplaysMs: Array.from(
+        {
+          length: rng.weighted([
+            [0, 45],
+            [1, 35],
+            [2, 20],
+          ]),
+        },
+        () => rng.int(100, 8_000),
+      ),
       clientSeed: rng.int(0, 2 ** 31),
     };
     if (rng.chance(0.15)) op.changedAmount = { afterMs: rng.int(0, 5_000), delta: rng.int(1, 500) };

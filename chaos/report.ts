@@ -55,7 +55,8 @@ export function findingsOf(http: ClientStats, unexpectedExits: Record<string, nu
         `Retry-After ${String(sample?.retryAfter)}, body ${String(sample?.body)}`,
     );
   }
-  for (const [name, n] of Object.entries(unexpectedExits)) findings.push(`${name} exited on its own ${n} time(s) and was restarted`);
+  for (const [name, n] of Object.entries(unexpectedExits))
+    findings.push(`${name} exited on its own ${n} time(s) and was restarted`);
   return findings;
 }
 
@@ -68,11 +69,18 @@ const fmt = (r: Record<string, number>) =>
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 export function renderTable(r: ChaosReport): string {
-  const t = new Table({ head: ['chaos run', `seed ${r.seed}, ${seconds(r.durationMs)} of faults`], wordWrap: true, colWidths: [34, 72] });
+  const t = new Table({
+    head: ['chaos run', `seed ${r.seed}, ${seconds(r.durationMs)} of faults`],
+    wordWrap: true,
+    colWidths: [34, 72],
+  });
   const section = (name: string) => t.push([{ colSpan: 2, content: `— ${name}` }]);
   section('plan');
   t.push(['schedule hash', r.scheduleHash.slice(0, 16)]);
-  t.push(['logical operations', `${r.operations.total} (payments ${r.operations.payment}, checkouts ${r.operations.checkout}; designed to fail ${r.operations.designedToFail}, may fail ${r.operations.mayFail})`]);
+  t.push([
+    'logical operations',
+    `${r.operations.total} (payments ${r.operations.payment}, checkouts ${r.operations.checkout}; designed to fail ${r.operations.designedToFail}, may fail ${r.operations.mayFail})`,
+  ]);
   section('clients');
   t.push(['HTTP requests', String(r.http.requests)]);
   t.push(['  by status', fmt(r.http.byStatus)]);
@@ -83,14 +91,20 @@ export function renderTable(r: ChaosReport): string {
   t.push(['changed amount, same key', `${r.http.changedAmountSent} sent, ${r.http.got422} got 422`]);
   t.push(['503 answers by code', fmt(r.http.unavailableByCode)]);
   section('faults injected');
-  t.push(['dropped responses after commit', `${r.faults.droppedResponses} (${fmt(r.faults.droppedResponsesByService)}) in ${r.faults.dropWindows} windows`]);
+  t.push([
+    'dropped responses after commit',
+    `${r.faults.droppedResponses} (${fmt(r.faults.droppedResponsesByService)}) in ${r.faults.dropWindows} windows`,
+  ]);
   t.push(['failures before commit', `${r.faults.failedBeforeCommit} in ${r.faults.failWindows} windows`]);
   t.push(['delays past the activity timeout', `${r.faults.delayWindows} windows`]);
   t.push(['downtime > step deadline', `${r.faults.downWindows} windows, ${r.faults.refusedWhileDown} connections refused`]);
   t.push(['activity attempts failed', String(r.faults.activityAttemptFailures)]);
   t.push(['worker SIGKILLs (+ restart)', String(r.faults.workerKills)]);
   t.push(['API restarts (SIGTERM + start)', String(r.faults.apiRestarts)]);
-  t.push(['Temporal restarts (same db file)', `${r.faults.temporalRestarts}; /readyz while down: ${fmt(r.faults.readyzWhileTemporalDown)}`]);
+  t.push([
+    'Temporal restarts (same db file)',
+    `${r.faults.temporalRestarts}; /readyz while down: ${fmt(r.faults.readyzWhileTemporalDown)}`,
+  ]);
   t.push(['processes that died on their own', fmt(r.faults.unexpectedExits)]);
   section('outcomes (audited)');
   t.push(['succeeded', String(r.outcomes.succeeded)]);
@@ -102,7 +116,10 @@ export function renderTable(r: ChaosReport): string {
   section('result');
   t.push(['violations', String(r.violations.length)]);
   t.push(['findings (not violations)', r.findings.length === 0 ? '-' : r.findings.map((f) => `• ${f}`).join('\n')]);
-  t.push(['timings', `stack ${seconds(r.timings.stackStartMs)}, load ${seconds(r.timings.loadMs)}, settle ${seconds(r.timings.settleMs)}, audit ${seconds(r.timings.auditMs)}, total ${seconds(r.timings.totalMs)}`]);
+  t.push([
+    'timings',
+    `stack ${seconds(r.timings.stackStartMs)}, load ${seconds(r.timings.loadMs)}, settle ${seconds(r.timings.settleMs)}, audit ${seconds(r.timings.auditMs)}, total ${seconds(r.timings.totalMs)}`,
+  ]);
   return t.toString();
 }
 

@@ -43,7 +43,10 @@ export function describePlan(plan: ChaosPlan): string {
 
 export function describeSchedule(plan: ChaosPlan): string {
   const rows: Array<[number, string]> = [
-    ...plan.sandboxFaults.map((w): [number, string] => [w.atMs, `${w.service} ${w.fault} ${JSON.stringify(w.faults)} until ${(w.untilMs / 1000).toFixed(1)} s`]),
+    ...plan.sandboxFaults.map((w): [number, string] => [
+      w.atMs,
+      `${w.service} ${w.fault} ${JSON.stringify(w.faults)} until ${(w.untilMs / 1000).toFixed(1)} s`,
+    ]),
     ...plan.processFaults.map((p): [number, string] => [p.atMs, JSON.stringify(p)]),
   ];
   return rows
@@ -77,11 +80,18 @@ export async function runChaos(opts: ChaosOptions, print: (line: string) => void
   process.once('SIGTERM', onSignal);
   try {
     const stackStartMs = Date.now() - startedAt;
-    log(`stack up: temporal ${stack.temporalAddress}, api ${stack.apiUrls.join(' ')}, bank ${stack.bankUrl}, reservations ${stack.reservationsUrl}`);
+    log(
+      `stack up: temporal ${stack.temporalAddress}, api ${stack.apiUrls.join(' ')}, bank ${stack.bankUrl}, reservations ${stack.reservationsUrl}`,
+    );
 
     const loadStart = Date.now();
     const loadEnd = loadStart + opts.durationMs;
-    const ctx: ClientContext = { apiUrls: stack.apiUrls, deadline: loadEnd + opts.settleMs, stats: newClientStats(), violations: [] };
+    const ctx: ClientContext = {
+      apiUrls: stack.apiUrls,
+      deadline: loadEnd + opts.settleMs,
+      stats: newClientStats(),
+      violations: [],
+    };
     const tally: FaultTally = {
       dropWindows: 0,
       failWindows: 0,
@@ -98,9 +108,14 @@ export async function runChaos(opts: ChaosOptions, print: (line: string) => void
       await sleep(loadStart + op.atMs - Date.now());
       return runOperation(ctx, op);
     });
-    const sandboxDriver = Promise.all(plan.sandboxFaults.map((w) => driveWindow(stack, w, loadStart, tally, () => faultsOn, log)));
+    const sandboxDriver = Promise.all(
+      plan.sandboxFaults.map((w) => driveWindow(stack, w, loadStart, tally, () => faultsOn, log)),
+    );
     const processDriver = driveProcesses(stack, plan.processFaults, loadStart, tally, () => faultsOn, ctx, log);
-    const progress = setInterval(() => log(`load: ${ctx.stats.requests} requests, ${ctx.violations.length} violations so far`), 15_000);
+    const progress = setInterval(
+      () => log(`load: ${ctx.stats.requests} requests, ${ctx.violations.length} violations so far`),
+      15_000,
+    );
 
     await sleep(loadEnd - Date.now());
     faultsOn = false;
@@ -128,7 +143,8 @@ export async function runChaos(opts: ChaosOptions, print: (line: string) => void
     });
     const auditMs = Date.now() - auditStart;
     const violations = [...ctx.violations, ...result.violations];
-    for (const name of Object.keys(stack.unexpectedExits())) log(`note: ${name} died on its own during the run (see ${dir}/logs/${name}.log)`);
+    for (const name of Object.keys(stack.unexpectedExits()))
+      log(`note: ${name} died on its own during the run (see ${dir}/logs/${name}.log)`);
 
     await stopStack();
     const keep = opts.keep || violations.length > 0;
@@ -250,7 +266,11 @@ async function driveProcesses(
               .then((r) => String(r.status))
               .catch(() => 'network');
             tally.readyzWhileTemporalDown[status] = (tally.readyzWhileTemporalDown[status] ?? 0) + 1;
-            if (status === '200') ctx.violations.push({ rule: 'API: /readyz reports Temporal down', message: `${url}/readyz answered 200 while Temporal was stopped` });
+            if (status === '200')
+              ctx.violations.push({
+                rule: 'API: /readyz reports Temporal down',
+                message: `${url}/readyz answered 200 while Temporal was stopped`,
+              });
           }
           await sleep(down + ev.downMs - Date.now());
           await stack.startTemporal();

@@ -112,7 +112,13 @@ export async function startChaosStack(dir: string, log: ChaosLog): Promise<Chaos
   };
 
   /** A Node part whose output goes to its log file and through `tap`. */
-  const part = (name: string, entry: string, env: Record<string, string>, readyText: string, tap: (line: string) => void): Part => {
+  const part = (
+    name: string,
+    entry: string,
+    env: Record<string, string>,
+    readyText: string,
+    tap: (line: string) => void,
+  ): Part => {
     const file = logFile(name);
     const spec: PartSpec = {
       name,
@@ -140,7 +146,13 @@ export async function startChaosStack(dir: string, log: ChaosLog): Promise<Chaos
   const bank = part(
     'bank',
     'downstream/bank/server.ts',
-    { BANK_HOST: '127.0.0.1', BANK_PORT: String(bankPort), BANK_DB: join(dir, 'bank.db'), SANDBOX_FAULTS: '1', LOG_LEVEL: 'info' },
+    {
+      BANK_HOST: '127.0.0.1',
+      BANK_PORT: String(bankPort),
+      BANK_DB: join(dir, 'bank.db'),
+      SANDBOX_FAULTS: '1',
+      LOG_LEVEL: 'info',
+    },
     'bank listening at',
     sandboxTap('bank'),
   );

@@ -49,7 +49,8 @@ function serverUser(): { uid: number; gid: number } | undefined {
   if (userInfo().uid !== 0) return undefined;
   const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
   const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
-  if (!Number.isInteger(uid) || !Number.isInteger(gid)) throw new Error('running as root, but there is no postgres user to run PostgreSQL as');
+  if (!Number.isInteger(uid) || !Number.isInteger(gid))
+    throw new Error('running as root, but there is no postgres user to run PostgreSQL as');
   return { uid, gid };
 }
 

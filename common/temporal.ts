@@ -34,9 +34,7 @@ export interface TemporalSettings {
 }
 
 export function loadTemporalSettings(env: Record<string, string | undefined> = process.env): TemporalSettings {
-  const overrideEnvVars = Object.fromEntries(
-    Object.entries(env).filter((e): e is [string, string] => typeof e[1] === 'string'),
-  );
+  const overrideEnvVars = Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => typeof e[1] === 'string'));
   const { connectionOptions, namespace } = loadClientConnectConfig({ overrideEnvVars });
   const address = connectionOptions.address ?? 'localhost:7233';
   return {

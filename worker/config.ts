@@ -3,7 +3,10 @@ import { z } from 'zod';
 import { duration, httpUrl, logLevel, parseEnv } from '../common/env.js';
 
 export const workerEnvSchema = {
-  RETRYSAFE_TASK_QUEUE: z.string().regex(/^[\x21-\x7e]{1,200}$/, 'must be 1-200 visible ASCII characters').default('retrysafe'),
+  RETRYSAFE_TASK_QUEUE: z
+    .string()
+    .regex(/^[\x21-\x7e]{1,200}$/, 'must be 1-200 visible ASCII characters')
+    .default('retrysafe'),
   BANK_URL: httpUrl.default('http://127.0.0.1:4001'),
   RESERVATIONS_URL: httpUrl.default('http://127.0.0.1:4002'),
   /** Timeout of one HTTP call to a downstream service (below the activities' start-to-close). */

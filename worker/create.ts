@@ -45,12 +45,17 @@ function sdkVersion(pkg: string): string {
 /** What the bundle is made of: every file under workflows/ and the SDK that bundles and runs it. */
 function workflowSourceHash(): string {
   const hash = createHash('sha256');
-  for (const pkg of ['@temporalio/worker', '@temporalio/workflow', '@temporalio/common']) hash.update(`${pkg}@${sdkVersion(pkg)}\n`);
+  for (const pkg of ['@temporalio/worker', '@temporalio/workflow', '@temporalio/common'])
+    hash.update(`${pkg}@${sdkVersion(pkg)}\n`);
   const files = readdirSync(WORKFLOWS_DIR, { recursive: true, withFileTypes: true })
     .filter((e) => e.isFile())
     .map((e) => join(e.parentPath, e.name))
     .sort();
-  for (const file of files) hash.update(`${file.slice(WORKFLOWS_DIR.length)}\n`).update(readFileSync(file)).update('\n');
+  for (const file of files)
+    hash
+      .update(`${file.slice(WORKFLOWS_DIR.length)}\n`)
+      .update(readFileSync(file))
+      .update('\n');
   return hash.digest('hex').slice(0, 20);
 }
 

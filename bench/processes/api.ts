@@ -1,7 +1,13 @@
 // The HTTP API as the bench runs it: the real buildApp and loadApiConfig (so every
 // RETRYSAFE_* variable means what it means in production), plus a gRPC interceptor that
 // counts the Temporal calls the API makes, read by the bench at GET /_bench/rpcs.
-import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor, type ConnectionOptions } from '@temporalio/client';
+import {
+  Client,
+  Connection,
+  defaultGrpcRetryOptions,
+  makeGrpcRetryInterceptor,
+  type ConnectionOptions,
+} from '@temporalio/client';
 import { buildApp } from '../../client/api/app.js';
 import { loadApiConfig } from '../../client/api/config.js';
 import { createLogger } from '../../common/logger.js';

@@ -101,7 +101,9 @@ export async function runContention(ctx: BenchContext): Promise<ContentionTrial[
           const inv = await ctx.http.json<{ available: number }>('GET', `${reservations}/inventory/${sku}`);
           unitsTaken = stock - inv.body.available;
         }
-        const outcomes = new Set(answers.map((a) => JSON.stringify({ s: a.operation.status, r: a.operation.result, e: a.operation.error })));
+        const outcomes = new Set(
+          answers.map((a) => JSON.stringify({ s: a.operation.status, r: a.operation.result, e: a.operation.error })),
+        );
         const winnerMs = winners[0]?.ms ?? Number.NaN;
         const waiterSummary = summarize(waiters);
         const trial: ContentionTrial = {

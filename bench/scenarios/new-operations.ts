@@ -16,13 +16,25 @@ import { measured, merge, type Batch, type Kind, type ScenarioResult } from './m
 import { checkoutBody, paymentBody, submit, TENANT, type Tally } from './workload.js';
 
 /** The API's defaults, as a workflow it starts gets them. */
-const SETTINGS: OperationSettings = { stepDeadlineMs: 60_000, attentionAfterMs: 300_000, holdTtlSeconds: DEFAULT_HOLD_TTL_SECONDS };
+const SETTINGS: OperationSettings = {
+  stepDeadlineMs: 60_000,
+  attentionAfterMs: 300_000,
+  holdTtlSeconds: DEFAULT_HOLD_TTL_SECONDS,
+};
 
 function newOperation(ctx: BenchContext, type: 'payment' | 'checkout', tag: string) {
   return async (i: number, tally?: Tally) => {
     const key = `bench-${ctx.runId}-${type}-${tag}-${i}`;
-    const answer = await submit(ctx.http, ctx.stack.urls.api, type, key, type === 'payment' ? paymentBody() : checkoutBody(), tally);
-    if (answer.operation.status !== 'succeeded') throw new Error(`${key}: ${JSON.stringify(answer.operation.error ?? answer.operation.status)}`);
+    const answer = await submit(
+      ctx.http,
+      ctx.stack.urls.api,
+      type,
+      key,
+      type === 'payment' ? paymentBody() : checkoutBody(),
+      tally,
+    );
+    if (answer.operation.status !== 'succeeded')
+      throw new Error(`${key}: ${JSON.stringify(answer.operation.error ?? answer.operation.status)}`);
     ctx.finished[type].push(key);
   };
 }
@@ -30,7 +42,12 @@ function newOperation(ctx: BenchContext, type: 'payment' | 'checkout', tag: stri
 /** How the API starts the operation of `key` (its start options, verbatim). */
 function apiStart(type: 'payment' | 'checkout', key: string, taskQueue: string) {
   const request: Record<string, unknown> = type === 'payment' ? paymentBody() : checkoutBody();
-  return workflowStartOptions(operationRef(TENANT, key), { type, fingerprint: fingerprint(type, request), request }, SETTINGS, taskQueue);
+  return workflowStartOptions(
+    operationRef(TENANT, key),
+    { type, fingerprint: fingerprint(type, request), request },
+    SETTINGS,
+    taskQueue,
+  );
 }
 
 /**
@@ -52,7 +69,10 @@ function trackedWorkflow(ctx: BenchContext, client: Client, type: 'bare1' | 'bar
   return async (i: number) => {
     const key = `bench-${ctx.runId}-${type}-tracked-${tag}-${i}`;
     const start = apiStart(type === 'bare1' ? 'payment' : 'checkout', key, ctx.stack.taskQueues.baseline);
-    await client.workflow.execute(type === 'bare1' ? 'bare1Tracked' : 'bare3Tracked', { ...start, args: [{ key: start.workflowId }] });
+    await client.workflow.execute(type === 'bare1' ? 'bare1Tracked' : 'bare3Tracked', {
+      ...start,
+      args: [{ key: start.workflowId }],
+    });
     ctx.finished[`${type}-tracked`].push(start.workflowId);
   };
 }
@@ -126,7 +146,16 @@ export async function runNewOperations(ctx: BenchContext): Promise<ScenarioResul
         batches.set(kind, [...(batches.get(kind) ?? []), batch]);
       }
     }
-    for (const kind of ['payment', 'payment-direct', 'bare1-tracked', 'bare1', 'checkout', 'checkout-direct', 'bare3-tracked', 'bare3'] as Kind[]) {
+    for (const kind of [
+      'payment',
+      'payment-direct',
+      'bare1-tracked',
+      'bare1',
+      'checkout',
+      'checkout-direct',
+      'bare3-tracked',
+      'bare3',
+    ] as Kind[]) {
       const b = batches.get(kind);
       if (b) results.push(merge(b));
     }

@@ -35,7 +35,8 @@ export async function runReplays(ctx: BenchContext): Promise<ScenarioResult[]> {
         ['plain', ctx.mode.replays(c), plain],
       ];
       if (round % 2 === 1) plan.reverse();
-      if (ctx.stack.urls.apiNoCache) plan.push(['replay-uncached', ctx.mode.uncachedReplays(c), replay(ctx.stack.urls.apiNoCache)]);
+      if (ctx.stack.urls.apiNoCache)
+        plan.push(['replay-uncached', ctx.mode.uncachedReplays(c), replay(ctx.stack.urls.apiNoCache)]);
       for (const [kind, n, op] of plan) {
         if (overBudget(ctx, ctx.mode.budget.replaysBy)) {
           ctx.skipped.push(`${kind} c=${c} round ${round + 1}`);
@@ -49,7 +50,9 @@ export async function runReplays(ctx: BenchContext): Promise<ScenarioResult[]> {
       const b = batches.get(kind);
       if (b) {
         const merged = merge(b);
-        ctx.log(`  ${kind.padEnd(15)} c=${String(c).padEnd(2)}: ${merged.opsPerSec.toFixed(0)}/s, p50 ${merged.latencyMs.p50.toFixed(2)} ms`);
+        ctx.log(
+          `  ${kind.padEnd(15)} c=${String(c).padEnd(2)}: ${merged.opsPerSec.toFixed(0)}/s, p50 ${merged.latencyMs.p50.toFixed(2)} ms`,
+        );
         results.push(merged);
       }
     }

@@ -95,9 +95,7 @@ export function parseApiKeys(raw: string | undefined): ApiKeyEntry[] | null {
       ok = false;
     }
     if (!TENANT_PATTERN.test(tenant)) {
-      problems.push(
-        `${where}: tenant ${JSON.stringify(tenant)} must be 1-64 characters of letters, digits, "_", "." or "-"`,
-      );
+      problems.push(`${where}: tenant ${JSON.stringify(tenant)} must be 1-64 characters of letters, digits, "_", "." or "-"`);
       ok = false;
     }
     if (!ok) return;

@@ -24,27 +24,54 @@ export function createMetrics(registry: Registry = new Registry()): ApiMetrics {
     operationsStarted: getOrCreate(
       registry,
       'retrysafe_operations_started_total',
-      () => new Counter({ name: 'retrysafe_operations_started_total', help: 'Operations this API started (claims won)', labelNames: ['type'], registers }),
+      () =>
+        new Counter({
+          name: 'retrysafe_operations_started_total',
+          help: 'Operations this API started (claims won)',
+          labelNames: ['type'],
+          registers,
+        }),
     ),
     replays: getOrCreate(
       registry,
       'retrysafe_replays_total',
-      () => new Counter({ name: 'retrysafe_replays_total', help: 'Requests answered from an existing operation (retries, concurrent duplicates)', labelNames: ['type'], registers }),
+      () =>
+        new Counter({
+          name: 'retrysafe_replays_total',
+          help: 'Requests answered from an existing operation (retries, concurrent duplicates)',
+          labelNames: ['type'],
+          registers,
+        }),
     ),
     fingerprintConflicts: getOrCreate(
       registry,
       'retrysafe_fingerprint_conflicts_total',
-      () => new Counter({ name: 'retrysafe_fingerprint_conflicts_total', help: 'Keys reused with a different request (422)', registers }),
+      () =>
+        new Counter({
+          name: 'retrysafe_fingerprint_conflicts_total',
+          help: 'Keys reused with a different request (422)',
+          registers,
+        }),
     ),
     waitsTimedOut: getOrCreate(
       registry,
       'retrysafe_waits_timed_out_total',
-      () => new Counter({ name: 'retrysafe_waits_timed_out_total', help: 'POSTs that waited for the outcome (Prefer: wait above 0) and answered 202 because the operation was still running', registers }),
+      () =>
+        new Counter({
+          name: 'retrysafe_waits_timed_out_total',
+          help: 'POSTs that waited for the outcome (Prefer: wait above 0) and answered 202 because the operation was still running',
+          registers,
+        }),
     ),
     cacheHits: getOrCreate(
       registry,
       'retrysafe_cache_hits_total',
-      () => new Counter({ name: 'retrysafe_cache_hits_total', help: 'Terminal operations answered from the in-memory cache', registers }),
+      () =>
+        new Counter({
+          name: 'retrysafe_cache_hits_total',
+          help: 'Terminal operations answered from the in-memory cache',
+          registers,
+        }),
     ),
     httpDuration: getOrCreate(
       registry,

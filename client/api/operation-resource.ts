@@ -62,7 +62,8 @@ function isOperationStatus(v: unknown): v is OperationStatus {
 function stepsFrom(value: unknown): StepState[] {
   if (!Array.isArray(value)) return [];
   return value.filter(
-    (s): s is StepState => isRecord(s) && typeof s.name === 'string' && typeof s.status === 'string' && typeof s.downstreamKey === 'string',
+    (s): s is StepState =>
+      isRecord(s) && typeof s.name === 'string' && typeof s.status === 'string' && typeof s.downstreamKey === 'string',
   );
 }
 

@@ -37,7 +37,8 @@ export function apiProblem(
 }
 
 export const problems = {
-  invalidRequest: (detail: string, errors: FieldError[]) => apiProblem(400, 'invalid_request', detail, { extensions: { errors } }),
+  invalidRequest: (detail: string, errors: FieldError[]) =>
+    apiProblem(400, 'invalid_request', detail, { extensions: { errors } }),
   idempotencyKey: (refused: Extract<KeyResult, { ok: false }>) => apiProblem(400, refused.code, refused.detail),
   unauthorized: () =>
     apiProblem(401, 'unauthorized', 'send an API key as "Authorization: Bearer <secret>"', {

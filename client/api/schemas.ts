@@ -111,9 +111,12 @@ export type Operation = Static<typeof Operation>;
 
 export const OperationList = Type.Object({
   operations: Type.Array(Operation, {
-    description: 'Newest first. Items are built from the visibility store: result/error are omitted (GET the operation for them).',
+    description:
+      'Newest first. Items are built from the visibility store: result/error are omitted (GET the operation for them).',
   }),
-  nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next page; null on the last page' }),
+  nextCursor: Type.Union([Type.String(), Type.Null()], {
+    description: 'Pass as `cursor` for the next page; null on the last page',
+  }),
 });
 
 export const ListQuery = Type.Object(
@@ -121,9 +124,15 @@ export const ListQuery = Type.Object(
     status: Type.Optional(Type.Enum([...OPERATION_STATUSES], { type: 'string' })),
     type: Type.Optional(Type.Enum([...OPERATION_TYPES], { type: 'string' })),
     limit: Type.Optional(
-      Type.String({ pattern: '^(100|[1-9][0-9]?)$', description: 'Page size, an integer from 1 to 100 (default 50)', examples: ['50'] }),
+      Type.String({
+        pattern: '^(100|[1-9][0-9]?)$',
+        description: 'Page size, an integer from 1 to 100 (default 50)',
+        examples: ['50'],
+      }),
     ),
-    cursor: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]+$', maxLength: 8192, description: 'nextCursor of the previous page' })),
+    cursor: Type.Optional(
+      Type.String({ pattern: '^[A-Za-z0-9_-]+$', maxLength: 8192, description: 'nextCursor of the previous page' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -162,7 +171,10 @@ export function problemResponse(description: string, headers?: HeaderDocs) {
 export const H = {
   location: { type: 'string', description: 'Where to poll the operation: /v1/operations/{key}' },
   retryAfter: { type: 'integer', description: 'Seconds to wait before asking again' },
-  replayed: { type: 'string', description: '"true" when this request did not start the operation (a retry or a concurrent duplicate)' },
+  replayed: {
+    type: 'string',
+    description: '"true" when this request did not start the operation (a retry or a concurrent duplicate)',
+  },
   preferenceApplied: { type: 'string', description: 'The Prefer preferences honoured (RFC 7240)' },
   wwwAuthenticate: { type: 'string', description: 'Bearer' },
 } as const;

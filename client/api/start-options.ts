@@ -27,7 +27,13 @@ export function workflowStartOptions(
   taskQueue: string,
 ): WorkflowStartOptions {
   const input: OperationInput<Record<string, unknown>> = { tenant: ref.tenant, key: ref.key, request: claim.request, settings };
-  const memo: StartMemo = { type: claim.type, tenant: ref.tenant, key: ref.key, fingerprint: claim.fingerprint, request: claim.request };
+  const memo: StartMemo = {
+    type: claim.type,
+    tenant: ref.tenant,
+    key: ref.key,
+    fingerprint: claim.fingerprint,
+    request: claim.request,
+  };
   return {
     taskQueue,
     workflowId: ref.workflowId,

@@ -13,16 +13,18 @@ export function formatAmount(amount: number, currency: string): string {
 }
 
 export function staticSummary(type: string, workflowId: string, request: Record<string, unknown>): string {
-  const amount = typeof request.amount === 'number' && typeof request.currency === 'string'
-    ? ` · ${formatAmount(request.amount, request.currency)}`
-    : '';
+  const amount =
+    typeof request.amount === 'number' && typeof request.currency === 'string'
+      ? ` · ${formatAmount(request.amount, request.currency)}`
+      : '';
   return `${type} ${workflowId}${amount}`;
 }
 
 export function staticDetails(request: Record<string, unknown>): string {
   const lines = [`account \`${String(request.account)}\``];
   if (Array.isArray(request.items)) {
-    for (const item of request.items as Array<{ sku: string; quantity: number }>) lines.push(`${item.quantity} × \`${item.sku}\``);
+    for (const item of request.items as Array<{ sku: string; quantity: number }>)
+      lines.push(`${item.quantity} × \`${item.sku}\``);
   }
   if (typeof request.description === 'string' && request.description) lines.push(request.description.slice(0, 200));
   return lines.join('\n\n');

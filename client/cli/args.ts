@@ -69,6 +69,7 @@ export function parseHttpUrl(raw: string): string {
   } catch {
     throw new InvalidArgumentError('must be a URL such as http://localhost:3000');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidArgumentError('must start with http:// or https://');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new InvalidArgumentError('must start with http:// or https://');
   return url.toString().replace(/\/+$/, '');
 }

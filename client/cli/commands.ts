@@ -142,7 +142,9 @@ async function start(
   call: (c: RetrySafe) => Promise<Operation & { meta: { replayed: boolean } }>,
 ): Promise<ExitCode> {
   const onInterrupt = () => {
-    process.stderr.write(`\ninterrupted: key ${opts.key} may have started; see it with: retrysafe wait ${shellQuote(opts.key)}\n`);
+    process.stderr.write(
+      `\ninterrupted: key ${opts.key} may have started; see it with: retrysafe wait ${shellQuote(opts.key)}\n`,
+    );
     if (retry) process.stderr.write(`or repeat it safely with: ${retry}\n`);
     process.exit(130);
   };

@@ -75,7 +75,10 @@ async function read(what: string, url: string): Promise<Record<string, unknown>>
     throw new SetupError(`cannot reach ${what} at ${new URL(url).origin}`, START_HINT);
   }
   if (reply.status !== 200) {
-    throw new SetupError(`${what}: GET ${url} answered ${reply.status}`, 'restart the stack from empty data with: npm start -- --reset --faults');
+    throw new SetupError(
+      `${what}: GET ${url} answered ${reply.status}`,
+      'restart the stack from empty data with: npm start -- --reset --faults',
+    );
   }
   return reply.body;
 }
@@ -126,7 +129,9 @@ export async function runDemo(o: DemoOpts): Promise<ExitCode> {
     apiKey: o.apiKey,
     timeoutMs: o.timeout,
     onRetry: (e: RetryEvent) =>
-      say(`   (no usable answer from the API: ${e.error.code}; the client retries in ${(e.delayMs / 1000).toFixed(1)} s with the same key)`),
+      say(
+        `   (no usable answer from the API: ${e.error.code}; the client retries in ${(e.delayMs / 1000).toFixed(1)} s with the same key)`,
+      ),
   });
   const key = `demo-${randomUUID().slice(0, 8)}`;
   const payment = { account: ALICE, amount: 1250, currency: 'EUR', description: 'retrysafe demo' };
@@ -172,8 +177,12 @@ export async function runDemo(o: DemoOpts): Promise<ExitCode> {
     const charge = await read('the sandbox bank', o.bankUrl + chargePath);
     const aliceAfter = await balance(ALICE);
     next(`What the bank recorded: GET ${o.bankUrl}${chargePath}`);
-    say(`   one charge, ${String(charge.chargeId)}: ${money(Number(charge.amount), String(charge.currency))}, ${String(charge.status)}`);
-    say(`   ${ALICE}'s balance: ${money(aliceBefore)} → ${money(aliceAfter)}: charged exactly once, though the bank's answer was lost and the payment was sent twice.`);
+    say(
+      `   one charge, ${String(charge.chargeId)}: ${money(Number(charge.amount), String(charge.currency))}, ${String(charge.status)}`,
+    );
+    say(
+      `   ${ALICE}'s balance: ${money(aliceBefore)} → ${money(aliceAfter)}: charged exactly once, though the bank's answer was lost and the payment was sent twice.`,
+    );
     check(charge.chargeId === first.result?.chargeId && charge.status === 'captured', 'the bank should hold one captured charge');
     check(aliceBefore - aliceAfter === payment.amount, `the balance should have moved by ${payment.amount} exactly`);
     say();
@@ -219,7 +228,9 @@ export async function runDemo(o: DemoOpts): Promise<ExitCode> {
     const reserveKey = downstreamKey(declined.operation, 'reserve_items');
     const hold = await read('the reservation service', `${o.reservationsUrl}/reservations/${encodeURIComponent(reserveKey)}`);
     const stockAfter = await available(SKU);
-    say(`   ${SKU} available after: ${stockAfter} (the hold ${reserveKey} is ${String(hold.status)}); ${BOB}'s balance: ${money(await balance(BOB))}`);
+    say(
+      `   ${SKU} available after: ${stockAfter} (the hold ${reserveKey} is ${String(hold.status)}); ${BOB}'s balance: ${money(await balance(BOB))}`,
+    );
     check(declined.compensations.includes('release_reservation'), 'the hold should have been released');
     check(stockAfter === stockBefore, `${SKU} should be back at ${stockBefore}`);
     say();
@@ -246,7 +257,8 @@ function downstreamKey(op: Operation | OperationResult, step: string): string {
 
 async function setDrop(bankUrl: string, drop: number): Promise<void> {
   const reply = await http('PUT', `${bankUrl}/_faults`, { dropResponseAfterCommit: drop });
-  if (reply.status !== 200) throw new SetupError(`PUT ${bankUrl}/_faults answered ${reply.status}`, 'restart the stack with: npm start -- --faults');
+  if (reply.status !== 200)
+    throw new SetupError(`PUT ${bankUrl}/_faults answered ${reply.status}`, 'restart the stack with: npm start -- --faults');
 }
 
 async function restore(bankUrl: string, drop: number, next: (text: string) => void): Promise<boolean> {
@@ -255,7 +267,9 @@ async function restore(bankUrl: string, drop: number, next: (text: string) => vo
     await setDrop(bankUrl, drop);
     return true;
   } catch (error) {
-    process.stderr.write(`warning: could not reset the bank's faults: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(
+      `warning: could not reset the bank's faults: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
     return false;
   }
 }

@@ -4,16 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { Command, CommanderError, Option } from 'commander';
 import { DEFAULT_BASE_URL } from '../lib/constants.js';
-import {
-  collectItem,
-  parseAmount,
-  parseCurrency,
-  parseDuration,
-  parseHttpUrl,
-  parseKey,
-  parseLimit,
-  type Item,
-} from './args.js';
+import { collectItem, parseAmount, parseCurrency, parseDuration, parseHttpUrl, parseKey, parseLimit, type Item } from './args.js';
 import type { ConnectionOpts } from './commands.js';
 import type { DemoOpts } from './demo.js';
 import { EXIT } from './exit-codes.js';
@@ -33,7 +24,10 @@ function usage(cmd: Command, synopsis: string): Command {
 function withConnection(cmd: Command, opts: { timeout?: string } = {}): Command {
   cmd
     .addOption(
-      new Option('--api-url <url>', 'the retrysafe API').env('RETRYSAFE_API_URL').default(DEFAULT_BASE_URL).argParser(parseHttpUrl),
+      new Option('--api-url <url>', 'the retrysafe API')
+        .env('RETRYSAFE_API_URL')
+        .default(DEFAULT_BASE_URL)
+        .argParser(parseHttpUrl),
     )
     .addOption(new Option('--api-key <secret>', 'API key, sent as "Authorization: Bearer <secret>"').env('RETRYSAFE_API_KEY'));
   cmd.addOption(
@@ -41,7 +35,7 @@ function withConnection(cmd: Command, opts: { timeout?: string } = {}): Command 
       .default(DEFAULT_TIMEOUT_MS, '30s')
       .argParser(parseDuration),
   );
-  return cmd.option('--json', 'print the API\'s JSON (for scripts) instead of tables');
+  return cmd.option('--json', "print the API's JSON (for scripts) instead of tables");
 }
 
 const EXIT_CODES_HELP = `
@@ -77,17 +71,19 @@ export function buildProgram(setExit: (code: number) => void): Command {
     { timeout: 'stop waiting after this long (the payment goes on; exit 3)' },
   )
     .addHelpText('after', START_HELP + EXIT_CODES_HELP)
-    .action(async (o: ConnectionOpts & { account: string; amount: number; currency: string; description?: string; key?: string }) => {
-      const body = {
-        account: o.account,
-        amount: o.amount,
-        currency: o.currency,
-        ...(o.description !== undefined ? { description: o.description } : {}),
-      };
-      const commands = await loadCommands();
-      usageError(pay, commands.paymentProblem(body));
-      setExit(await commands.pay(body, { ...o, key: o.key ?? randomUUID() }));
-    });
+    .action(
+      async (o: ConnectionOpts & { account: string; amount: number; currency: string; description?: string; key?: string }) => {
+        const body = {
+          account: o.account,
+          amount: o.amount,
+          currency: o.currency,
+          ...(o.description !== undefined ? { description: o.description } : {}),
+        };
+        const commands = await loadCommands();
+        usageError(pay, commands.paymentProblem(body));
+        setExit(await commands.pay(body, { ...o, key: o.key ?? randomUUID() }));
+      },
+    );
   usage(pay, 'retrysafe pay --account <id> --amount <minor> --currency <code> [--key <key>] [--json]');
 
   const checkout = withConnection(
@@ -104,7 +100,16 @@ export function buildProgram(setExit: (code: number) => void): Command {
   )
     .addHelpText('after', START_HELP + EXIT_CODES_HELP)
     .action(
-      async (o: ConnectionOpts & { account: string; amount: number; currency: string; item: Item[]; description?: string; key?: string }) => {
+      async (
+        o: ConnectionOpts & {
+          account: string;
+          amount: number;
+          currency: string;
+          item: Item[];
+          description?: string;
+          key?: string;
+        },
+      ) => {
         const body = {
           account: o.account,
           amount: o.amount,
@@ -117,17 +122,26 @@ export function buildProgram(setExit: (code: number) => void): Command {
         setExit(await commands.checkout(body, { ...o, key: o.key ?? randomUUID() }));
       },
     );
-  usage(checkout, 'retrysafe checkout --account <id> --amount <minor> --currency <code> --item <sku:qty>... [--key <key>] [--json]');
+  usage(
+    checkout,
+    'retrysafe checkout --account <id> --amount <minor> --currency <code> --item <sku:qty>... [--key <key>] [--json]',
+  );
 
   const status = withConnection(
-    program.command('status').description("Show an operation as it is now (exit code follows its status)").argument('<key>', 'the idempotency key'),
+    program
+      .command('status')
+      .description('Show an operation as it is now (exit code follows its status)')
+      .argument('<key>', 'the idempotency key'),
   )
     .addHelpText('after', EXIT_CODES_HELP)
     .action(async (key: string, o: ConnectionOpts) => setExit(await (await loadCommands()).status(key, o)));
   usage(status, 'retrysafe status <key> [--json]');
 
   const wait = withConnection(
-    program.command('wait').description('Wait for an operation to finish (resumes a pay or checkout that timed out)').argument('<key>', 'the idempotency key'),
+    program
+      .command('wait')
+      .description('Wait for an operation to finish (resumes a pay or checkout that timed out)')
+      .argument('<key>', 'the idempotency key'),
     { timeout: 'stop waiting after this long (exit 3)' },
   )
     .addHelpText('after', EXIT_CODES_HELP)
@@ -137,26 +151,46 @@ export function buildProgram(setExit: (code: number) => void): Command {
   const list = withConnection(
     program
       .command('list')
-      .description("List your operations, newest first")
+      .description('List your operations, newest first')
       .addOption(new Option('--status <status>', 'only these').choices(['processing', 'succeeded', 'failed']))
       .addOption(new Option('--type <type>', 'only these').choices(['payment', 'checkout']))
       .option('--limit <n>', 'page size, 1-100', parseLimit, 20)
       .option('--cursor <cursor>', 'the next page, as printed after the previous one'),
   )
     .addHelpText('after', EXIT_CODES_HELP)
-    .action(async (o: ConnectionOpts & { status?: 'processing' | 'succeeded' | 'failed'; type?: 'payment' | 'checkout'; limit: number; cursor?: string }) =>
-      setExit(await (await loadCommands()).list({ status: o.status, type: o.type, limit: o.limit, cursor: o.cursor }, o)),
+    .action(
+      async (
+        o: ConnectionOpts & {
+          status?: 'processing' | 'succeeded' | 'failed';
+          type?: 'payment' | 'checkout';
+          limit: number;
+          cursor?: string;
+        },
+      ) => setExit(await (await loadCommands()).list({ status: o.status, type: o.type, limit: o.limit, cursor: o.cursor }, o)),
     );
   usage(list, 'retrysafe list [--status processing|succeeded|failed] [--type payment|checkout] [--limit n] [--json]');
 
   const demo = program
     .command('demo')
     .description('A narrated run against the local stack (npm start -- --faults): a lost response retried safely')
-    .addOption(new Option('--api-url <url>', 'the retrysafe API').env('RETRYSAFE_API_URL').default(DEFAULT_BASE_URL).argParser(parseHttpUrl))
+    .addOption(
+      new Option('--api-url <url>', 'the retrysafe API')
+        .env('RETRYSAFE_API_URL')
+        .default(DEFAULT_BASE_URL)
+        .argParser(parseHttpUrl),
+    )
     .addOption(new Option('--api-key <secret>', 'API key, sent as "Authorization: Bearer <secret>"').env('RETRYSAFE_API_KEY'))
     .addOption(new Option('--bank-url <url>', 'the sandbox bank').default('http://localhost:4001').argParser(parseHttpUrl))
-    .addOption(new Option('--reservations-url <url>', 'the sandbox reservation service').default('http://localhost:4002').argParser(parseHttpUrl))
-    .addOption(new Option('--timeout <duration>', 'deadline of each operation in the demo').default(60_000, '60s').argParser(parseDuration))
+    .addOption(
+      new Option('--reservations-url <url>', 'the sandbox reservation service')
+        .default('http://localhost:4002')
+        .argParser(parseHttpUrl),
+    )
+    .addOption(
+      new Option('--timeout <duration>', 'deadline of each operation in the demo')
+        .default(60_000, '60s')
+        .argParser(parseDuration),
+    )
     .addHelpText(
       'after',
       `

@@ -24,7 +24,13 @@ export function operationTable(op: Operation, notes: { replayed?: boolean } = {}
     ['status', op.status + (notes.replayed ? ' (replayed: an earlier request with this key started it)' : '')],
     ['step', op.step ?? '-'],
   ];
-  if (op.result) rows.push(['result', Object.entries(op.result).map(([k, v]) => `${k}=${v}`).join('\n')]);
+  if (op.result)
+    rows.push([
+      'result',
+      Object.entries(op.result)
+        .map(([k, v]) => `${k}=${v}`)
+        .join('\n'),
+    ]);
   if (op.error) {
     rows.push(['error', `${op.error.code}: ${op.error.message}`]);
     rows.push(['compensations', op.error.compensations.length > 0 ? op.error.compensations.join(', ') : 'none']);
@@ -44,6 +50,7 @@ export function operationTable(op: Operation, notes: { replayed?: boolean } = {}
 export function listTable(list: OperationList): string {
   if (list.operations.length === 0) return 'no operations\n';
   const table = new Table({ head: ['key', 'type', 'status', 'step', 'created'], style: plain, chars });
-  for (const op of list.operations) table.push([op.key, op.type, op.needsAttention ? `${op.status} (attention)` : op.status, op.step ?? '-', op.createdAt]);
+  for (const op of list.operations)
+    table.push([op.key, op.type, op.needsAttention ? `${op.status} (attention)` : op.status, op.step ?? '-', op.createdAt]);
   return `${table.toString()}\n`;
 }

@@ -10,7 +10,13 @@ import { Value } from 'typebox/value';
 import { isValidKey, MAX_KEY_LENGTH } from '../api/idempotency-key.js';
 import { Operation as OperationSchema, OperationList as OperationListSchema } from '../api/schemas.js';
 import { DEFAULT_BASE_URL } from './constants.js';
-import { ApiError, IdempotencyConflictError, OperationFailedError, OperationPendingError, type ProblemDetails } from './errors.js';
+import {
+  ApiError,
+  IdempotencyConflictError,
+  OperationFailedError,
+  OperationPendingError,
+  type ProblemDetails,
+} from './errors.js';
 import { abortableSleep, DEFAULT_RETRY, parseRetryAfter, RETRYABLE_STATUSES, retryDelay, type RetryPolicy } from './retry.js';
 import type {
   CallMeta,
@@ -22,7 +28,6 @@ import type {
   OperationResult,
   PaymentParams,
 } from './types.js';
-
 
 /** Told before each retry: which attempt failed, why, and how long the client now waits. */
 export interface RetryEvent {
@@ -286,7 +291,14 @@ export class RetrySafe {
       let retryAfterMs: number | undefined;
       try {
         ctx.requests++;
-        const answer = await this.attempt(ctx, url, method, headers, body, Math.max(1, Math.min(remaining, waitSeconds * 1000 + this.requestTimeoutMs)));
+        const answer = await this.attempt(
+          ctx,
+          url,
+          method,
+          headers,
+          body,
+          Math.max(1, Math.min(remaining, waitSeconds * 1000 + this.requestTimeoutMs)),
+        );
         if (!RETRYABLE_STATUSES.has(answer.status)) return answer;
         failure = this.errorFor(answer, ctx, attempt);
         retryAfterMs = parseRetryAfter(answer.headers.get('retry-after'), this.now());
@@ -334,11 +346,22 @@ export class RetrySafe {
     } catch (err) {
       if (ctx.signal?.aborted) throw ctx.signal.reason;
       if (timeout.signal.aborted) {
-        throw new ApiError(`no answer from ${url} within ${timeoutMs} ms`, ctx.key, null, 'timeout', true, undefined, 1, { cause: err });
+        throw new ApiError(`no answer from ${url} within ${timeoutMs} ms`, ctx.key, null, 'timeout', true, undefined, 1, {
+          cause: err,
+        });
       }
-      throw new ApiError(`cannot reach ${url}: ${describeNetworkError(err)}`, ctx.key, null, 'network_error', true, undefined, 1, {
-        cause: err,
-      });
+      throw new ApiError(
+        `cannot reach ${url}: ${describeNetworkError(err)}`,
+        ctx.key,
+        null,
+        'network_error',
+        true,
+        undefined,
+        1,
+        {
+          cause: err,
+        },
+      );
     } finally {
       clearTimeout(timer);
     }
@@ -386,11 +409,21 @@ export class RetrySafe {
 
   /** The last failure, once retrying stops: the outcome is unknown, the key is the way back. */
   private givenUp(failure: ApiError, ctx: Context, attempts: number): ApiError {
-    const why = attempts >= this.policy.maxAttempts ? `after ${attempts} attempts` : `at the deadline, after ${attempts} attempts`;
+    const why =
+      attempts >= this.policy.maxAttempts ? `after ${attempts} attempts` : `at the deadline, after ${attempts} attempts`;
     const hint = ctx.key !== undefined ? `; retrying with the same idempotency key (${ctx.key}) is safe` : '';
-    return new ApiError(`${failure.message} (gave up ${why}${hint})`, ctx.key, failure.status, failure.code, true, failure.problem, attempts, {
-      cause: failure.cause ?? failure,
-    });
+    return new ApiError(
+      `${failure.message} (gave up ${why}${hint})`,
+      ctx.key,
+      failure.status,
+      failure.code,
+      true,
+      failure.problem,
+      attempts,
+      {
+        cause: failure.cause ?? failure,
+      },
+    );
   }
 }
 

@@ -57,7 +57,15 @@ export class IdempotencyConflictError extends ApiError {
   readonly differences: string[];
 
   constructor(key: string, problem: ProblemDetails, attempts = 1) {
-    super(problem.detail ?? 'the idempotency key was used for a different request', key, 422, problem.code, false, problem, attempts);
+    super(
+      problem.detail ?? 'the idempotency key was used for a different request',
+      key,
+      422,
+      problem.code,
+      false,
+      problem,
+      attempts,
+    );
     this.differences = problem.differences ?? [];
   }
 }

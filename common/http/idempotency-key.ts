@@ -17,14 +17,17 @@ export interface KeyRules {
 }
 
 export type KeyResult =
-  | { ok: true; key: string }
-  | { ok: false; code: 'idempotency_key_missing' | 'idempotency_key_invalid'; detail: string };
+  { ok: true; key: string } | { ok: false; code: 'idempotency_key_missing' | 'idempotency_key_invalid'; detail: string };
 
 // A bare key is one run of visible ASCII; inside an sf-string a space is unambiguous.
 const VISIBLE = /^[\x21-\x7e]+$/;
 const PRINTABLE = /^[\x20-\x7e]+$/;
 
-const missing = (): KeyResult => ({ ok: false, code: 'idempotency_key_missing', detail: 'send an Idempotency-Key header with this request' });
+const missing = (): KeyResult => ({
+  ok: false,
+  code: 'idempotency_key_missing',
+  detail: 'send an Idempotency-Key header with this request',
+});
 const invalid = (detail: string): KeyResult => ({ ok: false, code: 'idempotency_key_invalid', detail });
 
 /** Checks a key however it arrived: from the header, or percent-decoded from a URL path. */
@@ -58,7 +61,9 @@ export function parseIdempotencyKey(header: string | string[] | undefined, rules
   if (value === '') return rules.empty === 'missing' ? missing() : invalid('the Idempotency-Key header is empty');
   if (!value.startsWith('"')) {
     if (!VISIBLE.test(value)) {
-      return invalid('a bare idempotency key may hold only visible ASCII characters; quote it as a structured-field string otherwise');
+      return invalid(
+        'a bare idempotency key may hold only visible ASCII characters; quote it as a structured-field string otherwise',
+      );
     }
     return checkKey(value, rules);
   }

@@ -164,7 +164,7 @@ export class Part {
         this.state = 'waiting';
         await sleep(firstDelayMs, run.signal);
       }
-      for (let failures = 0; ; ) {
+      for (let failures = 0; ;) {
         if (run.signal.aborted) throw new AbortedError();
         this.state = 'starting';
         try {

@@ -173,7 +173,10 @@ export async function waitReady(child: Child, watch: OutputWatch, probe: Probe, 
       }),
       new Promise<never>((_, reject) => {
         timer = setTimeout(
-          () => reject(new StartError(opts.name, `not ready after ${Math.round(opts.timeoutMs / 1000)} s (waiting for ${waitingFor})`)),
+          () =>
+            reject(
+              new StartError(opts.name, `not ready after ${Math.round(opts.timeoutMs / 1000)} s (waiting for ${waitingFor})`),
+            ),
           opts.timeoutMs,
         );
       }),

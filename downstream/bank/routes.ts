@@ -90,16 +90,20 @@ export function registerBankRoutes(
     return charge;
   });
 
-  app.post('/charges/*', { onRequest: faults.downHook, schema: { response: { 200: ReversalSchema } } }, async (request, reply) => {
-    const key = keyFromPath(request.raw.url ?? '', '/charges/', '/reverse');
-    if (key === undefined) throw new Problem(404, 'not_found', `no route for POST ${request.url.split('?')[0]}`);
-    await faults.beforeCommit();
-    const { reversal, changed } = ledger.reverse(key);
-    if (changed && faults.dropsResponse()) {
-      request.log.warn({ key }, 'fault: reversal committed, dropping the response');
-      killConnection(request, reply);
-      return reply;
-    }
-    return reply.code(200).send(reversal);
-  });
+  app.post(
+    '/charges/*',
+    { onRequest: faults.downHook, schema: { response: { 200: ReversalSchema } } },
+    async (request, reply) => {
+      const key = keyFromPath(request.raw.url ?? '', '/charges/', '/reverse');
+      if (key === undefined) throw new Problem(404, 'not_found', `no route for POST ${request.url.split('?')[0]}`);
+      await faults.beforeCommit();
+      const { reversal, changed } = ledger.reverse(key);
+      if (changed && faults.dropsResponse()) {
+        request.log.warn({ key }, 'fault: reversal committed, dropping the response');
+        killConnection(request, reply);
+        return reply;
+      }
+      return reply.code(200).send(reversal);
+    },
+  );
 }

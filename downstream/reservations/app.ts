@@ -48,7 +48,9 @@ export function buildApp(deps: ReservationsDeps): SandboxApp {
   let stopTimers = () => {};
   app.addHook('onReady', async () => {
     const stopPurging = executor.startPurging((err) => app.log.warn({ err }, 'idempotency key purge failed'));
-    const stopSweeping = startSweeper(ledger, deps.sweepIntervalMs ?? 1000, (err) => app.log.warn({ err }, 'expiring due holds failed'));
+    const stopSweeping = startSweeper(ledger, deps.sweepIntervalMs ?? 1000, (err) =>
+      app.log.warn({ err }, 'expiring due holds failed'),
+    );
     stopTimers = () => {
       stopPurging();
       stopSweeping();

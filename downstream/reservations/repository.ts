@@ -50,7 +50,9 @@ export function reservationRepository(db: Database.Database) {
      ON CONFLICT (sku) DO UPDATE SET available = excluded.available`,
   );
   // available += `give`, held += `hold`: every stock movement is one of these.
-  const move = db.prepare<[number, number, string]>('UPDATE inventory SET available = available + ?, held = held + ? WHERE sku = ?');
+  const move = db.prepare<[number, number, string]>(
+    'UPDATE inventory SET available = available + ?, held = held + ? WHERE sku = ?',
+  );
   const dueForSku = db.prepare<[string, number], { q: number | null }>(
     `SELECT sum(l.quantity) AS q FROM reservation_lines l JOIN reservations r ON r.seq = l.reservation_seq
      WHERE l.sku = ? AND r.status = 'held' AND r.expires_at_ms <= ?`,
@@ -61,19 +63,25 @@ export function reservationRepository(db: Database.Database) {
            WHERE r.status = 'held' AND r.expires_at_ms <= ? GROUP BY l.sku) AS due
      WHERE inventory.sku = due.sku`,
   );
-  const markDueExpired = db.prepare<[number]>(`UPDATE reservations SET status = 'expired' WHERE status = 'held' AND expires_at_ms <= ?`);
+  const markDueExpired = db.prepare<[number]>(
+    `UPDATE reservations SET status = 'expired' WHERE status = 'held' AND expires_at_ms <= ?`,
+  );
   // A key may carry several rows once its idempotency record expired and it was used
   // again; the latest one is the key's current state.
   const latest = db.prepare<[string], ReservationRow>('SELECT * FROM reservations WHERE key = ? ORDER BY seq DESC LIMIT 1');
   const lines = db.prepare<[number], Line>('SELECT sku, quantity FROM reservation_lines WHERE reservation_seq = ?');
-  const insert = db.prepare<[string, string | null, ReservationStatus, string, string | null, string, string | null, number | null]>(
+  const insert = db.prepare<
+    [string, string | null, ReservationStatus, string, string | null, string, string | null, number | null]
+  >(
     `INSERT INTO reservations (key, reservation_id, status, items, decline_code, created_at, expires_at, expires_at_ms)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const insertLine = db.prepare<[number | bigint, string, number]>(
     'INSERT INTO reservation_lines (reservation_seq, sku, quantity) VALUES (?, ?, ?)',
   );
-  const markConfirmed = db.prepare<[string, number]>(`UPDATE reservations SET status = 'confirmed', confirmed_at = ? WHERE seq = ?`);
+  const markConfirmed = db.prepare<[string, number]>(
+    `UPDATE reservations SET status = 'confirmed', confirmed_at = ? WHERE seq = ?`,
+  );
   const markReleased = db.prepare<[string, number]>(`UPDATE reservations SET status = 'released', released_at = ? WHERE seq = ?`);
 
   return {
@@ -93,7 +101,8 @@ export function reservationRepository(db: Database.Database) {
     lines: (seq: number): Line[] => lines.all(seq),
     /** The new row's seq. */
     insert: (r: NewReservation): number | bigint =>
-      insert.run(r.key, r.reservationId, r.status, r.items, r.declineCode, r.createdAt, r.expiresAt, r.expiresAtMs).lastInsertRowid,
+      insert.run(r.key, r.reservationId, r.status, r.items, r.declineCode, r.createdAt, r.expiresAt, r.expiresAtMs)
+        .lastInsertRowid,
     insertLine: (seq: number | bigint, line: Line): void => void insertLine.run(seq, line.sku, line.quantity),
     markConfirmed: (seq: number, at: string): void => void markConfirmed.run(at, seq),
     markReleased: (seq: number, at: string): void => void markReleased.run(at, seq),

@@ -12,7 +12,13 @@ import { killConnection, type FaultInjector } from '../shared/faults.js';
 import type { SandboxApp } from '../shared/http.js';
 import { idempotencyKeyOf, keyFromPath, requireIdempotencyKey } from '../shared/idempotency-key.js';
 import { sendExecution, type EffectResponse, type IdempotentExecutor } from '../shared/idempotency.js';
-import { DEFAULT_HOLD_TTL_SECONDS, type HoldOutcome, type HoldRequest, type ReservationLedger, type Transition } from './ledger.js';
+import {
+  DEFAULT_HOLD_TTL_SECONDS,
+  type HoldOutcome,
+  type HoldRequest,
+  type ReservationLedger,
+  type Transition,
+} from './ledger.js';
 import {
   HeldReservationSchema,
   HoldRequestSchema,
@@ -64,7 +70,11 @@ export function transitionRefusal(outcome: Exclude<Transition, { kind: 'ok' }>):
         `the hold under key ${outcome.key} expired at ${outcome.expiresAt ?? '?'}; its stock was given back`,
       );
     case 'released':
-      return new Problem(422, 'reservation_released', `the reservation under key ${outcome.key} was released; it can no longer be confirmed`);
+      return new Problem(
+        422,
+        'reservation_released',
+        `the reservation under key ${outcome.key} was released; it can no longer be confirmed`,
+      );
     case 'declined':
       return new Problem(
         422,

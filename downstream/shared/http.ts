@@ -21,7 +21,13 @@ import { Problem, sendProblem } from '../../common/http/problem.js';
 export const BODY_LIMIT = 64 * 1024;
 
 /** A sandbox service's Fastify instance: the Node HTTP server, schemas in TypeBox. */
-export type SandboxApp = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
+export type SandboxApp = FastifyInstance<
+  RawServerDefault,
+  IncomingMessage,
+  ServerResponse,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
 
 /** Fields named by their JSON path (`items.0.quantity`), prefixed outside the body (`params.sku`). */
 export const SANDBOX_FIELD_STYLE: FieldStyle = {

@@ -7,7 +7,11 @@ import type { SandboxApp } from './http.js';
 import { keyFromPath, requireKey } from './idempotency-key.js';
 
 /** The request's key, or undefined when it names none (the route answers a bad one itself). */
-function keyOf(header: string | string[] | undefined, url: string, keyedPaths: Array<{ prefix: string; suffixes: string[] }>): string | undefined {
+function keyOf(
+  header: string | string[] | undefined,
+  url: string,
+  keyedPaths: Array<{ prefix: string; suffixes: string[] }>,
+): string | undefined {
   try {
     if (header !== undefined) return requireKey(header);
     for (const { prefix, suffixes } of keyedPaths) {

@@ -18,8 +18,7 @@ export function renderBanner(input: BannerInput, out: Output): string {
   const { config, settings, temporal } = input;
   const api = apiUrl(config);
   const dim = (s: string) => out.style('dim', s);
-  const row = (label: string, value: string, note?: string) =>
-    `  ${label.padEnd(15)} ${value}${note ? `  ${dim(note)}` : ''}`;
+  const row = (label: string, value: string, note?: string) => `  ${label.padEnd(15)} ${value}${note ? `  ${dim(note)}` : ''}`;
 
   const files = [...(temporal.embedded ? ['temporal.db'] : []), ...input.services.flatMap((s) => s.dataFiles ?? [])];
   const keys =

@@ -78,7 +78,8 @@ export function resetDataDir(dataDir: string, root: string): void {
   if (dir === homedir()) refuse('it is the home directory');
   const fromDir = relative(dir, root);
   if (fromDir === '' || !fromDir.startsWith('..')) refuse('it holds the repository');
-  if (existsSync(join(dir, '.git')) || existsSync(join(dir, 'package.json'))) refuse('it looks like a project, not a data directory');
+  if (existsSync(join(dir, '.git')) || existsSync(join(dir, 'package.json')))
+    refuse('it looks like a project, not a data directory');
   rmSync(dir, { recursive: true, force: true });
 }
 

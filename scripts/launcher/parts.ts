@@ -121,7 +121,13 @@ export function stackParts(stack: StackSpec, settings?: { apiKeys?: (s: ServiceS
       },
       unsetEnv,
       ports: [
-        { part: 'reservations', what: 'sandbox reservations HTTP', host: '127.0.0.1', port: config.reservationsPort, variable: 'RESERVATIONS_PORT' },
+        {
+          part: 'reservations',
+          what: 'sandbox reservations HTTP',
+          host: '127.0.0.1',
+          port: config.reservationsPort,
+          variable: 'RESERVATIONS_PORT',
+        },
       ],
       validate: (env) => void loadReservationsConfig(env),
       banner: [{ label: 'Sandbox reservations', value: `http://localhost:${config.reservationsPort}`, note: faultsNote }],
@@ -139,16 +145,21 @@ export function stackParts(stack: StackSpec, settings?: { apiKeys?: (s: ServiceS
         RETRYSAFE_TASK_QUEUE: config.taskQueue,
       },
       unsetEnv,
-      ports: [{ part: 'worker', what: 'worker metrics', host: '127.0.0.1', port: config.workerMetricsPort, variable: 'WORKER_METRICS_PORT' }],
+      ports: [
+        {
+          part: 'worker',
+          what: 'worker metrics',
+          host: '127.0.0.1',
+          port: config.workerMetricsPort,
+          variable: 'WORKER_METRICS_PORT',
+        },
+      ],
       validate: (env) => void loadWorkerConfig(env),
       banner: [{ label: 'Worker metrics', value: metricsUrl }],
       ready: async (ctx) => {
         // "worker ready" is logged once the worker is built; its poller on the task queue
         // proves the same even when LOG_LEVEL hides info lines.
-        await Promise.race([
-          ctx.line('its "worker ready" log line', isWorkerReadyLine),
-          pollerProbe(stack, ctx),
-        ]);
+        await Promise.race([ctx.line('its "worker ready" log line', isWorkerReadyLine), pollerProbe(stack, ctx)]);
         await ctx.http(metricsUrl);
       },
     },

@@ -33,8 +33,18 @@ export async function runStack(opts: RunOptions): Promise<number> {
     prettyLogs: output.tty,
     temporal:
       config.temporal.mode === 'embedded'
-        ? { address: `${config.temporal.host}:${config.temporal.port}`, namespace: 'default', uiUrl: `http://localhost:${config.temporal.uiPort}`, embedded: true }
-        : { address: config.temporal.address, namespace: config.temporal.namespace, uiUrl: config.temporal.uiUrl, embedded: false },
+        ? {
+            address: `${config.temporal.host}:${config.temporal.port}`,
+            namespace: 'default',
+            uiUrl: `http://localhost:${config.temporal.uiPort}`,
+            embedded: true,
+          }
+        : {
+            address: config.temporal.address,
+            namespace: config.temporal.namespace,
+            uiUrl: config.temporal.uiUrl,
+            embedded: false,
+          },
   };
   // Every child's settings are checked before anything starts (ConfigError → exit 2).
   const settings = validateParts(stack);
@@ -42,7 +52,9 @@ export async function runStack(opts: RunOptions): Promise<number> {
   const supervisor = new Supervisor((event) => report(event, output));
   const stopAll = () =>
     supervisor.stopAll((part, { ms: took, exit }) =>
-      output.info(`${part.name} stopped (${seconds(took)}${exit?.signal === 'SIGKILL' ? ', killed after its grace period' : ''})`),
+      output.info(
+        `${part.name} stopped (${seconds(took)}${exit?.signal === 'SIGKILL' ? ', killed after its grace period' : ''})`,
+      ),
     );
 
   // Signals: the first one stops the stack gracefully, a later one forces. A repeat within
@@ -101,7 +113,9 @@ export async function runStack(opts: RunOptions): Promise<number> {
         onSpawn: (pid) => dataDir.setTemporalPid(pid),
       });
       stack.connect = temporal.connect;
-      output.info(`temporal ready (${since(t0)}, namespace ${temporal.namespace}, retention ${ms(config.retentionMs, { long: true })})`);
+      output.info(
+        `temporal ready (${since(t0)}, namespace ${temporal.namespace}, retention ${ms(config.retentionMs, { long: true })})`,
+      );
 
       for (const part of stackParts(stack)) {
         const t = performance.now();

@@ -292,7 +292,11 @@ describe('with Temporal unreachable', () => {
   });
 
   it('answers GET /v1/operations with 503', async () => {
-    expectProblem(await app.inject({ url: '/v1/operations?status=processing&type=checkout&limit=10', headers: auth }), 503, 'engine_unavailable');
+    expectProblem(
+      await app.inject({ url: '/v1/operations?status=processing&type=checkout&limit=10', headers: auth }),
+      503,
+      'engine_unavailable',
+    );
   });
 
   it('answers /readyz with 503 engine_unavailable and /healthz with 200', async () => {
@@ -376,7 +380,9 @@ describe('documents', () => {
     ]) {
       expect(res.body).toContain(`# TYPE ${name}`);
     }
-    expect(res.body).toMatch(/retrysafe_http_request_duration_seconds_count\{route="\/v1\/payments",method="POST",status="400"\}/);
+    expect(res.body).toMatch(
+      /retrysafe_http_request_duration_seconds_count\{route="\/v1\/payments",method="POST",status="400"\}/,
+    );
     expect(res.body).toMatch(/route="\/v1\/operations\/:key"/);
     expect(res.body).not.toContain('order-42');
   });

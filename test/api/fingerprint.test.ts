@@ -32,11 +32,25 @@ describe('fingerprint', () => {
   });
 
   it('changes with the type, any value, a present description, or the item order', () => {
-    const base = fingerprint('checkout', { ...request, items: [{ sku: 'a', quantity: 1 }, { sku: 'b', quantity: 1 }] });
+    const base = fingerprint('checkout', {
+      ...request,
+      items: [
+        { sku: 'a', quantity: 1 },
+        { sku: 'b', quantity: 1 },
+      ],
+    });
     expect(fingerprint('payment', request)).not.toBe(fingerprint('checkout', request));
     expect(fingerprint('payment', { ...request, amount: 1251 })).not.toBe(fingerprint('payment', request));
     expect(fingerprint('payment', { ...request, description: '' })).not.toBe(fingerprint('payment', request));
-    expect(fingerprint('checkout', { ...request, items: [{ sku: 'b', quantity: 1 }, { sku: 'a', quantity: 1 }] })).not.toBe(base);
+    expect(
+      fingerprint('checkout', {
+        ...request,
+        items: [
+          { sku: 'b', quantity: 1 },
+          { sku: 'a', quantity: 1 },
+        ],
+      }),
+    ).not.toBe(base);
   });
 });
 
@@ -44,19 +58,21 @@ describe('requestDifferences', () => {
   const claimed = { type: 'payment', request: { account: 'acc_alice', amount: 1250, currency: 'EUR' } };
 
   it('is empty for the same request in another key order', () => {
-    expect(requestDifferences(claimed, { type: 'payment', request: { currency: 'EUR', amount: 1250, account: 'acc_alice' } })).toEqual([]);
+    expect(
+      requestDifferences(claimed, { type: 'payment', request: { currency: 'EUR', amount: 1250, account: 'acc_alice' } }),
+    ).toEqual([]);
   });
 
   it('names each differing top-level field, sorted', () => {
-    expect(
-      requestDifferences(claimed, { type: 'payment', request: { account: 'acc_bob', amount: 1, currency: 'EUR' } }),
-    ).toEqual(['account', 'amount']);
+    expect(requestDifferences(claimed, { type: 'payment', request: { account: 'acc_bob', amount: 1, currency: 'EUR' } })).toEqual(
+      ['account', 'amount'],
+    );
   });
 
   it('names a field present on one side only', () => {
-    expect(
-      requestDifferences(claimed, { type: 'payment', request: { ...claimed.request, description: 'x' } }),
-    ).toEqual(['description']);
+    expect(requestDifferences(claimed, { type: 'payment', request: { ...claimed.request, description: 'x' } })).toEqual([
+      'description',
+    ]);
   });
 
   it('names type first when the operation type differs', () => {

@@ -55,7 +55,12 @@ describe('operation resource', () => {
       { status: 'succeeded', result: { chargeId: 'ch_1' }, steps },
       ctx,
     );
-    expect(op).toMatchObject({ status: 'succeeded', result: { chargeId: 'ch_1' }, steps, completedAt: '2026-01-02T03:04:07.500Z' });
+    expect(op).toMatchObject({
+      status: 'succeeded',
+      result: { chargeId: 'ch_1' },
+      steps,
+      completedAt: '2026-01-02T03:04:07.500Z',
+    });
     expect(op).not.toHaveProperty('error');
   });
 

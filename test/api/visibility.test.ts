@@ -43,7 +43,12 @@ function expectSameAsDescribe(row: VisibleExecution, desc: WorkflowExecutionDesc
   expect(row.startTime.toISOString()).toBe(desc.startTime.toISOString());
   expect(row.closeTime?.toISOString()).toBe(desc.closeTime?.toISOString());
   expect(row.memo).toEqual(desc.memo);
-  for (const key of [SearchAttributes.OperationType, SearchAttributes.OperationStatus, SearchAttributes.Tenant, SearchAttributes.NeedsAttention]) {
+  for (const key of [
+    SearchAttributes.OperationType,
+    SearchAttributes.OperationStatus,
+    SearchAttributes.Tenant,
+    SearchAttributes.NeedsAttention,
+  ]) {
     expect(row.typedSearchAttributes?.get(key), key.name).toEqual(desc.typedSearchAttributes.get(key));
   }
 }
@@ -72,7 +77,10 @@ describe('visibility rows', () => {
     const pageTenant = `${tenant}p`;
     for (let i = 0; i < 3; i++) {
       const ref = operationRef(pageTenant, `k${i}`);
-      await client.workflow.start('payment', workflowStartOptions(ref, { type: 'payment', fingerprint: 'f', request: {} }, settings, queue));
+      await client.workflow.start(
+        'payment',
+        workflowStartOptions(ref, { type: 'payment', fingerprint: 'f', request: {} }, settings, queue),
+      );
     }
     const query = visibilityQuery(pageTenant, {});
     for (let i = 0; (await listPage(client, 'default', call(), { query, pageSize: 10 })).executions.length < 3; i++) {

@@ -56,7 +56,10 @@ describe('POST /charges', () => {
     const account = await openAccount(5_000);
     const key = uniqueKey();
     const first = await bank.call('POST', '/charges', { key, raw: `{"account":"${account}","amount":10,"currency":"EUR"}` });
-    const again = await bank.call('POST', '/charges', { key, raw: `{ "currency": "EUR", "amount": 10.0, "account": "${account}" }` });
+    const again = await bank.call('POST', '/charges', {
+      key,
+      raw: `{ "currency": "EUR", "amount": 10.0, "account": "${account}" }`,
+    });
     expect(first.status).toBe(201);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(bank.balance(account)).toBe(4_990);
@@ -178,7 +181,11 @@ describe('accounts and health', () => {
   });
 
   it('opens the demo accounts on first start', async () => {
-    expect((await bank.call('GET', '/accounts/acc_alice')).body).toEqual({ id: 'acc_alice', currency: 'EUR', balance: 1_000_000 });
+    expect((await bank.call('GET', '/accounts/acc_alice')).body).toEqual({
+      id: 'acc_alice',
+      currency: 'EUR',
+      balance: 1_000_000,
+    });
     expect((await bank.call('GET', '/accounts/acc_bob')).body).toEqual({ id: 'acc_bob', currency: 'EUR', balance: 2_000 });
   });
 

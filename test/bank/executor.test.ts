@@ -98,7 +98,7 @@ describe('requestFingerprint', () => {
     expect(a).toMatch(/^[0-9a-f]{64}$/);
   });
 
-  it('keeps the hashes already stored in the sandboxes\' key rows', () => {
+  it("keeps the hashes already stored in the sandboxes' key rows", () => {
     expect(requestFingerprint('POST /charges', { account: 'acc_alice', amount: 1250, currency: 'EUR' })).toBe(
       'bc64010dfae9ae3890b9a53b9b7bcd3aee444dd248c0f25e93e776de637da36a',
     );

@@ -78,4 +78,3 @@ export function uniqueKey(step = 'charge'): string {
 export function path(key: string): string {
   return encodeURIComponent(key);
 }
-

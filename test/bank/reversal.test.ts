@@ -78,7 +78,7 @@ describe('POST /charges/{key}/reverse', () => {
     const key = uniqueKey();
     const url = `/charges/${encodeURIComponent(key)}/reverse`;
     const none = await bank.call('POST', url);
-    const empty = await bank.call('POST', url, { raw: '' , headers: { 'content-type': 'application/json' } });
+    const empty = await bank.call('POST', url, { raw: '', headers: { 'content-type': 'application/json' } });
     const object = await bank.call('POST', url, { body: {} });
     for (const res of [none, empty, object]) expect(res.body).toEqual({ key, chargeId: null, status: 'fenced', refunded: 0 });
   });

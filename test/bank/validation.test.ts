@@ -73,7 +73,10 @@ describe('the charge body', () => {
   });
 
   it('a body over 64 KiB → 413 payload_too_large', async () => {
-    const res = await bank.call('POST', '/charges', { key: uniqueKey(), raw: JSON.stringify({ ...good, pad: 'x'.repeat(70_000) }) });
+    const res = await bank.call('POST', '/charges', {
+      key: uniqueKey(),
+      raw: JSON.stringify({ ...good, pad: 'x'.repeat(70_000) }),
+    });
     expectProblem(res, 413, 'payload_too_large');
   });
 

@@ -65,8 +65,13 @@ export function uiServer(baseUrl: string, namespace = 'default'): UiServer {
       const res = await json<{ history: { events: Event[] } }>(`${workflow(workflowId)}/history`);
       const events = res.history.events;
       return {
-        activitySummaries: events.filter((e) => e.eventType === 'EVENT_TYPE_ACTIVITY_TASK_SCHEDULED').map((e) => decode(e.userMetadata?.summary)),
-        result: decode(events.find((e) => e.workflowExecutionCompletedEventAttributes)?.workflowExecutionCompletedEventAttributes?.result?.payloads?.[0]),
+        activitySummaries: events
+          .filter((e) => e.eventType === 'EVENT_TYPE_ACTIVITY_TASK_SCHEDULED')
+          .map((e) => decode(e.userMetadata?.summary)),
+        result: decode(
+          events.find((e) => e.workflowExecutionCompletedEventAttributes)?.workflowExecutionCompletedEventAttributes?.result
+            ?.payloads?.[0],
+        ),
       };
     },
     async query(workflowId, queryType) {
@@ -79,11 +84,14 @@ export function uiServer(baseUrl: string, namespace = 'default'): UiServer {
         .map((c) => /^_csrf=([^;]+)/.exec(c)?.[1])
         .find(Boolean);
       if (!token) throw new Error('the UI server set no _csrf cookie');
-      const res = await json<{ queryResult?: { payloads?: Payload[] } }>(`${workflow(workflowId)}/query/${encodeURIComponent(queryType)}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-csrf-token': token, cookie: `_csrf=${token}` },
-        body: JSON.stringify({ query: { queryType } }),
-      });
+      const res = await json<{ queryResult?: { payloads?: Payload[] } }>(
+        `${workflow(workflowId)}/query/${encodeURIComponent(queryType)}`,
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-csrf-token': token, cookie: `_csrf=${token}` },
+          body: JSON.stringify({ query: { queryType } }),
+        },
+      );
       return decode(res.queryResult?.payloads?.[0]);
     },
   };

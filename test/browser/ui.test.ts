@@ -22,11 +22,25 @@ const stack = useFullStack({ name: 'browser', apiKeys: 'browser-secret-012345678
 let browser: Browser;
 
 beforeAll(async () => {
-  execFileSync('bash', [fileURLToPath(new URL('../../scripts/ensure-chromium.sh', import.meta.url))], { stdio: 'inherit', timeout: 600_000 });
+  execFileSync('bash', [fileURLToPath(new URL('../../scripts/ensure-chromium.sh', import.meta.url))], {
+    stdio: 'inherit',
+    timeout: 600_000,
+  });
   mkdirSync(ARTIFACTS, { recursive: true });
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-dev-shm-usage', '--disable-quic', '--disable-sync', '--disable-software-rasterizer'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+      '--disable-dev-shm-usage',
+      '--disable-quic',
+      '--disable-sync',
+      '--disable-software-rasterizer',
+    ],
   });
 }, 600_000);
 
@@ -70,7 +84,10 @@ it('finds a declined checkout in the Temporal UI by key and by OperationStatus, 
     headers: { authorization: AUTH, 'idempotency-key': key, prefer: 'wait=30' },
     body: { account, amount: 4200, currency: 'EUR', items: [{ sku, quantity: 1 }] },
   });
-  expect(res.body).toMatchObject({ status: 'failed', error: { code: 'insufficient_funds', compensations: ['release_reservation'] } });
+  expect(res.body).toMatchObject({
+    status: 'failed',
+    error: { code: 'insufficient_funds', compensations: ['release_reservation'] },
+  });
   const ui = inject('temporalUiUrl');
   const workflowId = `acme/${key}`;
   // The operation's own link opens it in the Web UI.
@@ -83,7 +100,10 @@ it('finds a declined checkout in the Temporal UI by key and by OperationStatus, 
   // the result, and the current details the worker serves (the User Metadata tab).
   const server = uiServer(ui);
   const described = await server.describe(workflowId);
-  expect(described).toMatchObject({ status: 'WORKFLOW_EXECUTION_STATUS_COMPLETED', summary: `checkout ${workflowId} · EUR 42.00` });
+  expect(described).toMatchObject({
+    status: 'WORKFLOW_EXECUTION_STATUS_COMPLETED',
+    summary: `checkout ${workflowId} · EUR 42.00`,
+  });
   expect(described.details).toContain(account);
   const history = await server.history(workflowId);
   expect(history.activitySummaries).toEqual([
@@ -91,7 +111,10 @@ it('finds a declined checkout in the Temporal UI by key and by OperationStatus, 
     `charge_payment · bank key ${workflowId}/charge`,
     `release_reservation · reservations key ${workflowId}/reserve`,
   ]);
-  expect(history.result).toMatchObject({ status: 'failed', error: { code: 'insufficient_funds', compensations: ['release_reservation'] } });
+  expect(history.result).toMatchObject({
+    status: 'failed',
+    error: { code: 'insufficient_funds', compensations: ['release_reservation'] },
+  });
   const metadata = (await server.query(workflowId, '__temporal_workflow_metadata')) as { currentDetails?: string };
   expect(metadata.currentDetails).toContain('compensations ran: release_reservation');
 

@@ -45,7 +45,9 @@ beforeAll(async () => {
     await serve(lookupIn(() => world.api[0], '/v1/operations/')),
     await serve(lookupIn(() => world.api[1], '/v1/operations/')),
     await serve((p) => lookupIn(() => world.charges, '/charges/')(p) ?? lookupIn(() => world.accounts, '/accounts/')(p)),
-    await serve((p) => lookupIn(() => world.reservations, '/reservations/')(p) ?? lookupIn(() => world.inventory, '/inventory/')(p)),
+    await serve(
+      (p) => lookupIn(() => world.reservations, '/reservations/')(p) ?? lookupIn(() => world.inventory, '/inventory/')(p),
+    ),
   );
 });
 
@@ -59,7 +61,12 @@ function plannedOp(key: string, type: 'payment' | 'checkout', amount: number): P
     key,
     type,
     profile: 'normal',
-    body: { account: 'acc_a', amount, currency: 'EUR', ...(type === 'checkout' ? { items: [{ sku: 'sku_a', quantity: 2 }] } : {}) },
+    body: {
+      account: 'acc_a',
+      amount,
+      currency: 'EUR',
+      ...(type === 'checkout' ? { items: [{ sku: 'sku_a', quantity: 2 }] } : {}),
+    },
     atMs: 0,
     concurrency: 1,
     keyForm: 'bare',
@@ -77,13 +84,24 @@ function consistentWorld(): { ops: PlannedOp[]; records: Map<string, OpRecord> }
   const payOp = { key: 'pay-1', status: 'succeeded', result: { chargeId: 'ch_1' } };
   const cartOp = { key: 'cart-1', status: 'succeeded', result: { chargeId: 'ch_2', reservationId: 'rs_1' } };
   world = {
-    api: [new Map([['pay-1', payOp], ['cart-1', cartOp]]), new Map([['pay-1', { ...payOp }], ['cart-1', { ...cartOp }]])],
+    api: [
+      new Map([
+        ['pay-1', payOp],
+        ['cart-1', cartOp],
+      ]),
+      new Map([
+        ['pay-1', { ...payOp }],
+        ['cart-1', { ...cartOp }],
+      ]),
+    ],
     charges: new Map([
       ['default/pay-1/charge', { status: 'captured', chargeId: 'ch_1', account: 'acc_a', amount: 500 }],
       ['default/cart-1/charge', { status: 'captured', chargeId: 'ch_2', account: 'acc_a', amount: 700 }],
     ]),
     accounts: new Map([['acc_a', { id: 'acc_a', balance: 10_000 - 1_200 }]]),
-    reservations: new Map([['default/cart-1/reserve', { status: 'confirmed', reservationId: 'rs_1', items: [{ sku: 'sku_a', quantity: 2 }] }]]),
+    reservations: new Map([
+      ['default/cart-1/reserve', { status: 'confirmed', reservationId: 'rs_1', items: [{ sku: 'sku_a', quantity: 2 }] }],
+    ]),
     inventory: new Map([['sku_a', { sku: 'sku_a', available: 98, held: 0 }]]),
   };
   const records = new Map<string, OpRecord>(
@@ -92,7 +110,13 @@ function consistentWorld(): { ops: PlannedOp[]; records: Map<string, OpRecord> }
       [cart, cartOp],
     ].map(([op, resource]) => [
       (op as PlannedOp).key,
-      { op: op as PlannedOp, accepted: true, outcomes: [{ via: 'api-0 POST', signature: outcomeSignature(resource as Doc) }], requests: 1, timedOut: false },
+      {
+        op: op as PlannedOp,
+        accepted: true,
+        outcomes: [{ via: 'api-0 POST', signature: outcomeSignature(resource as Doc) }],
+        requests: 1,
+        timedOut: false,
+      },
     ]),
   );
   return { ops: [pay, cart], records };
@@ -116,7 +140,9 @@ describe('the chaos auditor', () => {
     const result = await audit(input(ops, records));
     expect(result.violations).toEqual([]);
     expect(result.outcomes).toMatchObject({ succeeded: 2, failed: 0, open: 0 });
-    expect(result.conservation.accounts).toEqual([{ id: 'acc_a', initial: 10_000, final: 8_800, netCharged: 1_200, succeeded: 1_200 }]);
+    expect(result.conservation.accounts).toEqual([
+      { id: 'acc_a', initial: 10_000, final: 8_800, netCharged: 1_200, succeeded: 1_200 },
+    ]);
   });
 
   it('when a retry charged a second time under another key, reports the money no operation explains', async () => {
@@ -124,7 +150,10 @@ describe('the chaos auditor', () => {
     world.accounts.set('acc_a', { id: 'acc_a', balance: 10_000 - 1_200 - 500 });
     const { violations } = await audit(input(ops, records));
     expect(violations).toEqual([
-      expect.objectContaining({ rule: 'conservation of money', message: expect.stringContaining('(500 charged that no succeeded operation explains)') }),
+      expect.objectContaining({
+        rule: 'conservation of money',
+        message: expect.stringContaining('(500 charged that no succeeded operation explains)'),
+      }),
     ]);
   });
 
@@ -138,16 +167,26 @@ describe('the chaos auditor', () => {
 
   it('when a failed checkout left money charged and its hold held, reports invariants 1 and 2', async () => {
     const { ops, records } = consistentWorld();
-    const failed = { key: 'cart-1', status: 'failed', error: { code: 'payment_unavailable', compensations: ['reverse_charge', 'release_reservation'] } };
+    const failed = {
+      key: 'cart-1',
+      status: 'failed',
+      error: { code: 'payment_unavailable', compensations: ['reverse_charge', 'release_reservation'] },
+    };
     world.api = [new Map([...world.api[0], ['cart-1', failed]]), new Map([...world.api[1], ['cart-1', { ...failed }]])];
     records.get('cart-1')!.outcomes = [{ via: 'api-0 POST', signature: outcomeSignature(failed) }];
-    world.reservations.set('default/cart-1/reserve', { status: 'held', reservationId: 'rs_1', items: [{ sku: 'sku_a', quantity: 2 }] });
+    world.reservations.set('default/cart-1/reserve', {
+      status: 'held',
+      reservationId: 'rs_1',
+      items: [{ sku: 'sku_a', quantity: 2 }],
+    });
     world.inventory.set('sku_a', { sku: 'sku_a', available: 98, held: 2 });
     const { violations } = await audit(input(ops, records));
     const rules = violations.filter((v) => v.key === 'cart-1').map((v) => v.rule);
     expect(rules).toContain('I1 money moves at most once');
     expect(rules).toContain('I2 reservations');
-    expect(violations).toContainEqual(expect.objectContaining({ rule: 'I2 reservations', message: expect.stringContaining('still held at the end') }));
+    expect(violations).toContainEqual(
+      expect.objectContaining({ rule: 'I2 reservations', message: expect.stringContaining('still held at the end') }),
+    );
   });
 
   it('when the two API instances (or a client) saw different outcomes, reports invariant 4', async () => {
@@ -155,7 +194,12 @@ describe('the chaos auditor', () => {
     world.api[1].set('pay-1', { key: 'pay-1', status: 'failed', error: { code: 'insufficient_funds', compensations: [] } });
     records.get('cart-1')!.outcomes.push({ via: 'api-1 late retry', signature: outcomeSignature({ status: 'failed' }) });
     const { violations } = await audit(input(ops, records));
-    expect(violations.filter((v) => v.rule === 'I4 same outcome through any instance').map((v) => v.key).sort()).toEqual(['cart-1', 'pay-1']);
+    expect(
+      violations
+        .filter((v) => v.rule === 'I4 same outcome through any instance')
+        .map((v) => v.key)
+        .sort(),
+    ).toEqual(['cart-1', 'pay-1']);
   });
 
   it('when an accepted operation cannot be found, or is still open without NeedsAttention, reports invariants 5 and 3', async () => {
@@ -176,7 +220,11 @@ describe('the chaos auditor', () => {
     const open = { key: 'cart-1', status: 'processing', step: 'charge_payment', needsAttention: true };
     world.api[0].set('cart-1', open);
     world.api[1].set('cart-1', { ...open });
-    world.reservations.set('default/cart-1/reserve', { status: 'held', reservationId: 'rs_1', items: [{ sku: 'sku_a', quantity: 2 }] });
+    world.reservations.set('default/cart-1/reserve', {
+      status: 'held',
+      reservationId: 'rs_1',
+      items: [{ sku: 'sku_a', quantity: 2 }],
+    });
     world.inventory.set('sku_a', { sku: 'sku_a', available: 98, held: 2 });
     const { violations, outcomes } = await audit(input(ops, records));
     expect(violations).toEqual([]);

@@ -59,66 +59,74 @@ describe('the chaos runner command line', () => {
 });
 
 describe('a one-minute chaos run', () => {
-  it('injects every fault kind, answers 503 while Temporal is down, and the audit finds no violation', { timeout: 300_000 }, async () => {
-    const reportFile = join(mkdtempSync(join(inject('tmpRoot'), 'chaos-')), 'report.json');
-    const started = Date.now();
-    const result = await runChaos(['--seed', '1', '--duration', '60s', '--settle', '60s', '--report', reportFile], 280_000);
-    const output = String(result.all).split('\n').slice(-60).join('\n');
-    expect(result.exitCode, output).toBe(0);
-    const report = JSON.parse(readFileSync(reportFile, 'utf8')) as ChaosReport;
-    console.log(`chaos run: ${((Date.now() - started) / 1000).toFixed(0)} s, ${report.operations.total} operations, ${report.http.requests} requests`);
+  it(
+    'injects every fault kind, answers 503 while Temporal is down, and the audit finds no violation',
+    { timeout: 300_000 },
+    async () => {
+      const reportFile = join(mkdtempSync(join(inject('tmpRoot'), 'chaos-')), 'report.json');
+      const started = Date.now();
+      const result = await runChaos(['--seed', '1', '--duration', '60s', '--settle', '60s', '--report', reportFile], 280_000);
+      const output = String(result.all).split('\n').slice(-60).join('\n');
+      expect(result.exitCode, output).toBe(0);
+      const report = JSON.parse(readFileSync(reportFile, 'utf8')) as ChaosReport;
+      console.log(
+        `chaos run: ${((Date.now() - started) / 1000).toFixed(0)} s, ${report.operations.total} operations, ${report.http.requests} requests`,
+      );
 
-    expect(report.passed).toBe(true);
-    expect(report.violations).toEqual([]);
-    expect(report.scheduleHash).toBe(buildPlan({ seed: 1, durationMs: 60_000, ops: report.operations.total }).hash);
+      expect(report.passed).toBe(true);
+      expect(report.violations).toEqual([]);
+      expect(report.scheduleHash).toBe(buildPlan({ seed: 1, durationMs: 60_000, ops: report.operations.total }).hash);
 
-    // Every kind of fault was really injected (counted where it fired, not where it was planned).
-    expect(report.faults.droppedResponses).toBeGreaterThanOrEqual(1);
-    expect(report.faults.failedBeforeCommit).toBeGreaterThanOrEqual(1);
-    expect(report.faults.delayWindows).toBeGreaterThanOrEqual(1);
-    expect(report.faults.downWindows).toBeGreaterThanOrEqual(1);
-    expect(report.faults.refusedWhileDown).toBeGreaterThanOrEqual(1);
-    expect(report.faults.workerKills).toBeGreaterThanOrEqual(1);
-    expect(report.faults.apiRestarts).toBeGreaterThanOrEqual(1);
-    expect(report.faults.temporalRestarts).toBeGreaterThanOrEqual(1);
+      // Every kind of fault was really injected (counted where it fired, not where it was planned).
+      expect(report.faults.droppedResponses).toBeGreaterThanOrEqual(1);
+      expect(report.faults.failedBeforeCommit).toBeGreaterThanOrEqual(1);
+      expect(report.faults.delayWindows).toBeGreaterThanOrEqual(1);
+      expect(report.faults.downWindows).toBeGreaterThanOrEqual(1);
+      expect(report.faults.refusedWhileDown).toBeGreaterThanOrEqual(1);
+      expect(report.faults.workerKills).toBeGreaterThanOrEqual(1);
+      expect(report.faults.apiRestarts).toBeGreaterThanOrEqual(1);
+      expect(report.faults.temporalRestarts).toBeGreaterThanOrEqual(1);
 
-    // While Temporal was down: 503 engine_unavailable with Retry-After, readiness 503, never a 500.
-    expect(report.http.unavailableByCode.engine_unavailable).toBeGreaterThanOrEqual(1);
-    expect(report.http.unavailableSamples.engine_unavailable?.retryAfter).toMatch(/^\d+$/);
-    expect(report.faults.readyzWhileTemporalDown['503']).toBeGreaterThanOrEqual(1);
-    expect(report.faults.readyzWhileTemporalDown['200']).toBeUndefined();
-    expect(Object.keys(report.http.byStatus).filter((s) => s.startsWith('5') && s !== '503')).toEqual([]);
+      // While Temporal was down: 503 engine_unavailable with Retry-After, readiness 503, never a 500.
+      expect(report.http.unavailableByCode.engine_unavailable).toBeGreaterThanOrEqual(1);
+      expect(report.http.unavailableSamples.engine_unavailable?.retryAfter).toMatch(/^\d+$/);
+      expect(report.faults.readyzWhileTemporalDown['503']).toBeGreaterThanOrEqual(1);
+      expect(report.faults.readyzWhileTemporalDown['200']).toBeUndefined();
+      expect(Object.keys(report.http.byStatus).filter((s) => s.startsWith('5') && s !== '503')).toEqual([]);
 
-    // Retries really happened, through both instances, and every changed amount was refused.
-    expect(report.http.requests).toBeGreaterThan(2 * report.operations.total);
-    expect(report.http.byApi[0]).toBeGreaterThan(0);
-    expect(report.http.byApi[1]).toBeGreaterThan(0);
-    expect(report.http.concurrentClients).toBeGreaterThan(0);
-    expect(report.http.changedAmountSent).toBeGreaterThan(0);
-    expect(report.http.got422).toBe(report.http.changedAmountSent);
-    expect(report.http.replayHeader.missing).toBe(0);
+      // Retries really happened, through both instances, and every changed amount was refused.
+      expect(report.http.requests).toBeGreaterThan(2 * report.operations.total);
+      expect(report.http.byApi[0]).toBeGreaterThan(0);
+      expect(report.http.byApi[1]).toBeGreaterThan(0);
+      expect(report.http.concurrentClients).toBeGreaterThan(0);
+      expect(report.http.changedAmountSent).toBeGreaterThan(0);
+      expect(report.http.got422).toBe(report.http.changedAmountSent);
+      expect(report.http.replayHeader.missing).toBe(0);
 
-    // Every operation accounted for; fences and NeedsAttention happened within the run.
-    const { outcomes } = report;
-    expect(outcomes.open).toBe(0);
-    expect(outcomes.succeeded + outcomes.failed + outcomes.openNeedsAttention + outcomes.neverStarted).toBe(report.operations.total);
-    expect(outcomes.succeeded).toBeGreaterThan(0);
-    expect((outcomes.byCode.payment_unavailable ?? 0) + (outcomes.byCode.inventory_unavailable ?? 0)).toBeGreaterThan(0);
-    expect(outcomes.byCode.insufficient_funds ?? 0).toBeGreaterThan(0);
-    expect(outcomes.needsAttention).toBeGreaterThan(0);
+      // Every operation accounted for; fences and NeedsAttention happened within the run.
+      const { outcomes } = report;
+      expect(outcomes.open).toBe(0);
+      expect(outcomes.succeeded + outcomes.failed + outcomes.openNeedsAttention + outcomes.neverStarted).toBe(
+        report.operations.total,
+      );
+      expect(outcomes.succeeded).toBeGreaterThan(0);
+      expect((outcomes.byCode.payment_unavailable ?? 0) + (outcomes.byCode.inventory_unavailable ?? 0)).toBeGreaterThan(0);
+      expect(outcomes.byCode.insufficient_funds ?? 0).toBeGreaterThan(0);
+      expect(outcomes.needsAttention).toBeGreaterThan(0);
 
-    // The ledgers add up: money moved only under the operations' keys, stock likewise.
-    for (const a of report.conservation.accounts) {
-      expect(a.initial - a.final, a.id).toBe(a.netCharged);
-      expect(a.netCharged, a.id).toBe(a.succeeded);
-    }
-    expect(report.conservation.accounts.find((a) => a.id === 'acc_chaos_poor')?.final).toBe(50);
-    expect(report.conservation.accounts.reduce((sum, a) => sum + a.netCharged, 0)).toBeGreaterThan(0);
-    for (const s of report.conservation.skus) {
-      expect(s.initial - s.available, s.sku).toBe(s.confirmedByOps + s.heldByOps);
-      expect(s.confirmedByOps, s.sku).toBe(s.succeeded);
-      expect(s.held, s.sku).toBe(0);
-    }
-    expect(report.conservation.skus.find((s) => s.sku === 'sku_chaos_soldout')?.confirmedByOps).toBe(0);
-  });
+      // The ledgers add up: money moved only under the operations' keys, stock likewise.
+      for (const a of report.conservation.accounts) {
+        expect(a.initial - a.final, a.id).toBe(a.netCharged);
+        expect(a.netCharged, a.id).toBe(a.succeeded);
+      }
+      expect(report.conservation.accounts.find((a) => a.id === 'acc_chaos_poor')?.final).toBe(50);
+      expect(report.conservation.accounts.reduce((sum, a) => sum + a.netCharged, 0)).toBeGreaterThan(0);
+      for (const s of report.conservation.skus) {
+        expect(s.initial - s.available, s.sku).toBe(s.confirmedByOps + s.heldByOps);
+        expect(s.confirmedByOps, s.sku).toBe(s.succeeded);
+        expect(s.held, s.sku).toBe(0);
+      }
+      expect(report.conservation.skus.find((s) => s.sku === 'sku_chaos_soldout')?.confirmedByOps).toBe(0);
+    },
+  );
 });

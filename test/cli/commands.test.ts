@@ -34,7 +34,12 @@ describe('retrysafe pay', () => {
     const first = await cli([...args, '--json']);
     expect(first.exitCode, first.stderr).toBe(0);
     const op = parse(first);
-    expect(op).toMatchObject({ key, type: 'payment', status: 'succeeded', steps: [{ name: 'charge_payment', downstreamKey: `shop/${key}/charge` }] });
+    expect(op).toMatchObject({
+      key,
+      type: 'payment',
+      status: 'succeeded',
+      steps: [{ name: 'charge_payment', downstreamKey: `shop/${key}/charge` }],
+    });
     const chargeId = (op.result as Record<string, string>).chargeId;
     expect(chargeId).toMatch(/^ch_/);
 
@@ -46,7 +51,12 @@ describe('retrysafe pay', () => {
     expect(again.stdout).toContain(`chargeId=${chargeId}`);
     expect(again.stdout).toMatch(new RegExp(`│ charge_payment\\s+│ completed\\s+│ shop/${key}/charge\\s+│`));
     expect(await stack.bank.balance(account)).toBe(8_750);
-    expect((await stack.bank.charge(`shop/${key}/charge`)).body).toMatchObject({ chargeId, amount: 1250, currency: 'EUR', status: 'captured' });
+    expect((await stack.bank.charge(`shop/${key}/charge`)).body).toMatchObject({
+      chargeId,
+      amount: 1250,
+      currency: 'EUR',
+      status: 'captured',
+    });
   });
 
   it('a declined payment exits 1 with the business code; nothing is charged', async () => {
@@ -85,7 +95,10 @@ describe('retrysafe pay', () => {
       const account = await newAccount(10_000);
       const key = uniqueId('cli-slow');
       const env = { RETRYSAFE_API_URL: idleApi.url };
-      const run = await cli(['pay', '--account', account, '--amount', '1250', '--currency', 'EUR', '--key', key, '--timeout', '1500ms', '--json'], env);
+      const run = await cli(
+        ['pay', '--account', account, '--amount', '1250', '--currency', 'EUR', '--key', key, '--timeout', '1500ms', '--json'],
+        env,
+      );
       expect(run.exitCode, run.stderr).toBe(3);
       expect(parse(run)).toMatchObject({ key, status: 'processing' });
       expect(run.stderr).toContain(`still processing after 1.5s: key ${key} (step: not started yet)`);
@@ -116,13 +129,29 @@ describe('retrysafe checkout', () => {
     const pen = uniqueId('pen');
     await Promise.all([stack.reservations.setStock(sku, 10), stack.reservations.setStock(pen, 10)]);
     const [ok, declined] = await Promise.all([
-      cli(['checkout', '--account', rich, '--amount', '4200', '--currency', 'EUR', '--item', `${sku}:2`, '--item', pen, '--json']),
+      cli([
+        'checkout',
+        '--account',
+        rich,
+        '--amount',
+        '4200',
+        '--currency',
+        'EUR',
+        '--item',
+        `${sku}:2`,
+        '--item',
+        pen,
+        '--json',
+      ]),
       cli(['checkout', '--account', poor, '--amount', '4200', '--currency', 'EUR', '--item', `${sku}:3`, '--json']),
     ]);
     expect(ok.exitCode, ok.stderr).toBe(0);
     expect(parse(ok)).toMatchObject({ type: 'checkout', status: 'succeeded' });
     expect(declined.exitCode).toBe(1);
-    expect(parse(declined)).toMatchObject({ status: 'failed', error: { code: 'insufficient_funds', compensations: ['release_reservation'] } });
+    expect(parse(declined)).toMatchObject({
+      status: 'failed',
+      error: { code: 'insufficient_funds', compensations: ['release_reservation'] },
+    });
     expect(declined.stderr).toContain('compensations: release_reservation');
     expect(await stack.reservations.stock(sku)).toEqual({ available: 8, held: 0 });
     expect(await stack.reservations.stock(pen)).toEqual({ available: 9, held: 0 });
@@ -135,7 +164,9 @@ describe('retrysafe status and list', () => {
   it('status of a failed operation exits 1; of an unknown key exits 4 with operation_not_found', async () => {
     const account = await newAccount(0);
     const key = uniqueId('cli-failed');
-    await lib().payments.create({ account, amount: 10, currency: 'EUR' }, { idempotencyKey: key }).catch(() => undefined);
+    await lib()
+      .payments.create({ account, amount: 10, currency: 'EUR' }, { idempotencyKey: key })
+      .catch(() => undefined);
     const failed = await cli(['status', key]);
     const unknown = await cli(['status', uniqueId('nobody'), '--json']);
     expect(failed.exitCode).toBe(1);
@@ -144,7 +175,7 @@ describe('retrysafe status and list', () => {
     expect(parse(unknown).error).toMatchObject({ status: 404, code: 'operation_not_found' });
   });
 
-  it('list --json returns the tenant\'s operations with the filters applied; the table has one row each', async () => {
+  it("list --json returns the tenant's operations with the filters applied; the table has one row each", async () => {
     const account = await newAccount(10_000);
     const key = uniqueId('cli-list');
     const rs = lib();
@@ -157,7 +188,10 @@ describe('retrysafe status and list', () => {
     const json = await cli(['list', '--type', 'payment', '--status', 'succeeded', '--limit', '100', '--json']);
     const table = await cli(['list', '--type', 'payment', '--limit', '100']);
     expect(json.exitCode).toBe(0);
-    const page = parse(json) as unknown as { operations: Array<{ key: string; type: string; status: string }>; nextCursor: string | null };
+    const page = parse(json) as unknown as {
+      operations: Array<{ key: string; type: string; status: string }>;
+      nextCursor: string | null;
+    };
     expect(page.operations.some((o) => o.key === key)).toBe(true);
     expect(page.operations.every((o) => o.type === 'payment' && o.status === 'succeeded')).toBe(true);
     expect(table.exitCode).toBe(0);

@@ -18,7 +18,15 @@ async function fakeApi(onPayment: 'fail' | 'hang'): Promise<{ url: string; serve
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
     } else if (onPayment === 'fail') {
       res.writeHead(500, { 'content-type': 'application/problem+json' });
-      res.end(JSON.stringify({ type: 'urn:retrysafe:problem:internal_error', title: 'Internal error', status: 500, detail: 'boom', code: 'internal_error' }));
+      res.end(
+        JSON.stringify({
+          type: 'urn:retrysafe:problem:internal_error',
+          title: 'Internal error',
+          status: 500,
+          detail: 'boom',
+          code: 'internal_error',
+        }),
+      );
     }
     // 'hang': never answer.
   });
@@ -43,7 +51,15 @@ describe('retrysafe demo', () => {
     const stockBefore = await stack.reservations.stock('sku_book');
     expect(bobBefore).toBe(2_000);
 
-    const run = await runCli(['demo', '--api-url', stack.api.url, '--bank-url', stack.bank.url, '--reservations-url', stack.reservations.url]);
+    const run = await runCli([
+      'demo',
+      '--api-url',
+      stack.api.url,
+      '--bank-url',
+      stack.bank.url,
+      '--reservations-url',
+      stack.reservations.url,
+    ]);
     expect(run.exitCode, run.stderr).toBe(0);
     expect(run.stderr).toBe('');
     const out = run.stdout;
@@ -81,7 +97,15 @@ describe('retrysafe demo', () => {
     const plainBank = await startBank({ faults: false });
     try {
       const before = await plainBank.balance('acc_alice');
-      const run = await runCli(['demo', '--api-url', stack.api.url, '--bank-url', plainBank.url, '--reservations-url', stack.reservations.url]);
+      const run = await runCli([
+        'demo',
+        '--api-url',
+        stack.api.url,
+        '--bank-url',
+        plainBank.url,
+        '--reservations-url',
+        stack.reservations.url,
+      ]);
       expect(run.exitCode).toBe(4);
       expect(run.stderr).toContain('runs without fault injection (GET /_faults is 404)');
       expect(run.stderr).toContain('npm start -- --faults');
@@ -94,7 +118,15 @@ describe('retrysafe demo', () => {
   it('when a step fails after the fault was turned on, turns it off again and exits 4', async () => {
     const failing = await fakeApi('fail');
     try {
-      const run = await runCli(['demo', '--api-url', failing.url, '--bank-url', stack.bank.url, '--reservations-url', stack.reservations.url]);
+      const run = await runCli([
+        'demo',
+        '--api-url',
+        failing.url,
+        '--bank-url',
+        stack.bank.url,
+        '--reservations-url',
+        stack.reservations.url,
+      ]);
       expect(run.exitCode).toBe(4);
       expect(run.stdout).toContain('dropResponseAfterCommit: 1');
       expect(run.stdout).toContain('Turning the fault off again.');
@@ -108,7 +140,15 @@ describe('retrysafe demo', () => {
   it('on Ctrl-C in the middle, turns the fault off before exiting (130)', async () => {
     const hanging = await fakeApi('hang');
     try {
-      const child = spawnCli(['demo', '--api-url', hanging.url, '--bank-url', stack.bank.url, '--reservations-url', stack.reservations.url]);
+      const child = spawnCli([
+        'demo',
+        '--api-url',
+        hanging.url,
+        '--bank-url',
+        stack.bank.url,
+        '--reservations-url',
+        stack.reservations.url,
+      ]);
       let seen = '';
       await new Promise<void>((resolve, reject) => {
         child.stdout?.on('data', (chunk: Buffer) => {

@@ -52,7 +52,16 @@ afterAll(async () => {
 
 describe('help', () => {
   const expected: Record<string, string[]> = {
-    pay: ['--account <id>', '--amount <minor>', '--currency <code>', '--key <key>', '--json', '--api-url <url>', '--api-key <secret>', '--timeout <duration>'],
+    pay: [
+      '--account <id>',
+      '--amount <minor>',
+      '--currency <code>',
+      '--key <key>',
+      '--json',
+      '--api-url <url>',
+      '--api-key <secret>',
+      '--timeout <duration>',
+    ],
     checkout: ['--item <sku[:quantity]>', '--key <key>', '--json'],
     status: ['<key>', '--json'],
     wait: ['<key>', '--timeout <duration>'],
@@ -87,14 +96,39 @@ describe('bad arguments: one line naming the problem, a usage line, exit 2, noth
   const pay = ['pay', '--account', 'acc_alice', '--currency', 'EUR'];
   const cases: Array<[string, string[], RegExp, RegExp]> = [
     ['missing --amount', pay, /required option '--amount <minor>' not specified/, /^usage: retrysafe pay /],
-    ['--amount 12.5', [...pay, '--amount', '12.5'], /'--amount <minor>' argument '12\.5' is invalid\. must be a whole number of minor units/, /^usage: retrysafe pay /],
+    [
+      '--amount 12.5',
+      [...pay, '--amount', '12.5'],
+      /'--amount <minor>' argument '12\.5' is invalid\. must be a whole number of minor units/,
+      /^usage: retrysafe pay /,
+    ],
     ['--amount abc', [...pay, '--amount', 'abc'], /'--amount <minor>' argument 'abc' is invalid/, /^usage: retrysafe pay /],
     ['an unknown option', [...pay, '--amount', '5', '--colour', 'blue'], /unknown option '--colour'/, /^usage: retrysafe pay /],
-    ['a bad currency', ['pay', '--account', 'a', '--amount', '5', '--currency', 'EURO'], /'--currency <code>' argument 'EURO' is invalid\. must be an ISO 4217/, /^usage: retrysafe pay /],
+    [
+      'a bad currency',
+      ['pay', '--account', 'a', '--amount', '5', '--currency', 'EURO'],
+      /'--currency <code>' argument 'EURO' is invalid\. must be an ISO 4217/,
+      /^usage: retrysafe pay /,
+    ],
     ['an unknown command', ['refund', '--amount', '5'], /unknown command 'refund'/, /^usage: retrysafe </],
-    ['an account id too long for the API schema', ['pay', '--account', 'x'.repeat(129), '--amount', '5', '--currency', 'EUR'], /option '--account' is invalid: .*128/, /^usage: retrysafe pay /],
-    ['a malformed item', ['checkout', '--account', 'a', '--amount', '5', '--currency', 'EUR', '--item', 'sku_book:many'], /'--item <sku\[:quantity\]>' argument 'sku_book:many' is invalid/, /^usage: retrysafe checkout /],
-    ['an unknown list status', ['list', '--status', 'done'], /argument 'done' is invalid\. Allowed choices are processing, succeeded, failed/, /^usage: retrysafe list /],
+    [
+      'an account id too long for the API schema',
+      ['pay', '--account', 'x'.repeat(129), '--amount', '5', '--currency', 'EUR'],
+      /option '--account' is invalid: .*128/,
+      /^usage: retrysafe pay /,
+    ],
+    [
+      'a malformed item',
+      ['checkout', '--account', 'a', '--amount', '5', '--currency', 'EUR', '--item', 'sku_book:many'],
+      /'--item <sku\[:quantity\]>' argument 'sku_book:many' is invalid/,
+      /^usage: retrysafe checkout /,
+    ],
+    [
+      'an unknown list status',
+      ['list', '--status', 'done'],
+      /argument 'done' is invalid\. Allowed choices are processing, succeeded, failed/,
+      /^usage: retrysafe list /,
+    ],
   ];
 
   it.concurrent.each(cases)('%s', async (_name, args, problem, usageLine) => {
@@ -102,7 +136,10 @@ describe('bad arguments: one line naming the problem, a usage line, exit 2, noth
     const run = await runCli(args, { RETRYSAFE_API_URL: counterUrl });
     expect(run.exitCode).toBe(2);
     expect(run.stdout).toBe('');
-    const lines = run.stderr.trim().split('\n').filter((l) => !l.startsWith('(Did you mean'));
+    const lines = run.stderr
+      .trim()
+      .split('\n')
+      .filter((l) => !l.startsWith('(Did you mean'));
     expect(lines).toHaveLength(2);
     expect(lines[0]).toMatch(/^error: /);
     expect(lines[0]).toMatch(problem);
@@ -112,15 +149,45 @@ describe('bad arguments: one line naming the problem, a usage line, exit 2, noth
   });
 
   it.each([
-    ['--amount 0', ['pay', '--account', 'a', '--currency', 'EUR', '--amount', '0'], /'--amount <minor>' argument '0' is invalid\. must be at least 1/, 'pay'],
-    ['a currency that is not ISO 4217', ['pay', '--account', 'a', '--amount', '5', '--currency', 'XYZ'], /'--currency <code>' argument 'XYZ' is invalid/, 'pay'],
-    ['a key with a space', ['pay', '--account', 'a', '--amount', '5', '--currency', 'EUR', '--key', 'a b'], /'--key <key>' argument 'a b' is invalid/, 'pay'],
-    ['a checkout without items', ['checkout', '--account', 'a', '--amount', '5', '--currency', 'EUR'], /required option '--item <sku\[:quantity\]>' not specified/, 'checkout'],
-    ['too many of one item', ['checkout', '--account', 'a', '--amount', '5', '--currency', 'EUR', '--item', 'sku:1001'], /quantity must be between 1 and 1000/, 'checkout'],
+    [
+      '--amount 0',
+      ['pay', '--account', 'a', '--currency', 'EUR', '--amount', '0'],
+      /'--amount <minor>' argument '0' is invalid\. must be at least 1/,
+      'pay',
+    ],
+    [
+      'a currency that is not ISO 4217',
+      ['pay', '--account', 'a', '--amount', '5', '--currency', 'XYZ'],
+      /'--currency <code>' argument 'XYZ' is invalid/,
+      'pay',
+    ],
+    [
+      'a key with a space',
+      ['pay', '--account', 'a', '--amount', '5', '--currency', 'EUR', '--key', 'a b'],
+      /'--key <key>' argument 'a b' is invalid/,
+      'pay',
+    ],
+    [
+      'a checkout without items',
+      ['checkout', '--account', 'a', '--amount', '5', '--currency', 'EUR'],
+      /required option '--item <sku\[:quantity\]>' not specified/,
+      'checkout',
+    ],
+    [
+      'too many of one item',
+      ['checkout', '--account', 'a', '--amount', '5', '--currency', 'EUR', '--item', 'sku:1001'],
+      /quantity must be between 1 and 1000/,
+      'checkout',
+    ],
     ['a bad --timeout', ['wait', 'k', '--timeout', 'soon'], /'--timeout <duration>' argument 'soon' is invalid/, 'wait'],
     ['status without a key', ['status'], /missing required argument 'key'/, 'status'],
     ['a --limit out of range', ['list', '--limit', '500'], /'--limit <n>' argument '500' is invalid/, 'list'],
-    ['an --api-url that is not a URL', ['status', 'k', '--api-url', 'localhost:3000'], /'--api-url <url>' argument 'localhost:3000' is invalid/, 'status'],
+    [
+      'an --api-url that is not a URL',
+      ['status', 'k', '--api-url', 'localhost:3000'],
+      /'--api-url <url>' argument 'localhost:3000' is invalid/,
+      'status',
+    ],
     ['an unknown --type', ['list', '--type', 'refund'], /Allowed choices are payment, checkout/, 'list'],
   ])('(in process) %s', async (_name, args, problem, command) => {
     const run = await runHere(args);
@@ -142,7 +209,21 @@ describe('bad arguments: one line naming the problem, a usage line, exit 2, noth
 describe('when the API is not there', () => {
   it('pay gives up at the deadline with exit 4, saying the outcome is unknown and how to retry with the same key', async () => {
     const port = await freePort();
-    const run = await runCli(['pay', '--account', 'acc_alice', '--amount', '1250', '--currency', 'EUR', '--key', 'offline-1', '--timeout', '1500ms', '--api-url', `http://127.0.0.1:${port}`]);
+    const run = await runCli([
+      'pay',
+      '--account',
+      'acc_alice',
+      '--amount',
+      '1250',
+      '--currency',
+      'EUR',
+      '--key',
+      'offline-1',
+      '--timeout',
+      '1500ms',
+      '--api-url',
+      `http://127.0.0.1:${port}`,
+    ]);
     expect(run.exitCode).toBe(4);
     expect(run.stdout).toBe('');
     expect(run.stderr).toContain(`cannot reach http://127.0.0.1:${port}/v1/payments: ECONNREFUSED`);
@@ -168,13 +249,27 @@ describe('when the API is not there', () => {
     await once(silent, 'listening');
     try {
       const url = `http://127.0.0.1:${(silent.address() as { port: number }).port}`;
-      const child = spawnCli(['pay', '--account', 'acc_alice', '--amount', '1250', '--currency', 'EUR', '--key', 'ctrl-c-1', '--api-url', url]);
+      const child = spawnCli([
+        'pay',
+        '--account',
+        'acc_alice',
+        '--amount',
+        '1250',
+        '--currency',
+        'EUR',
+        '--key',
+        'ctrl-c-1',
+        '--api-url',
+        url,
+      ]);
       await reached;
       child.kill('SIGINT');
       const result = await child;
       expect(result.exitCode).toBe(130);
       expect(String(result.stderr)).toContain('interrupted: key ctrl-c-1 may have started; see it with: retrysafe wait ctrl-c-1');
-      expect(String(result.stderr)).toContain('or repeat it safely with: retrysafe pay --account acc_alice --amount 1250 --currency EUR --key ctrl-c-1');
+      expect(String(result.stderr)).toContain(
+        'or repeat it safely with: retrysafe pay --account acc_alice --amount 1250 --currency EUR --key ctrl-c-1',
+      );
     } finally {
       silent.closeAllConnections();
       await new Promise((r) => silent.close(r));

@@ -39,7 +39,10 @@ beforeAll(async () => {
         return;
       }
       const isProblem = next.status >= 400;
-      res.writeHead(next.status, { 'content-type': isProblem ? 'application/problem+json' : 'application/json', ...next.headers });
+      res.writeHead(next.status, {
+        'content-type': isProblem ? 'application/problem+json' : 'application/json',
+        ...next.headers,
+      });
       res.end(next.body === undefined ? '' : JSON.stringify(next.body));
     });
   });
@@ -67,7 +70,13 @@ function operation(key: string, status: Operation['status'], extra: Partial<Oper
     createdAt: '2030-01-01T00:00:00.000Z',
     completedAt: status === 'processing' ? null : '2030-01-01T00:00:01.000Z',
     ...(status === 'succeeded' ? { result: { chargeId: 'ch_1' } } : {}),
-    steps: [{ name: 'charge_payment', status: status === 'processing' ? 'running' : 'completed', downstreamKey: `default/${key}/charge` }],
+    steps: [
+      {
+        name: 'charge_payment',
+        status: status === 'processing' ? 'running' : 'completed',
+        downstreamKey: `default/${key}/charge`,
+      },
+    ],
     needsAttention: false,
     links: { self: `/v1/operations/${encodeURIComponent(key)}`, temporalUi: 'http://localhost:8233/x' },
     ...extra,
@@ -103,8 +112,14 @@ const keysSent = () => seen.map((s) => s.headers['idempotency-key']);
 describe('backoff', () => {
   it('doubles the ceiling on each retry and stops growing at the cap, with the same key on every request', async () => {
     const key = 'order-backoff';
-    script = [...Array.from({ length: 6 }, () => problem(503, 'engine_unavailable')), { status: 200, body: operation(key, 'succeeded') }];
-    const { client, sleeps } = fakeTimeClient({ retry: { baseDelayMs: 250, maxDelayMs: 4_000, maxAttempts: 10 }, timeoutMs: 60_000 });
+    script = [
+      ...Array.from({ length: 6 }, () => problem(503, 'engine_unavailable')),
+      { status: 200, body: operation(key, 'succeeded') },
+    ];
+    const { client, sleeps } = fakeTimeClient({
+      retry: { baseDelayMs: 250, maxDelayMs: 4_000, maxAttempts: 10 },
+      timeoutMs: 60_000,
+    });
     const result = await client.payments.create(body, { idempotencyKey: key });
     expect(sleeps).toEqual([250, 500, 1_000, 2_000, 4_000, 4_000]);
     expect(result.status).toBe('succeeded');
@@ -115,8 +130,16 @@ describe('backoff', () => {
 
   it('draws each delay uniformly between zero and the ceiling (full jitter)', async () => {
     const draws = [0.5, 0.25, 0];
-    script = [problem(503, 'engine_unavailable'), problem(503, 'engine_unavailable'), problem(503, 'engine_unavailable'), { status: 200, body: operation('k-jitter', 'succeeded') }];
-    const { client, sleeps } = fakeTimeClient({ retry: { baseDelayMs: 1_000, maxDelayMs: 60_000 }, random: () => draws.shift() ?? 0 });
+    script = [
+      problem(503, 'engine_unavailable'),
+      problem(503, 'engine_unavailable'),
+      problem(503, 'engine_unavailable'),
+      { status: 200, body: operation('k-jitter', 'succeeded') },
+    ];
+    const { client, sleeps } = fakeTimeClient({
+      retry: { baseDelayMs: 1_000, maxDelayMs: 60_000 },
+      random: () => draws.shift() ?? 0,
+    });
     await client.payments.create(body, { idempotencyKey: 'k-jitter' });
     // ceilings 1000, 2000, 4000 times the draws
     expect(sleeps).toEqual([500, 500, 0]);
@@ -134,7 +157,10 @@ describe('backoff', () => {
   });
 
   it('keeps the backoff when it is longer than Retry-After', async () => {
-    script = [{ ...problem(503, 'engine_unavailable'), headers: { 'retry-after': '1' } }, { status: 200, body: operation('k-ra2', 'succeeded') }];
+    script = [
+      { ...problem(503, 'engine_unavailable'), headers: { 'retry-after': '1' } },
+      { status: 200, body: operation('k-ra2', 'succeeded') },
+    ];
     const { client, sleeps } = fakeTimeClient({ random: () => 1, retry: { baseDelayMs: 2_500 } });
     await client.payments.create(body, { idempotencyKey: 'k-ra2' });
     expect(sleeps).toEqual([2_500]);
@@ -205,7 +231,10 @@ describe('what is retried', () => {
   });
 
   it('gives up rather than sleep past the deadline', async () => {
-    script = [{ ...problem(503, 'engine_unavailable'), headers: { 'retry-after': '10' } }, { status: 200, body: operation('x', 'succeeded') }];
+    script = [
+      { ...problem(503, 'engine_unavailable'), headers: { 'retry-after': '10' } },
+      { status: 200, body: operation('x', 'succeeded') },
+    ];
     const { client, sleeps } = fakeTimeClient({ timeoutMs: 5_000 });
     const error = await client.payments.create(body, { idempotencyKey: 'k-deadline' }).catch((e: unknown) => e);
     expect(error).toMatchObject({ status: 503, key: 'k-deadline', retryable: true, attempts: 1 });
@@ -216,7 +245,10 @@ describe('what is retried', () => {
   it('stops at once when the caller aborts, without another request', async () => {
     script = [problem(503, 'engine_unavailable'), { status: 200, body: operation('x', 'succeeded') }];
     const controller = new AbortController();
-    const { client } = fakeTimeClient({ signal: controller.signal, onRetry: () => controller.abort(new Error('caller gave up')) });
+    const { client } = fakeTimeClient({
+      signal: controller.signal,
+      onRetry: () => controller.abort(new Error('caller gave up')),
+    });
     await expect(client.payments.create(body, { idempotencyKey: 'k-abort' })).rejects.toThrow('caller gave up');
     expect(seen).toHaveLength(1);
   });
@@ -224,7 +256,11 @@ describe('what is retried', () => {
 
 describe('keys', () => {
   it('makes one new UUID key per logical call and sends it in the structured-field form', async () => {
-    script = [problem(503, 'engine_unavailable'), { status: 200, body: operation('a', 'succeeded') }, { status: 200, body: operation('b', 'succeeded') }];
+    script = [
+      problem(503, 'engine_unavailable'),
+      { status: 200, body: operation('a', 'succeeded') },
+      { status: 200, body: operation('b', 'succeeded') },
+    ];
     const { client } = fakeTimeClient();
     const first = await client.payments.create(body);
     const second = await client.payments.create(body);
@@ -275,12 +311,20 @@ describe('following a 202', () => {
     expect(result.result).toEqual({ chargeId: 'ch_1' });
     expect(sleeps).toEqual([2_000, 500]);
     expect(polled).toEqual(['processing', 'processing']);
-    expect(seen.map((s) => `${s.method} ${s.url}`)).toEqual(['POST /v1/payments', 'GET /v1/operations/a%2Fb', 'GET /v1/operations/a%2Fb']);
+    expect(seen.map((s) => `${s.method} ${s.url}`)).toEqual([
+      'POST /v1/payments',
+      'GET /v1/operations/a%2Fb',
+      'GET /v1/operations/a%2Fb',
+    ]);
     expect(result.meta.requests).toBe(3);
   });
 
   it('asks the server to wait less than the time left (Prefer: wait)', async () => {
-    script = [{ status: 200, body: operation('p1', 'succeeded') }, { status: 200, body: operation('p2', 'succeeded') }, { status: 200, body: operation('p3', 'succeeded') }];
+    script = [
+      { status: 200, body: operation('p1', 'succeeded') },
+      { status: 200, body: operation('p2', 'succeeded') },
+      { status: 200, body: operation('p3', 'succeeded') },
+    ];
     const { client } = fakeTimeClient();
     await client.payments.create(body, { idempotencyKey: 'p1', timeoutMs: 60_000 });
     await client.payments.create(body, { idempotencyKey: 'p2', timeoutMs: 4_500 });
@@ -290,7 +334,11 @@ describe('following a 202', () => {
 
   it('at the deadline raises OperationPendingError with the key and the last state seen', async () => {
     script = [
-      { status: 202, body: operation('k-pending', 'processing'), headers: { location: '/v1/operations/k-pending', 'retry-after': '1' } },
+      {
+        status: 202,
+        body: operation('k-pending', 'processing'),
+        headers: { location: '/v1/operations/k-pending', 'retry-after': '1' },
+      },
       { status: 200, body: operation('k-pending', 'processing', { step: 'charge_payment' }) },
       { status: 200, body: operation('k-pending', 'processing') },
     ];
@@ -307,17 +355,27 @@ describe('following a 202', () => {
     script = [
       {
         status: 200,
-        body: operation('k-failed', 'failed', { error: { code: 'insufficient_funds', message: 'declined', compensations: ['release_reservation'] } }),
+        body: operation('k-failed', 'failed', {
+          error: { code: 'insufficient_funds', message: 'declined', compensations: ['release_reservation'] },
+        }),
       },
     ];
     const { client } = fakeTimeClient();
     const error = await client.payments.create(body, { idempotencyKey: 'k-failed' }).catch((e: unknown) => e);
-    expect(error).toMatchObject({ name: 'OperationFailedError', code: 'insufficient_funds', key: 'k-failed', compensations: ['release_reservation'] });
+    expect(error).toMatchObject({
+      name: 'OperationFailedError',
+      code: 'insufficient_funds',
+      key: 'k-failed',
+      compensations: ['release_reservation'],
+    });
   });
 
   it('a 200 that is not an operation is an invalid_response, not a success', async () => {
     script = [{ status: 200, body: { hello: 'proxy page' } }];
     const { client } = fakeTimeClient();
-    await expect(client.payments.create(body, { idempotencyKey: 'k-junk' })).rejects.toMatchObject({ code: 'invalid_response', retryable: false });
+    await expect(client.payments.create(body, { idempotencyKey: 'k-junk' })).rejects.toMatchObject({
+      code: 'invalid_response',
+      retryable: false,
+    });
   });
 });

@@ -47,7 +47,8 @@ async function chargeAttempts(workflowId: string): Promise<number> {
     const s = e.activityTaskScheduledEventAttributes;
     if (s) scheduled.set(String(e.eventId), s.activityType?.name ?? '');
     const started = e.activityTaskStartedEventAttributes;
-    if (started && scheduled.get(String(started.scheduledEventId)) === 'chargePayment') attempts = Math.max(attempts, started.attempt ?? 0);
+    if (started && scheduled.get(String(started.scheduledEventId)) === 'chargePayment')
+      attempts = Math.max(attempts, started.attempt ?? 0);
   }
   return attempts;
 }
@@ -61,7 +62,11 @@ describe('payments.create', () => {
     expect(result.key).toBe(result.meta.key);
     expect(result.meta.replayed).toBe(false);
     expect(result.result?.chargeId).toMatch(/^ch_/);
-    expect(await chargeOf(result.meta.key)).toMatchObject({ chargeId: result.result?.chargeId, amount: 1250, status: 'captured' });
+    expect(await chargeOf(result.meta.key)).toMatchObject({
+      chargeId: result.result?.chargeId,
+      amount: 1250,
+      status: 'captured',
+    });
     expect(await stack.bank.balance(account)).toBe(8_750);
   });
 
@@ -103,7 +108,9 @@ describe('payments.create', () => {
     const key = uniqueId('conflict');
     const rs = client();
     await rs.payments.create({ account, amount: 1250, currency: 'EUR' }, { idempotencyKey: key });
-    const error = await rs.payments.create({ account, amount: 1300, currency: 'EUR' }, { idempotencyKey: key }).catch((e: unknown) => e);
+    const error = await rs.payments
+      .create({ account, amount: 1300, currency: 'EUR' }, { idempotencyKey: key })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(IdempotencyConflictError);
     expect(error).toMatchObject({ status: 422, code: 'idempotency_key_reused', key, differences: ['amount'], attempts: 1 });
     expect(await chargeOf(key)).toMatchObject({ amount: 1250 });
@@ -113,7 +120,9 @@ describe('payments.create', () => {
   it('a declined payment is an OperationFailedError with the business code; the balance is untouched', async () => {
     const account = await newAccount(100);
     const key = uniqueId('declined');
-    const error = await client().payments.create({ account, amount: 1250, currency: 'EUR' }, { idempotencyKey: key }).catch((e: unknown) => e);
+    const error = await client()
+      .payments.create({ account, amount: 1250, currency: 'EUR' }, { idempotencyKey: key })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OperationFailedError);
     expect(error).toMatchObject({ code: 'insufficient_funds', key, operation: { status: 'failed', key } });
     expect(await stack.bank.balance(account)).toBe(100);
@@ -126,7 +135,9 @@ describe('payments.create', () => {
     await stack.bank.setFaults({ delayMs: 1_500 });
     try {
       const rs = client();
-      const pending = await rs.payments.create({ account, amount: 1250, currency: 'EUR' }, { idempotencyKey: key, timeoutMs: 700 }).catch((e: unknown) => e);
+      const pending = await rs.payments
+        .create({ account, amount: 1250, currency: 'EUR' }, { idempotencyKey: key, timeoutMs: 700 })
+        .catch((e: unknown) => e);
       expect(pending).toBeInstanceOf(OperationPendingError);
       expect(pending).toMatchObject({ key, operation: { key, status: 'processing' } });
 
@@ -191,7 +202,8 @@ describe('when the API is down', () => {
       apiKey: SECRET,
       timeoutMs: 30_000,
       onRetry: (e) => {
-        if (e.error.status === 503 && restarted === undefined) restarted = startApiAt(port, { taskQueue: stack.taskQueue, apiKeys: API_KEYS });
+        if (e.error.status === 503 && restarted === undefined)
+          restarted = startApiAt(port, { taskQueue: stack.taskQueue, apiKeys: API_KEYS });
       },
     });
     try {
@@ -242,13 +254,19 @@ describe('operations', () => {
   it('get returns a failed operation as it is, and an unknown key is an ApiError operation_not_found', async () => {
     const account = await newAccount(0);
     const key = uniqueId('get');
-    await client().payments.create({ account, amount: 10, currency: 'EUR' }, { idempotencyKey: key }).catch(() => undefined);
+    await client()
+      .payments.create({ account, amount: 10, currency: 'EUR' }, { idempotencyKey: key })
+      .catch(() => undefined);
     const op = await client().operations.get(key);
     expect(op).toMatchObject({ key, status: 'failed', error: { code: 'insufficient_funds' } });
-    await expect(client().operations.get(uniqueId('nobody'))).rejects.toMatchObject({ status: 404, code: 'operation_not_found', retryable: false });
+    await expect(client().operations.get(uniqueId('nobody'))).rejects.toMatchObject({
+      status: 404,
+      code: 'operation_not_found',
+      retryable: false,
+    });
   });
 
-  it('list returns the tenant\'s operations, filtered by type and status', async () => {
+  it("list returns the tenant's operations, filtered by type and status", async () => {
     const account = await newAccount(10_000);
     const key = uniqueId('listed');
     await client().payments.create({ account, amount: 5, currency: 'EUR' }, { idempotencyKey: key });
@@ -266,7 +284,9 @@ describe('operations', () => {
   });
 
   it('a missing API key is an ApiError unauthorized (401), not retried', async () => {
-    const error = await createClient({ baseUrl: stack.api.url }).operations.list().catch((e: unknown) => e);
+    const error = await createClient({ baseUrl: stack.api.url })
+      .operations.list()
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApiError);
     expect(error).toMatchObject({ status: 401, code: 'unauthorized', attempts: 1 });
   });
@@ -275,7 +295,9 @@ describe('operations', () => {
     const account = await newAccount(10_000);
     const key = uniqueId('bad');
     const bad = { account, amount: 12.5, currency: 'EUR' };
-    const error = await client().payments.create(bad, { idempotencyKey: key }).catch((e: unknown) => e);
+    const error = await client()
+      .payments.create(bad, { idempotencyKey: key })
+      .catch((e: unknown) => e);
     expect(error).toMatchObject({ status: 400, code: 'invalid_request', key });
     expect((error as ApiError).problem?.errors?.map((e) => e.field)).toContain('amount');
     // The key was not consumed: a valid request under it now starts the payment.

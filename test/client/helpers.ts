@@ -20,7 +20,10 @@ export interface PortApi {
 }
 
 /** The API on 127.0.0.1:`port` (startApi takes port 0, which a restart could not reuse). */
-export async function startApiAt(port: number, opts: { taskQueue: string; apiKeys?: string; stepDeadlineMs?: number }): Promise<PortApi> {
+export async function startApiAt(
+  port: number,
+  opts: { taskQueue: string; apiKeys?: string; stepDeadlineMs?: number },
+): Promise<PortApi> {
   const config = loadApiConfig({
     API_PORT: String(port),
     RETRYSAFE_TASK_QUEUE: opts.taskQueue,
@@ -142,15 +145,20 @@ export async function startGateway(targetPort: number): Promise<Gateway> {
     req.on('end', () => {
       const key = typeof req.headers['idempotency-key'] === 'string' ? req.headers['idempotency-key'] : undefined;
       const headers: IncomingHttpHeaders = { ...req.headers, host: `127.0.0.1:${targetPort}` };
-      const upstream = httpRequest({ host: '127.0.0.1', port: targetPort, method: req.method, path: req.url, headers }, (answer) => {
-        seen.push({ method: req.method ?? '', key, status: answer.statusCode ?? 0 });
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      });
+      const upstream = httpRequest(
+        { host: '127.0.0.1', port: targetPort, method: req.method, path: req.url, headers },
+        (answer) => {
+          seen.push({ method: req.method ?? '', key, status: answer.statusCode ?? 0 });
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
       upstream.on('error', () => {
         seen.push({ method: req.method ?? '', key, status: 503 });
         res.writeHead(503, { 'content-type': 'application/problem+json', 'retry-after': '1' });
-        res.end(JSON.stringify({ type: 'about:blank', title: 'Service Unavailable', status: 503, detail: 'no healthy upstream' }));
+        res.end(
+          JSON.stringify({ type: 'about:blank', title: 'Service Unavailable', status: 503, detail: 'no healthy upstream' }),
+        );
       });
       upstream.end(Buffer.concat(chunks));
     });

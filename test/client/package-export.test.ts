@@ -12,12 +12,19 @@ describe('the retrysafe/client export', () => {
     expect(client).toBeInstanceOf(viaPackage.RetrySafe);
     expect(client.baseUrl).toBe('http://127.0.0.1:9');
     expect(Object.keys(viaPackage).sort()).toEqual(
-      expect.arrayContaining(['ApiError', 'IdempotencyConflictError', 'OperationFailedError', 'OperationPendingError', 'createClient']),
+      expect.arrayContaining([
+        'ApiError',
+        'IdempotencyConflictError',
+        'OperationFailedError',
+        'OperationPendingError',
+        'createClient',
+      ]),
     );
   });
 
   it('resolves for Node itself too (a script importing retrysafe/client from the repo)', async () => {
-    const script = "const m = await import('retrysafe/client'); console.log(typeof m.createClient, m.OperationPendingError.name);";
+    const script =
+      "const m = await import('retrysafe/client'); console.log(typeof m.createClient, m.OperationPendingError.name);";
     const child = await execa(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
       cwd: new URL('../..', import.meta.url),
       reject: false,

@@ -103,7 +103,11 @@ describe('POST /v1/checkouts', () => {
     const key = uniqueId('order');
     await stack.bank.setFaults({ down: true });
     try {
-      const started = await checkout(key, { account, amount: 700, currency: 'EUR', items: [{ sku, quantity: 1 }] }, { prefer: 'respond-async' });
+      const started = await checkout(
+        key,
+        { account, amount: 700, currency: 'EUR', items: [{ sku, quantity: 1 }] },
+        { prefer: 'respond-async' },
+      );
       expect(started.status).toBe(202);
       // Down a little past the 3 s deadline of charge_payment (reserve took a moment too).
       await new Promise((r) => setTimeout(r, 4_000));
@@ -132,7 +136,10 @@ describe('POST /v1/checkouts', () => {
 
   it('with half the responses lost at both services, 30 concurrent checkouts all end consistent', async () => {
     const { account, sku } = await setUp(1_000_000, 20);
-    await Promise.all([stack.bank.setFaults({ dropResponseAfterCommit: 0.5 }), stack.reservations.setFaults({ dropResponseAfterCommit: 0.5 })]);
+    await Promise.all([
+      stack.bank.setFaults({ dropResponseAfterCommit: 0.5 }),
+      stack.reservations.setFaults({ dropResponseAfterCommit: 0.5 }),
+    ]);
     const lossy = await startApi({ taskQueue: stack.taskQueue, stepDeadlineMs: 30_000 });
     try {
       const ops = Array.from({ length: 30 }, (_, i) => ({ key: uniqueId(`lossy${i}`), amount: 100 + i }));
@@ -147,7 +154,13 @@ describe('POST /v1/checkouts', () => {
       const violations: string[] = [];
       for (const [i, op] of ops.entries()) {
         const operation = answers[i]!.status === 200 ? answers[i]!.body : await lossy.waitTerminal(op.key, undefined, 90_000);
-        violations.push(...(await auditOperation({ workflowId: `default/${op.key}`, type: 'checkout', amount: op.amount, operation }, stack.bank, stack.reservations)));
+        violations.push(
+          ...(await auditOperation(
+            { workflowId: `default/${op.key}`, type: 'checkout', amount: op.amount, operation },
+            stack.bank,
+            stack.reservations,
+          )),
+        );
       }
       expect(violations).toEqual([]);
       // 20 in stock, 30 wanted: exactly 20 succeed, 10 fail out_of_stock, money matches.
@@ -159,17 +172,24 @@ describe('POST /v1/checkouts', () => {
       expect(await stack.bank.balance(account)).toBe(1_000_000 - charged);
       expect(await stack.reservations.stock(sku)).toEqual({ available: 0, held: 0 });
     } finally {
-      await Promise.all([stack.bank.setFaults({ dropResponseAfterCommit: 0 }), stack.reservations.setFaults({ dropResponseAfterCommit: 0 })]);
+      await Promise.all([
+        stack.bank.setFaults({ dropResponseAfterCommit: 0 }),
+        stack.reservations.setFaults({ dropResponseAfterCommit: 0 }),
+      ]);
       await lossy.close();
     }
   });
 
-  it('when a compensation\'s service is down, keeps retrying, shows NeedsAttention, then completes', async () => {
+  it("when a compensation's service is down, keeps retrying, shows NeedsAttention, then completes", async () => {
     const { account, sku } = await setUp(100, 5);
     const key = uniqueId('order');
     // The charge will be declined slowly, and the reservation service is down by then.
     await stack.bank.setFaults({ delayMs: 1_500 });
-    const started = await checkout(key, { account, amount: 4200, currency: 'EUR', items: [{ sku, quantity: 1 }] }, { prefer: 'respond-async' });
+    const started = await checkout(
+      key,
+      { account, amount: 4200, currency: 'EUR', items: [{ sku, quantity: 1 }] },
+      { prefer: 'respond-async' },
+    );
     expect(started.status).toBe(202);
     for (let i = 0; i < 40 && (await stack.reservations.reservation(`default/${key}/reserve`)).status !== 200; i++) {
       await new Promise((r) => setTimeout(r, 50));

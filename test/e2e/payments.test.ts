@@ -121,7 +121,13 @@ describe('POST /v1/payments', () => {
       { name: 'unknown currency', key, body: { ...good, currency: 'XXQ' }, status: 400, code: 'invalid_request' },
       { name: 'unknown field', key, body: { ...good, tip: 5 }, status: 400, code: 'invalid_request' },
       { name: 'malformed JSON', key, body: undefined, raw: '{"account": ', status: 400, code: 'invalid_request' },
-      { name: 'oversized body', key, body: { ...good, description: 'x'.repeat(200_000) }, status: 413, code: 'payload_too_large' },
+      {
+        name: 'oversized body',
+        key,
+        body: { ...good, description: 'x'.repeat(200_000) },
+        status: 413,
+        code: 'payload_too_large',
+      },
     ];
     for (const c of cases) {
       const res = c.raw
@@ -159,9 +165,12 @@ describe('POST /v1/payments', () => {
     await stack.bank.setFaults({ dropResponseAfterCommit: 0.5 });
     try {
       const keys = Array.from({ length: 10 }, () => uniqueId('lossy'));
-      const answers = await Promise.all(keys.map((k) => pay(k, { account, amount: 1000, currency: 'EUR' }, { prefer: 'wait=60' })));
+      const answers = await Promise.all(
+        keys.map((k) => pay(k, { account, amount: 1000, currency: 'EUR' }, { prefer: 'wait=60' })),
+      );
       for (const a of answers) expect(a.body.status).toBe('succeeded');
-      for (const k of keys) expect((await stack.bank.charge(`acme/${k}/charge`)).body).toMatchObject({ status: 'captured', amount: 1000 });
+      for (const k of keys)
+        expect((await stack.bank.charge(`acme/${k}/charge`)).body).toMatchObject({ status: 'captured', amount: 1000 });
       expect(await stack.bank.balance(account)).toBe(90_000);
     } finally {
       await stack.bank.setFaults({ dropResponseAfterCommit: 0 });
@@ -195,7 +204,7 @@ describe('POST /v1/payments', () => {
 });
 
 describe('GET /v1/operations/{key}', () => {
-  it('answers 404 for a key never used, and for another tenant\'s key', async () => {
+  it("answers 404 for a key never used, and for another tenant's key", async () => {
     const never = await stack.api.request('GET', `/v1/operations/${uniqueId('never')}`, { headers: { authorization: ACME } });
     expect(never.status).toBe(404);
     expect(never.body.code).toBe('operation_not_found');
@@ -222,14 +231,16 @@ describe('GET /v1/operations/{key}', () => {
     expect(await stack.bank.balance(account)).toBe(9_700);
   });
 
-  it('lists only the tenant\'s own operations, filtered by status and type', async () => {
+  it("lists only the tenant's own operations, filtered by status and type", async () => {
     const account = await newAccount(10_000);
     const key = uniqueId('listed');
     expect((await pay(key, { account, amount: 10, currency: 'EUR' }, { authorization: UMBRELLA })).status).toBe(200);
     // Visibility is eventually consistent: poll briefly.
     let listed: Array<Record<string, unknown>> = [];
     for (let i = 0; i < 40; i++) {
-      const res = await stack.api.request('GET', '/v1/operations?type=payment&status=succeeded&limit=100', { headers: { authorization: UMBRELLA } });
+      const res = await stack.api.request('GET', '/v1/operations?type=payment&status=succeeded&limit=100', {
+        headers: { authorization: UMBRELLA },
+      });
       expect(res.status).toBe(200);
       listed = res.body.operations as Array<Record<string, unknown>>;
       if (listed.some((o) => o.key === key)) break;

@@ -50,7 +50,14 @@ async function start(name: string, type: OperationType, request: Record<string, 
   const handle = await temporal.client.workflow.start(type, {
     taskQueue,
     workflowId: operation.workflowId,
-    args: [{ tenant: operation.tenant, key: operation.key, request, settings: { stepDeadlineMs, attentionAfterMs: 60_000, holdTtlSeconds: 900 } }],
+    args: [
+      {
+        tenant: operation.tenant,
+        key: operation.key,
+        request,
+        settings: { stepDeadlineMs, attentionAfterMs: 60_000, holdTtlSeconds: 900 },
+      },
+    ],
   });
   return { name, handle };
 }
@@ -60,7 +67,14 @@ async function record({ name, handle }: Awaited<ReturnType<typeof start>>) {
   const outcome = await handle.result();
   // The CLI's JSON export is the format Worker.runReplayHistory reads back.
   const { stdout } = await execa(inject('temporalCli'), [
-    'workflow', 'show', '--workflow-id', handle.workflowId, '--address', inject('temporalAddress'), '--output', 'json',
+    'workflow',
+    'show',
+    '--workflow-id',
+    handle.workflowId,
+    '--address',
+    inject('temporalAddress'),
+    '--output',
+    'json',
   ]);
   writeFileSync(new URL(`./${name}.json`, import.meta.url), stdout.trim() + '\n');
   return outcome as { status: string; error?: { code: string } };
@@ -72,14 +86,21 @@ it.runIf(recording)('records payment and checkout histories: success, business f
   const pay = { account: 'acc_rich', amount: 1250, currency: 'EUR' };
   const cart = { ...pay, items: [{ sku: 'sku_hist', quantity: 2 }] };
   expect((await recordRun('payment-succeeded', 'payment', pay)).status).toBe('succeeded');
-  expect((await recordRun('payment-insufficient-funds', 'payment', { ...pay, account: 'acc_poor' })).error?.code).toBe('insufficient_funds');
+  expect((await recordRun('payment-insufficient-funds', 'payment', { ...pay, account: 'acc_poor' })).error?.code).toBe(
+    'insufficient_funds',
+  );
   expect((await recordRun('checkout-succeeded', 'checkout', cart)).status).toBe('succeeded');
-  expect((await recordRun('checkout-insufficient-funds', 'checkout', { ...cart, account: 'acc_poor' })).error?.code).toBe('insufficient_funds');
+  expect((await recordRun('checkout-insufficient-funds', 'checkout', { ...cart, account: 'acc_poor' })).error?.code).toBe(
+    'insufficient_funds',
+  );
 
   // Down for the charges only: once both fences (reversals) are under way the bank comes
   // back, so they complete.
   await bank.setFaults({ down: true });
-  const fenced = [await start('payment-fenced', 'payment', pay, 2_000), await start('checkout-charge-fenced', 'checkout', cart, 2_000)];
+  const fenced = [
+    await start('payment-fenced', 'payment', pay, 2_000),
+    await start('checkout-charge-fenced', 'checkout', cart, 2_000),
+  ];
   await Promise.all(fenced.map(({ handle }) => pendingActivity(handle, 'reverseCharge')));
   await bank.setFaults({ down: false });
   const [payment, checkout] = await Promise.all(fenced.map(record));

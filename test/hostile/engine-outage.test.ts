@@ -15,7 +15,16 @@ import { setupNamespace, waitForSearchAttributes } from '../../common/namespace-
 import { createWorker } from '../../worker/create.js';
 import { freePort } from '../../common/supervisor/ports.js';
 import { startBank, uniqueId, type BankHandle } from '../support/stack.js';
-import { Contract, counter, documentedRoute, problemViolations, rawRequest, startTestApi, type RawAnswer, type TestApi } from './support.js';
+import {
+  Contract,
+  counter,
+  documentedRoute,
+  problemViolations,
+  rawRequest,
+  startTestApi,
+  type RawAnswer,
+  type TestApi,
+} from './support.js';
 
 const SECRET = `sk_${uniqueId('outage')}_0123456789`;
 const TENANT = uniqueId('outage');
@@ -107,13 +116,27 @@ describe('with Temporal at an address where nothing listens', () => {
       const body = fc.oneof(
         fc.constant<unknown>(payment('acc_alice', 5)),
         fc.constant<unknown>(checkout),
-        fc.record({ account: fc.string(), amount: fc.oneof(fc.integer(), fc.string()), currency: fc.constantFrom('EUR', 'eur', 'XXQ') }),
+        fc.record({
+          account: fc.string(),
+          amount: fc.oneof(fc.integer(), fc.string()),
+          currency: fc.constantFrom('EUR', 'eur', 'XXQ'),
+        }),
         fc.jsonValue({ maxDepth: 2 }),
       );
       const request = fc.oneof(
-        fc.tuple(fc.constantFrom('/v1/payments', '/v1/checkouts'), body, fc.option(fc.string({ maxLength: 20 }), { nil: undefined })).map(([path, b, key]) => ({ method: 'POST', path, body: b, key })),
-        fc.string({ maxLength: 20 }).map((key) => ({ method: 'GET', path: `/v1/operations/${encodeURIComponent(key)}`, body: undefined, key: undefined })),
-        fc.constantFrom('', '?status=failed', '?limit=0', '?type=checkout&limit=5', '?cursor=abc').map((q) => ({ method: 'GET', path: `/v1/operations${q}`, body: undefined, key: undefined })),
+        fc
+          .tuple(
+            fc.constantFrom('/v1/payments', '/v1/checkouts'),
+            body,
+            fc.option(fc.string({ maxLength: 20 }), { nil: undefined }),
+          )
+          .map(([path, b, key]) => ({ method: 'POST', path, body: b, key })),
+        fc
+          .string({ maxLength: 20 })
+          .map((key) => ({ method: 'GET', path: `/v1/operations/${encodeURIComponent(key)}`, body: undefined, key: undefined })),
+        fc
+          .constantFrom('', '?status=failed', '?limit=0', '?type=checkout&limit=5', '?cursor=abc')
+          .map((q) => ({ method: 'GET', path: `/v1/operations${q}`, body: undefined, key: undefined })),
         fc.constant({ method: 'GET', path: '/readyz', body: undefined, key: undefined }),
       );
       await fc.assert(

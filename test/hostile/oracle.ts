@@ -67,7 +67,10 @@ function integerIn(v: unknown, min: number, max: number): boolean {
 /** Whether a parsed JSON body is a valid payment / checkout request. */
 export function isValidBody(type: 'payment' | 'checkout', body: unknown): boolean {
   if (!isObject(body)) return false;
-  const allowed = type === 'payment' ? ['account', 'amount', 'currency', 'description'] : ['account', 'amount', 'currency', 'description', 'items'];
+  const allowed =
+    type === 'payment'
+      ? ['account', 'amount', 'currency', 'description']
+      : ['account', 'amount', 'currency', 'description', 'items'];
   if (Object.keys(body).some((k) => !allowed.includes(k))) return false;
   if (!stringOf(body.account, 1, 128)) return false;
   if (!integerIn(body.amount, 1, 1_000_000_000_000)) return false;

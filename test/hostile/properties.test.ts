@@ -12,7 +12,16 @@ import type { Client } from '@temporalio/client';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditOperation } from '../support/invariants.js';
-import { startBank, startReservations, startWorker, temporalClient, uniqueId, type BankHandle, type ReservationsHandle, type WorkerHandle } from '../support/stack.js';
+import {
+  startBank,
+  startReservations,
+  startWorker,
+  temporalClient,
+  uniqueId,
+  type BankHandle,
+  type ReservationsHandle,
+  type WorkerHandle,
+} from '../support/stack.js';
 import { hasPoisonKeys, isValidBody, isValidListQuery, judgeKey, judgePrefer, PARSER_REFUSED_BYTES } from './oracle.js';
 import { Contract, counter, documentedRoute, leakIn, rawRequest, startTestApi, type RawAnswer, type TestApi } from './support.js';
 
@@ -59,7 +68,9 @@ beforeAll(async () => {
   api = await startTestApi({
     env: {
       RETRYSAFE_TASK_QUEUE: taskQueue,
-      RETRYSAFE_API_KEYS: Object.values(tenants).map((t) => `${t.secret}=${t.name}`).join(','),
+      RETRYSAFE_API_KEYS: Object.values(tenants)
+        .map((t) => `${t.secret}=${t.name}`)
+        .join(','),
       RETRYSAFE_STEP_DEADLINE: '10s',
     },
   });
@@ -71,7 +82,10 @@ afterAll(async () => {
   console.log(
     `hostile properties (seed ${SEED}):\n` +
       Object.entries(tally)
-        .map(([name, t]) => `  ${name.padEnd(8)} ${String(t.runs).padStart(4)} requests  ${JSON.stringify(t.statuses)} ms ${JSON.stringify(t.ms)}`)
+        .map(
+          ([name, t]) =>
+            `  ${name.padEnd(8)} ${String(t.runs).padStart(4)} requests  ${JSON.stringify(t.statuses)} ms ${JSON.stringify(t.ms)}`,
+        )
         .join('\n'),
   );
   await api?.close();
@@ -81,11 +95,7 @@ afterAll(async () => {
 });
 
 /** Sends, records, and checks what every answer must satisfy whatever the input. */
-async function send(
-  property: string,
-  req: Parameters<typeof rawRequest>[1],
-  echoes: string[] = [],
-): Promise<RawAnswer> {
+async function send(property: string, req: Parameters<typeof rawRequest>[1], echoes: string[] = []): Promise<RawAnswer> {
   const began = Date.now();
   const result = await rawRequest(api.port, req);
   if (result.closed) throw new Error(`connection closed without an answer (${result.error ?? ''})`);
@@ -142,26 +152,91 @@ const noCrLf = (bytes: Uint8Array) => Buffer.from(bytes.filter((b) => b !== 0x0a
  * Valid keys mostly come from a small pool, sent bare or quoted, so that most valid
  * requests are replays: each fresh key is a workflow start (~0.1-0.4 s on 2 cores).
  */
-const KEY_POOL = ['a', 'K', '"q"', 'back\\slash', 'a/b', '../x', '%2F', '?#&=;,', '~!@$^*()[]{}|`\'', 'x'.repeat(254), 'y'.repeat(255), 'order-42'];
+const KEY_POOL = [
+  'a',
+  'K',
+  '"q"',
+  'back\\slash',
+  'a/b',
+  '../x',
+  '%2F',
+  '?#&=;,',
+  "~!@$^*()[]{}|`'",
+  'x'.repeat(254),
+  'y'.repeat(255),
+  'order-42',
+];
 const poolKey = fc.constantFrom(...KEY_POOL).chain((k) => fc.constantFrom(k, sfEscape(k), ` ${k}\t`, `\t${sfEscape(k)} `));
 
 /** Idempotency-Key values as raw header bytes; undefined sends no header at all. */
 const keyHeader: fc.Arbitrary<Buffer | undefined> = fc.oneof(
   { weight: 8, arbitrary: poolKey.map((s) => Buffer.from(s, 'latin1')) },
   { weight: 1, arbitrary: visible(1, 40).map((s) => Buffer.from(s, 'latin1')) },
-  { weight: 3, arbitrary: fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: 40 }).map((s) => Buffer.from(`"${s}`, 'latin1')) },
-  { weight: 2, arbitrary: fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), minLength: 1, maxLength: 40 }).filter((s) => s.includes(' ')).map((s) => Buffer.from(sfEscape(s), 'latin1')) },
-  { weight: 2, arbitrary: visible(256, 600).chain((s) => fc.constantFrom(s, sfEscape(s))).map((s) => Buffer.from(s, 'latin1')) },
-  { weight: 2, arbitrary: fc.uint8Array({ maxLength: 30 }).map(noCrLf) },
-  { weight: 2, arbitrary: fc.uint8Array({ maxLength: 30 }).map((b) => Buffer.concat([Buffer.from('"'), noCrLf(b), Buffer.from('"')])) },
-  { weight: 2, arbitrary: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 20 }).filter((s) => /[^\x21-\x7e]/.test(s)).map((s) => Buffer.from(s, 'utf8')) },
   {
     weight: 3,
     arbitrary: fc
-      .tuple(visible(1, 12), fc.constantFrom('"%s', '"%s";p=1', '"%s";a', '"%s\\q"', '"%s" x', '"%s\\"', '%s %s', '\xa0%s', '%s\xa0', '"%s\t"', '%s\t%s', '"%s"\x85', '\u00e9%s'))
+      .string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: 40 })
+      .map((s) => Buffer.from(`"${s}`, 'latin1')),
+  },
+  {
+    weight: 2,
+    arbitrary: fc
+      .string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), minLength: 1, maxLength: 40 })
+      .filter((s) => s.includes(' '))
+      .map((s) => Buffer.from(sfEscape(s), 'latin1')),
+  },
+  {
+    weight: 2,
+    arbitrary: visible(256, 600)
+      .chain((s) => fc.constantFrom(s, sfEscape(s)))
+      .map((s) => Buffer.from(s, 'latin1')),
+  },
+  { weight: 2, arbitrary: fc.uint8Array({ maxLength: 30 }).map(noCrLf) },
+  {
+    weight: 2,
+    arbitrary: fc.uint8Array({ maxLength: 30 }).map((b) => Buffer.concat([Buffer.from('"'), noCrLf(b), Buffer.from('"')])),
+  },
+  {
+    weight: 2,
+    arbitrary: fc
+      .string({ unit: 'grapheme', minLength: 1, maxLength: 20 })
+      .filter((s) => /[^\x21-\x7e]/.test(s))
+      .map((s) => Buffer.from(s, 'utf8')),
+  },
+  {
+    weight: 3,
+    arbitrary: fc
+      .tuple(
+        visible(1, 12),
+        fc.constantFrom(
+          '"%s',
+          '"%s";p=1',
+          '"%s";a',
+          '"%s\\q"',
+          '"%s" x',
+          '"%s\\"',
+          '%s %s',
+          '\xa0%s',
+          '%s\xa0',
+          '"%s\t"',
+          '%s\t%s',
+          '"%s"\x85',
+          '\u00e9%s',
+        ),
+      )
       .map(([s, shape]) => Buffer.from(shape.replaceAll('%s', s), 'latin1')),
   },
-  { weight: 1, arbitrary: fc.constantFrom(undefined, Buffer.from(''), Buffer.from('   '), Buffer.from('""'), Buffer.from('"'), Buffer.from('\t')) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      undefined,
+      Buffer.from(''),
+      Buffer.from('   '),
+      Buffer.from('""'),
+      Buffer.from('"'),
+      Buffer.from('\t'),
+    ),
+  },
 );
 
 /** A number as raw JSON text, so that -0, 1250.0 or 1e3 reach the server as written. */
@@ -185,20 +260,38 @@ const text = (max: number) =>
   fc.oneof(
     fc.string({ unit: 'grapheme', maxLength: max }),
     fc.string({ unit: 'binary', maxLength: max }),
-    fc.constantFrom('\u0000', '\ud800', '\udfff', '😀'.repeat(Math.ceil(max / 2)), 'a'.repeat(max), 'a'.repeat(max + 1), '😀'.repeat(max), '😀'.repeat(max + 1)),
+    fc.constantFrom(
+      '\u0000',
+      '\ud800',
+      '\udfff',
+      '😀'.repeat(Math.ceil(max / 2)),
+      'a'.repeat(max),
+      'a'.repeat(max + 1),
+      '😀'.repeat(max),
+      '😀'.repeat(max + 1),
+    ),
   );
 const raw = (...texts: string[]) => texts.map((t) => new RawNumber(t));
 
 /** Valid values of each field: a body built from these alone is accepted. */
 const goodField = {
-  account: fc.oneof({ weight: 3, arbitrary: fc.constant(account) }, { weight: 1, arbitrary: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 }) }),
+  account: fc.oneof(
+    { weight: 3, arbitrary: fc.constant(account) },
+    { weight: 1, arbitrary: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 }) },
+  ),
   amount: fc.oneof(
     { weight: 4, arbitrary: fc.integer({ min: 1, max: 1_000_000_000_000 }) },
     { weight: 1, arbitrary: fc.constantFrom<unknown>(...raw('1250.0', '1e3', '1E12', '0.1e1', '1000000000000')) },
   ),
   currency: fc.constantFrom('EUR', 'EUR', 'EUR', 'USD', 'JPY'),
   description: fc.option(fc.string({ unit: 'grapheme', maxLength: 60 }), { nil: undefined, freq: 2 }),
-  items: fc.array(fc.record({ sku: fc.oneof(fc.constant(sku), fc.string({ unit: 'grapheme', minLength: 1, maxLength: 20 })), quantity: fc.integer({ min: 1, max: 3 }) }), { minLength: 1, maxLength: 3 }),
+  items: fc.array(
+    fc.record({
+      sku: fc.oneof(fc.constant(sku), fc.string({ unit: 'grapheme', minLength: 1, maxLength: 20 })),
+      quantity: fc.integer({ min: 1, max: 3 }),
+    }),
+    { minLength: 1, maxLength: 3 },
+  ),
 };
 
 /** Values that bend a field: type confusion, bounds, unicode, special numbers (a few are still valid). */
@@ -206,19 +299,45 @@ const badField: Record<string, fc.Arbitrary<unknown>> = {
   account: fc.oneof(text(129), fc.constantFrom<unknown>('', 123, null, true, { id: account }, [account])),
   amount: fc.oneof(
     fc.constantFrom<unknown>(
-      ...raw('-0', '0', '1e12', '1000000000001', '1e308', '9007199254740993', '1.5', '-1', '1e-7', '123456789012345678901234567890', '-1250'),
-      '1250', 'NaN', 'Infinity', '-Infinity', '', null, true, [1250], { value: 1250 },
+      ...raw(
+        '-0',
+        '0',
+        '1e12',
+        '1000000000001',
+        '1e308',
+        '9007199254740993',
+        '1.5',
+        '-1',
+        '1e-7',
+        '123456789012345678901234567890',
+        '-1250',
+      ),
+      '1250',
+      'NaN',
+      'Infinity',
+      '-Infinity',
+      '',
+      null,
+      true,
+      [1250],
+      { value: 1250 },
     ),
     fc.double(),
   ),
-  currency: fc.oneof(fc.constantFrom<unknown>('eur', 'EU', 'EURO', 'E\u0301UR', 'ＥＵＲ', 'XYZ', 'AAA', '', 978, null, ['EUR'], ' EUR'), fc.string({ maxLength: 4 })),
+  currency: fc.oneof(
+    fc.constantFrom<unknown>('eur', 'EU', 'EURO', 'E\u0301UR', 'ＥＵＲ', 'XYZ', 'AAA', '', 978, null, ['EUR'], ' EUR'),
+    fc.string({ maxLength: 4 }),
+  ),
   description: fc.oneof(text(501), fc.constantFrom<unknown>(null, 42, ['x'], { text: 'x' })),
   items: fc.oneof(
     fc.constantFrom<unknown>([], null, {}, 'sku_book', [[]], [null]),
     fc.constantFrom(99, 100, 101).map((n) => Array.from({ length: n }, () => ({ sku, quantity: 1 }))),
     fc.array(
       fc.oneof(
-        fc.record({ sku: fc.constant(sku), quantity: fc.constantFrom<unknown>(0, 1000, 1001, '2', -1, 2.5, null, ...raw('2.0', '-0', '1e3')) }),
+        fc.record({
+          sku: fc.constant(sku),
+          quantity: fc.constantFrom<unknown>(0, 1000, 1001, '2', -1, 2.5, null, ...raw('2.0', '-0', '1e3')),
+        }),
         fc.record({ sku: fc.oneof(text(129), fc.constantFrom<unknown>('', 7, null)), quantity: fc.constant(1) }),
         fc.record({ sku: fc.constant(sku), quantity: fc.constant(1), extra: fc.jsonValue({ maxDepth: 2 }) }),
         fc.record({ sku: fc.constant(sku) }),
@@ -235,7 +354,13 @@ const mutation = fc.oneof(
   {
     weight: 2,
     arbitrary: fc
-      .tuple(fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom('__proto__', 'constructor', 'prototype', 'Amount', 'amount ', 'toString')), fc.jsonValue({ maxDepth: 3 }))
+      .tuple(
+        fc.oneof(
+          fc.string({ maxLength: 12 }),
+          fc.constantFrom('__proto__', 'constructor', 'prototype', 'Amount', 'amount ', 'toString'),
+        ),
+        fc.jsonValue({ maxDepth: 3 }),
+      )
       .map(([field, value]) => ({ op: 'extra' as const, field, value })),
   },
   { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 3 }).map((value) => ({ op: 'nest' as const, field: 'account', value })) },
@@ -246,7 +371,10 @@ const nearValidBody = fc
   .record({
     type: fc.constantFrom<OpType>('payment', 'checkout'),
     ...goodField,
-    mutations: fc.oneof({ weight: 1, arbitrary: fc.constant([]) }, { weight: 8, arbitrary: fc.array(mutation, { minLength: 1, maxLength: 3 }) }),
+    mutations: fc.oneof(
+      { weight: 1, arbitrary: fc.constant([]) },
+      { weight: 8, arbitrary: fc.array(mutation, { minLength: 1, maxLength: 3 }) },
+    ),
   })
   .map(({ type, mutations, ...f }) => {
     const body: Record<string, unknown> = { account: f.account, amount: f.amount, currency: f.currency };
@@ -272,7 +400,22 @@ const bodyCase = fc.oneof(
     weight: 1,
     arbitrary: fc.record({
       type: fc.constantFrom<OpType>('payment', 'checkout'),
-      text: fc.constantFrom('', ' ', 'null', '[]', '"x"', '{', '{"account":', '{"amount":NaN}', '{"amount":Infinity}', "{'a':1}", '{"a":1}{"b":2}', '{"account":"a","amount":1,"currency":"EUR",}', '\u0000', BIG),
+      text: fc.constantFrom(
+        '',
+        ' ',
+        'null',
+        '[]',
+        '"x"',
+        '{',
+        '{"account":',
+        '{"amount":NaN}',
+        '{"amount":Infinity}',
+        "{'a':1}",
+        '{"a":1}{"b":2}',
+        '{"account":"a","amount":1,"currency":"EUR",}',
+        '\u0000',
+        BIG,
+      ),
     }),
   },
 );
@@ -298,7 +441,12 @@ describe('Idempotency-Key header', () => {
           {
             method: 'POST',
             path: '/v1/payments',
-            headers: [auth(tenant), json, ['Prefer', 'respond-async'], ...(raw === undefined ? [] : [['Idempotency-Key', raw] as [string, Buffer]])],
+            headers: [
+              auth(tenant),
+              json,
+              ['Prefer', 'respond-async'],
+              ...(raw === undefined ? [] : [['Idempotency-Key', raw] as [string, Buffer]]),
+            ],
             body: JSON.stringify(validPayment),
           },
           raw === undefined ? [] : [raw.toString('latin1'), raw.toString('utf8')],
@@ -329,7 +477,12 @@ describe('request bodies', () => {
           {
             method: 'POST',
             path: type === 'payment' ? '/v1/payments' : '/v1/checkouts',
-            headers: [auth(tenant), ['Idempotency-Key', key], ['Prefer', 'respond-async'], ...(ctype ? [['Content-Type', ctype] as [string, string]] : [])],
+            headers: [
+              auth(tenant),
+              ['Idempotency-Key', key],
+              ['Prefer', 'respond-async'],
+              ...(ctype ? [['Content-Type', ctype] as [string, string]] : []),
+            ],
             body,
           },
           // Field names from the body may come back in `errors`.
@@ -371,20 +524,41 @@ const preferMember = fc.oneof(
   {
     weight: 4,
     arbitrary: fc
-      .tuple(fc.constantFrom('wait', 'Wait', 'WAIT'), fc.oneof(fc.integer({ min: 0, max: 70 }).map(String), fc.constantFrom('007', '060', '061', '99999999999999999999', '-1', '1.5', '', '"5"', '"61"', '"x"', '1e1', 'ten')))
+      .tuple(
+        fc.constantFrom('wait', 'Wait', 'WAIT'),
+        fc.oneof(
+          fc.integer({ min: 0, max: 70 }).map(String),
+          fc.constantFrom('007', '060', '061', '99999999999999999999', '-1', '1.5', '', '"5"', '"61"', '"x"', '1e1', 'ten'),
+        ),
+      )
       .map(([name, value]) => ({ name, value: value === '' ? undefined : value })),
   },
-  { weight: 2, arbitrary: fc.constantFrom({ name: 'respond-async' }, { name: 'return', value: 'minimal' }, { name: 'handling', value: 'strict' }, { name: 'x-custom', value: '"a,b;c"' }) },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      { name: 'respond-async' },
+      { name: 'return', value: 'minimal' },
+      { name: 'handling', value: 'strict' },
+      { name: 'x-custom', value: '"a,b;c"' },
+    ),
+  },
 );
 const preferCase = fc.oneof(
   {
     weight: 4,
-    arbitrary: fc.tuple(fc.array(preferMember, { minLength: 1, maxLength: 3 }), fc.constantFrom(', ', ',', ' ,  '), fc.boolean()).map(([members, sep, params]) => ({
-      members,
-      header: members.map((m) => `${m.name}${m.value === undefined ? '' : `=${m.value}`}${params ? ';p=1' : ''}`).join(sep),
-    })),
+    arbitrary: fc
+      .tuple(fc.array(preferMember, { minLength: 1, maxLength: 3 }), fc.constantFrom(', ', ',', ' ,  '), fc.boolean())
+      .map(([members, sep, params]) => ({
+        members,
+        header: members.map((m) => `${m.name}${m.value === undefined ? '' : `=${m.value}`}${params ? ';p=1' : ''}`).join(sep),
+      })),
   },
-  { weight: 1, arbitrary: fc.string({ unit: fc.integer({ min: 0x20, max: 0xff }).map((c) => String.fromCharCode(c)), maxLength: 40 }).map((header) => ({ members: undefined, header })) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .string({ unit: fc.integer({ min: 0x20, max: 0xff }).map((c) => String.fromCharCode(c)), maxLength: 40 })
+      .map((header) => ({ members: undefined, header })),
+  },
 );
 
 // A few keys, each started once and replayed after: the header is parsed the same way on
@@ -424,9 +598,30 @@ describe('Prefer header', () => {
   });
 });
 
-const queryName = fc.oneof({ weight: 4, arbitrary: fc.constantFrom('status', 'type', 'limit', 'cursor') }, { weight: 1, arbitrary: fc.string({ maxLength: 8 }) });
+const queryName = fc.oneof(
+  { weight: 4, arbitrary: fc.constantFrom('status', 'type', 'limit', 'cursor') },
+  { weight: 1, arbitrary: fc.string({ maxLength: 8 }) },
+);
 const queryValue = fc.oneof(
-  fc.constantFrom('processing', 'succeeded', 'failed', 'payment', 'checkout', '1', '50', '100', '101', '0', '07', '-1', '1e1', '', 'Processing', 'AAAA', 'a'.repeat(9000)),
+  fc.constantFrom(
+    'processing',
+    'succeeded',
+    'failed',
+    'payment',
+    'checkout',
+    '1',
+    '50',
+    '100',
+    '101',
+    '0',
+    '07',
+    '-1',
+    '1e1',
+    '',
+    'Processing',
+    'AAAA',
+    'a'.repeat(9000),
+  ),
   fc.string({ unit: 'grapheme', maxLength: 12 }),
 );
 const queryCase = fc.oneof(
@@ -440,7 +635,25 @@ const queryCase = fc.oneof(
   {
     weight: 1,
     arbitrary: fc
-      .oneof(fc.constantFrom('%', '%zz', 'status=%E0%A4', 'limit=%00', '&&=', '=', 'status', 'a[b]=c', 'status[]=failed', 'limit=1&limit=2', '__proto__=x', 'constructor[prototype]=1'), fc.string({ unit: fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: 30 }).map((s) => s.replace(/#/g, '')))
+      .oneof(
+        fc.constantFrom(
+          '%',
+          '%zz',
+          'status=%E0%A4',
+          'limit=%00',
+          '&&=',
+          '=',
+          'status',
+          'a[b]=c',
+          'status[]=failed',
+          'limit=1&limit=2',
+          '__proto__=x',
+          'constructor[prototype]=1',
+        ),
+        fc
+          .string({ unit: fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: 30 })
+          .map((s) => s.replace(/#/g, '')),
+      )
       .map((query) => ({ pairs: undefined, query })),
   },
 );
@@ -450,7 +663,10 @@ describe('GET /v1/operations query strings', () => {
     const tenant = tenants.bodies;
     await fc.assert(
       fc.asyncProperty(queryCase, async ({ pairs, query }) => {
-        const answer = await send('list', { method: 'GET', path: `/v1/operations?${query}`, headers: [auth(tenant)] }, [query, decodeSafe(query)]);
+        const answer = await send('list', { method: 'GET', path: `/v1/operations?${query}`, headers: [auth(tenant)] }, [
+          query,
+          decodeSafe(query),
+        ]);
         if (pairs !== undefined) {
           if (isValidListQuery(pairs)) expect(answer.status, answer.body).toBe(200);
           else expectProblem(answer, 400, ['invalid_request']);
@@ -471,7 +687,7 @@ describe('GET /v1/operations query strings', () => {
 });
 
 describe('GET /v1/operations/{key} paths', () => {
-  it('finds exactly the tenant\'s own keys, answers 404 or 400 for anything else', async () => {
+  it("finds exactly the tenant's own keys, answers 404 or 400 for anything else", async () => {
     const tenant = tenants.keys;
     // A key with "/" can be read encoded or not.
     const slashKey = `a/${uniqueId('b')}/../c`;
@@ -488,12 +704,36 @@ describe('GET /v1/operations/{key} paths', () => {
       { weight: 3, arbitrary: fc.constantFrom(...own).map((key) => ({ key, path: encodeURIComponent(key) })) },
       { weight: 1, arbitrary: fc.constant({ key: slashKey, path: slashKey }) },
       { weight: 2, arbitrary: fc.constantFrom(...others).map((key) => ({ key, path: encodeURIComponent(key) })) },
-      { weight: 3, arbitrary: fc.oneof(visible(1, 300), fc.string({ unit: 'grapheme', maxLength: 20 })).map((key) => ({ key, path: encodeURIComponent(key) })) },
+      {
+        weight: 3,
+        arbitrary: fc
+          .oneof(visible(1, 300), fc.string({ unit: 'grapheme', maxLength: 20 }))
+          .map((key) => ({ key, path: encodeURIComponent(key) })),
+      },
       {
         weight: 3,
         arbitrary: fc
           .oneof(
-            fc.constantFrom('', '%', '%zz', '%C3%28', '%FF', '%00', '%2e%2e', '..', '.', '//', '%2F', 'a%2', '?', '#x', ';', '%E2%82', '%ED%A0%80', 'x'.repeat(2000)),
+            fc.constantFrom(
+              '',
+              '%',
+              '%zz',
+              '%C3%28',
+              '%FF',
+              '%00',
+              '%2e%2e',
+              '..',
+              '.',
+              '//',
+              '%2F',
+              'a%2',
+              '?',
+              '#x',
+              ';',
+              '%E2%82',
+              '%ED%A0%80',
+              'x'.repeat(2000),
+            ),
             fc.uint8Array({ maxLength: 20 }).map((b) => Buffer.from(b.filter((x) => x > 0x20 && x !== 0x7f)).toString('latin1')),
           )
           .map((path) => ({ key: undefined, path })),
@@ -501,7 +741,11 @@ describe('GET /v1/operations/{key} paths', () => {
     );
     await fc.assert(
       fc.asyncProperty(pathCase, async ({ key, path }) => {
-        const answer = await send('paths', { method: 'GET', path: Buffer.from(`/v1/operations/${path}`, 'latin1'), headers: [auth(tenant)] }, [key ?? '']);
+        const answer = await send(
+          'paths',
+          { method: 'GET', path: Buffer.from(`/v1/operations/${path}`, 'latin1'), headers: [auth(tenant)] },
+          [key ?? ''],
+        );
         if (key === undefined) {
           expect([200, 400, 404]).toContain(answer.status);
           if (answer.status === 200) expect(tenant.accepted.has(String(answer.json?.key))).toBe(true);
@@ -521,34 +765,47 @@ describe('GET /v1/operations/{key} paths', () => {
 });
 
 describe('effects', () => {
-  it('started one execution per accepted key and nothing for a refused request; every ledger agrees', { timeout: 120_000 }, async () => {
-    const all = Object.values(tenants);
-    for (const tenant of all) {
-      // Wait for the accepted operations to finish, then audit each against the ledgers.
-      let succeededAmount = 0;
-      for (const [key, op] of tenant.accepted) {
-        const operation = await waitTerminal(tenant, key);
-        const violations = await auditOperation({ workflowId: `${tenant.name}/${key}`, type: op.type, amount: op.amount, operation }, bank, reservations);
-        expect(violations).toEqual([]);
-        if (operation.status === 'succeeded' && op.account === account) succeededAmount += op.amount;
+  it(
+    'started one execution per accepted key and nothing for a refused request; every ledger agrees',
+    { timeout: 120_000 },
+    async () => {
+      const all = Object.values(tenants);
+      for (const tenant of all) {
+        // Wait for the accepted operations to finish, then audit each against the ledgers.
+        let succeededAmount = 0;
+        for (const [key, op] of tenant.accepted) {
+          const operation = await waitTerminal(tenant, key);
+          const violations = await auditOperation(
+            { workflowId: `${tenant.name}/${key}`, type: op.type, amount: op.amount, operation },
+            bank,
+            reservations,
+          );
+          expect(violations).toEqual([]);
+          if (operation.status === 'succeeded' && op.account === account) succeededAmount += op.amount;
+        }
+        (tenant as Tenant & { charged?: number }).charged = succeededAmount;
+        // Visibility catches up within moments; a refused request would show up as an extra execution.
+        const count = await eventually(
+          async () => Number((await temporal.client.workflow.count(`Tenant = '${tenant.name}'`)).count),
+          tenant.accepted.size,
+        );
+        expect(count, `executions of tenant ${tenant.name}`).toBe(tenant.accepted.size);
       }
-      (tenant as Tenant & { charged?: number }).charged = succeededAmount;
-      // Visibility catches up within moments; a refused request would show up as an extra execution.
-      const count = await eventually(async () => Number((await temporal.client.workflow.count(`Tenant = '${tenant.name}'`)).count), tenant.accepted.size);
-      expect(count, `executions of tenant ${tenant.name}`).toBe(tenant.accepted.size);
-    }
-    const accepted = all.reduce((n, t) => n + t.accepted.size, 0);
-    expect(await counter(api.registry, 'retrysafe_operations_started_total')).toBe(accepted);
-    const charged = all.reduce((n, t) => n + ((t as Tenant & { charged?: number }).charged ?? 0), 0);
-    expect(await bank.balance(account)).toBe(OPENING_BALANCE - charged);
-    console.log(`hostile properties: ${accepted} operations accepted and audited, ${charged} charged in total`);
-  });
+      const accepted = all.reduce((n, t) => n + t.accepted.size, 0);
+      expect(await counter(api.registry, 'retrysafe_operations_started_total')).toBe(accepted);
+      const charged = all.reduce((n, t) => n + ((t as Tenant & { charged?: number }).charged ?? 0), 0);
+      expect(await bank.balance(account)).toBe(OPENING_BALANCE - charged);
+      console.log(`hostile properties: ${accepted} operations accepted and audited, ${charged} charged in total`);
+    },
+  );
 });
 
 async function waitTerminal(tenant: Tenant, key: string): Promise<Record<string, unknown>> {
   const deadline = Date.now() + 60_000;
   for (;;) {
-    const res = await fetch(`${api.url}/v1/operations/${encodeURIComponent(key)}`, { headers: { authorization: `Bearer ${tenant.secret}` } });
+    const res = await fetch(`${api.url}/v1/operations/${encodeURIComponent(key)}`, {
+      headers: { authorization: `Bearer ${tenant.secret}` },
+    });
     const body = (await res.json()) as Record<string, unknown>;
     if (res.status === 200 && body.status !== 'processing') return body;
     if (Date.now() > deadline) throw new Error(`${tenant.name}/${key} still ${String(body.status ?? res.status)}`);

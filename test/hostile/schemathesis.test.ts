@@ -8,7 +8,16 @@
 import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startBank, startReservations, startWorker, temporalClient, uniqueId, type BankHandle, type ReservationsHandle, type WorkerHandle } from '../support/stack.js';
+import {
+  startBank,
+  startReservations,
+  startWorker,
+  temporalClient,
+  uniqueId,
+  type BankHandle,
+  type ReservationsHandle,
+  type WorkerHandle,
+} from '../support/stack.js';
 import { ensureSchemathesis, runSchemathesis, SCHEMATHESIS_VERSION } from './schemathesis.js';
 import { startTestApi, type TestApi } from './support.js';
 

@@ -34,10 +34,17 @@ export interface RawRequest {
 /** One request on a fresh connection (Connection: close), read until the server closes it. */
 export function rawRequest(port: number, req: RawRequest): Promise<RawResult> {
   const body = req.body === undefined ? undefined : Buffer.isBuffer(req.body) ? req.body : Buffer.from(req.body, 'utf8');
-  const parts: Buffer[] = [Buffer.from(`${req.method} `, 'latin1'), Buffer.isBuffer(req.path) ? req.path : Buffer.from(req.path, 'latin1')];
+  const parts: Buffer[] = [
+    Buffer.from(`${req.method} `, 'latin1'),
+    Buffer.isBuffer(req.path) ? req.path : Buffer.from(req.path, 'latin1'),
+  ];
   parts.push(Buffer.from(' HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n', 'latin1'));
   for (const [name, value] of req.headers ?? []) {
-    parts.push(Buffer.from(`${name}: `, 'latin1'), Buffer.isBuffer(value) ? value : Buffer.from(value, 'latin1'), Buffer.from('\r\n'));
+    parts.push(
+      Buffer.from(`${name}: `, 'latin1'),
+      Buffer.isBuffer(value) ? value : Buffer.from(value, 'latin1'),
+      Buffer.from('\r\n'),
+    );
   }
   if (body !== undefined) parts.push(Buffer.from(`Content-Length: ${body.length}\r\n`));
   parts.push(Buffer.from('\r\n'));
@@ -63,7 +70,11 @@ export function sendRaw(port: number, bytes: Buffer, timeoutMs = 30_000): Promis
       clearTimeout(timer);
       const received = Buffer.concat(chunks);
       const parsed = parseAnswer(received);
-      resolve(parsed && !error?.startsWith('no end') ? { closed: false, ...parsed } : { closed: true, error, received: received.toString('latin1') });
+      resolve(
+        parsed && !error?.startsWith('no end')
+          ? { closed: false, ...parsed }
+          : { closed: true, error, received: received.toString('latin1') },
+      );
     });
     // No half-close: Node's HTTP server takes a FIN as the client going away. The server
     // may answer (and close) before it read everything, e.g. a 413: that is fine.
@@ -149,12 +160,15 @@ export class Contract {
     const op = this.doc.paths[route]?.[method.toLowerCase()];
     if (!op) return [`${method} ${route} is not in the OpenAPI document`];
     const declared = op.responses[String(answer.status)];
-    if (!declared) return [`${method} ${route} answered ${answer.status}, which is not documented (${Object.keys(op.responses).join(', ')})`];
+    if (!declared)
+      return [`${method} ${route} answered ${answer.status}, which is not documented (${Object.keys(op.responses).join(', ')})`];
     const out: string[] = [];
     const mediaType = (answer.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
     const media = declared.content?.[mediaType];
     if (!media) {
-      out.push(`${answer.status}: content type "${mediaType}" is not documented (${Object.keys(declared.content ?? {}).join(', ')})`);
+      out.push(
+        `${answer.status}: content type "${mediaType}" is not documented (${Object.keys(declared.content ?? {}).join(', ')})`,
+      );
     } else if (media.schema !== undefined) {
       const value: unknown = mediaType.endsWith('json') ? answer.json : answer.body;
       const key = `${method} ${route} ${answer.status} ${mediaType}`;
@@ -163,7 +177,8 @@ export class Contract {
         validator = Schema.Compile(media.schema as Parameters<typeof Schema.Compile>[0]);
         this.validators.set(key, validator);
       }
-      if (value === undefined || !validator.Check(value)) out.push(`${answer.status}: the body does not match its schema: ${answer.body.slice(0, 300)}`);
+      if (value === undefined || !validator.Check(value))
+        out.push(`${answer.status}: the body does not match its schema: ${answer.body.slice(0, 300)}`);
     }
     for (const [name, header] of Object.entries(declared.headers ?? {})) {
       const value = answer.headers[name.toLowerCase()];
@@ -185,7 +200,12 @@ export function problemViolations(answer: RawAnswer): string[] {
     out.push(`${answer.status} is not application/problem+json but ${answer.headers['content-type'] ?? '(none)'}`);
   }
   const body = answer.json;
-  if (!body || typeof body.code !== 'string' || body.status !== answer.status || body.type !== `urn:retrysafe:problem:${String(body.code)}`) {
+  if (
+    !body ||
+    typeof body.code !== 'string' ||
+    body.status !== answer.status ||
+    body.type !== `urn:retrysafe:problem:${String(body.code)}`
+  ) {
     out.push(`${answer.status}: not a problem document with a code: ${answer.body.slice(0, 200)}`);
   }
   if (answer.status === 503 && (body?.code !== 'engine_unavailable' || !/^\d+$/.test(answer.headers['retry-after'] ?? ''))) {
@@ -202,7 +222,10 @@ const LEAKS: Array<[string, RegExp]> = [
   ['a stack frame', /\bat (?:async )?[\w$.<>]+ \(|\bat (?:file:\/\/)?\/[^\s)]+:\d+:\d+/],
   ['a file path', /\/(?:work|home|root|tmp|usr|var|opt|srv|app)\/|node_modules/],
   ['a source file name', /\.(?:ts|js|mjs|cjs):\d+/],
-  ['an internal error class', /\b(?:TypeError|ReferenceError|RangeError|SyntaxError|ServiceError|WorkflowNotFoundError|SQLITE_\w+)\b/],
+  [
+    'an internal error class',
+    /\b(?:TypeError|ReferenceError|RangeError|SyntaxError|ServiceError|WorkflowNotFoundError|SQLITE_\w+)\b/,
+  ],
 ];
 
 /**
@@ -212,7 +235,8 @@ const LEAKS: Array<[string, RegExp]> = [
 export function leakIn(text: string, echoes: string[] = []): string | undefined {
   for (const echo of echoes) {
     if (echo.length === 0) continue;
-    for (const form of new Set([echo, JSON.stringify(echo).slice(1, -1), encodeURIComponent(echo)])) text = text.split(form).join('');
+    for (const form of new Set([echo, JSON.stringify(echo).slice(1, -1), encodeURIComponent(echo)]))
+      text = text.split(form).join('');
   }
   for (const [what, pattern] of LEAKS) {
     const m = pattern.exec(text);

@@ -6,7 +6,17 @@ import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_FIELD_ERRORS } from '../../common/http/field-errors.js';
 import { startBank, startWorker, uniqueId, type BankHandle, type WorkerHandle } from '../support/stack.js';
-import { Contract, leakIn, problemViolations, rawRequest, sendRaw, startTestApi, type RawAnswer, type RawResult, type TestApi } from './support.js';
+import {
+  Contract,
+  leakIn,
+  problemViolations,
+  rawRequest,
+  sendRaw,
+  startTestApi,
+  type RawAnswer,
+  type RawResult,
+  type TestApi,
+} from './support.js';
 
 const SECRET = `sk_${uniqueId('transport')}_0123456789`;
 const TENANT = uniqueId('transport');
@@ -44,7 +54,8 @@ const authHeader: [string, string] = ['Authorization', `Bearer ${SECRET}`];
 const json: [string, string] = ['Content-Type', 'application/json'];
 
 function answered(result: RawResult): RawAnswer {
-  if (result.closed) throw new Error(`closed without an answer (${result.error ?? 'no error'}): ${result.received.slice(0, 200)}`);
+  if (result.closed)
+    throw new Error(`closed without an answer (${result.error ?? 'no error'}): ${result.received.slice(0, 200)}`);
   return result;
 }
 
@@ -101,7 +112,15 @@ describe('oversized headers', () => {
 
   it('answers a 64 KiB Idempotency-Key and a 64 KiB Authorization the same way, before any route runs', async () => {
     expectProblem(await postPayment('{}', [], 'k'.repeat(64 * 1024)), 431, 'headers_too_large');
-    expectProblem(await rawRequest(api.port, { method: 'GET', path: '/v1/operations', headers: [['Authorization', `Bearer ${'s'.repeat(64 * 1024)}`]] }), 431, 'headers_too_large');
+    expectProblem(
+      await rawRequest(api.port, {
+        method: 'GET',
+        path: '/v1/operations',
+        headers: [['Authorization', `Bearer ${'s'.repeat(64 * 1024)}`]],
+      }),
+      431,
+      'headers_too_large',
+    );
     await expectAlive();
   });
 });
@@ -123,7 +142,11 @@ describe('oversized bodies', () => {
     const chunk = 'x'.repeat(256 * 1024);
     const chunks = Array.from({ length: 6 }, () => `${chunk.length.toString(16)}\r\n${chunk}\r\n`).join('');
     const head = `POST /v1/payments HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer ${SECRET}\r\nContent-Type: application/json\r\nIdempotency-Key: ${uniqueId('ch')}\r\nTransfer-Encoding: chunked\r\n\r\n`;
-    expectProblem(await sendRaw(api.port, Buffer.from(head + '5\r\n{"a":\r\n' + chunks + '0\r\n\r\n'), 10_000), 413, 'payload_too_large');
+    expectProblem(
+      await sendRaw(api.port, Buffer.from(head + '5\r\n{"a":\r\n' + chunks + '0\r\n\r\n'), 10_000),
+      413,
+      'payload_too_large',
+    );
     await expectAlive();
   });
 });
@@ -234,15 +257,27 @@ describe('invalid UTF-8', () => {
   });
 
   it('refuses invalid UTF-8 in the Idempotency-Key and in the path', async () => {
-    for (const bad of [[0xc3, 0x28], [0xff, 0xfe], [0xe2, 0x82, 0x28]]) {
+    for (const bad of [
+      [0xc3, 0x28],
+      [0xff, 0xfe],
+      [0xe2, 0x82, 0x28],
+    ]) {
       const key = Buffer.concat([Buffer.from('order-'), Buffer.from(bad)]);
-      expectProblem(await postPayment(JSON.stringify({ account, amount: 1, currency: 'EUR' }), [], key), 400, 'idempotency_key_invalid');
+      expectProblem(
+        await postPayment(JSON.stringify({ account, amount: 1, currency: 'EUR' }), [], key),
+        400,
+        'idempotency_key_invalid',
+      );
       const path = Buffer.concat([Buffer.from('/v1/operations/'), Buffer.from(bad)]);
       const answer = answered(await rawRequest(api.port, { method: 'GET', path, headers: [authHeader] }));
       expect([400, 404]).toContain(answer.status);
       expect(problemViolations(answer)).toEqual([]);
     }
-    expectProblem(await rawRequest(api.port, { method: 'GET', path: '/v1/operations/%C3%28', headers: [authHeader] }), 400, 'invalid_request');
+    expectProblem(
+      await rawRequest(api.port, { method: 'GET', path: '/v1/operations/%C3%28', headers: [authHeader] }),
+      400,
+      'invalid_request',
+    );
     await expectAlive();
   });
 });
@@ -251,8 +286,14 @@ describe('JSON bombs', () => {
   it.each([
     ['100 000 nested arrays', '['.repeat(100_000) + ']'.repeat(100_000)],
     ['100 000 nested objects', '{"a":'.repeat(100_000) + '1' + '}'.repeat(100_000)],
-    ['nesting inside a field', `{"account":"a","amount":1,"currency":"EUR","description":${'['.repeat(100_000)}${']'.repeat(100_000)}}`],
-    ['nesting inside an item', `{"account":"a","amount":1,"currency":"EUR","items":[${'{"sku":'.repeat(50_000)}1${'}'.repeat(50_000)}]}`],
+    [
+      'nesting inside a field',
+      `{"account":"a","amount":1,"currency":"EUR","description":${'['.repeat(100_000)}${']'.repeat(100_000)}}`,
+    ],
+    [
+      'nesting inside an item',
+      `{"account":"a","amount":1,"currency":"EUR","items":[${'{"sku":'.repeat(50_000)}1${'}'.repeat(50_000)}]}`,
+    ],
     ['an unterminated bomb', '['.repeat(200_000)],
   ])('answers %s with 400 and does not crash', async (_name, body) => {
     expect(Buffer.byteLength(body)).toBeLessThanOrEqual(BODY_LIMIT);
@@ -282,7 +323,12 @@ describe('huge arrays', () => {
 
   it('answers items with 1 000 000 entries (over the limit) with 413', async () => {
     const body = `{"account":"a","amount":1,"currency":"EUR","items":[${Array.from({ length: 1_000_000 }, () => '{}').join(',')}]}`;
-    const answer = await rawRequest(api.port, { method: 'POST', path: '/v1/checkouts', headers: [authHeader, json, ['Idempotency-Key', uniqueId('arr')]], body });
+    const answer = await rawRequest(api.port, {
+      method: 'POST',
+      path: '/v1/checkouts',
+      headers: [authHeader, json, ['Idempotency-Key', uniqueId('arr')]],
+      body,
+    });
     expectProblem(answer, 413, 'payload_too_large');
     await expectAlive();
   });
@@ -295,7 +341,9 @@ describe('many connections', () => {
         case 0:
           return rawRequest(api.port, { method: 'GET', path: '/healthz' }).then((r) => [r, 200] as const);
         case 1:
-          return rawRequest(api.port, { method: 'GET', path: `/v1/operations/${uniqueId('none')}`, headers: [authHeader] }).then((r) => [r, 404] as const);
+          return rawRequest(api.port, { method: 'GET', path: `/v1/operations/${uniqueId('none')}`, headers: [authHeader] }).then(
+            (r) => [r, 404] as const,
+          );
         default:
           return postPayment('{"account":1}').then((r) => [r, 400] as const);
       }

@@ -7,7 +7,14 @@ import { describeInvalidRequest, MAX_FIELD_ERRORS, validationIssues } from '../.
 import { SANDBOX_FIELD_STYLE } from '../../downstream/shared/http.js';
 
 const error = (e: Partial<FastifySchemaValidationError>): FastifySchemaValidationError =>
-  ({ keyword: 'type', instancePath: '', schemaPath: '#', params: {}, message: 'must be integer', ...e }) as FastifySchemaValidationError;
+  ({
+    keyword: 'type',
+    instancePath: '',
+    schemaPath: '#',
+    params: {},
+    message: 'must be integer',
+    ...e,
+  }) as FastifySchemaValidationError;
 
 describe('validationIssues', () => {
   it('reads a missing property the way either validator reports it', () => {
@@ -40,7 +47,7 @@ describe('describeInvalidRequest', () => {
     error({ keyword: 'required', params: { missingProperty: 'account' } }),
   ];
 
-  it('names each field once, in each service\'s own style', () => {
+  it("names each field once, in each service's own style", () => {
     expect(describeInvalidRequest(errors, 'body', API_FIELD_STYLE).errors).toEqual([
       { field: 'items[0].quantity', message: 'must be integer' },
       { field: 'account', message: 'is required' },
@@ -49,7 +56,9 @@ describe('describeInvalidRequest', () => {
       'items.0.quantity',
       'account',
     ]);
-    expect(describeInvalidRequest([error({ instancePath: '/sku' })], 'params', SANDBOX_FIELD_STYLE).errors[0]!.field).toBe('params.sku');
+    expect(describeInvalidRequest([error({ instancePath: '/sku' })], 'params', SANDBOX_FIELD_STYLE).errors[0]!.field).toBe(
+      'params.sku',
+    );
   });
 
   it('names the part itself when the whole value is at fault', () => {
@@ -58,7 +67,9 @@ describe('describeInvalidRequest', () => {
       detail: 'the body is not valid: body must be a JSON object',
       errors: [{ field: 'body', message: 'must be a JSON object' }],
     });
-    expect(describeInvalidRequest(root, 'querystring', SANDBOX_FIELD_STYLE).detail).toBe('the query is not valid: querystring must be object');
+    expect(describeInvalidRequest(root, 'querystring', SANDBOX_FIELD_STYLE).detail).toBe(
+      'the query is not valid: querystring must be object',
+    );
   });
 
   it(`names at most ${MAX_FIELD_ERRORS} fields, and says there were more`, () => {

@@ -17,7 +17,7 @@ describe('parseIdempotencyKey', () => {
     }
   });
 
-  it('bounds the length by the side\'s rule', () => {
+  it("bounds the length by the side's rule", () => {
     expect(client('k'.repeat(255))).toMatchObject({ ok: true });
     expect(client('k'.repeat(256))).toMatchObject({ ok: false, code: 'idempotency_key_invalid' });
     expect(downstream('k'.repeat(512))).toMatchObject({ ok: true });

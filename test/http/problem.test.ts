@@ -34,8 +34,14 @@ describe('Problem', () => {
 
   it('is sent with its status, headers and media type, extensions intact', async () => {
     const app = Fastify();
-    app.get('/x', { schema: { response: { 503: { type: 'object', properties: { code: { type: 'string' } } } } } }, async (_req, reply) =>
-      sendProblem(reply, new Problem(503, 'engine_unavailable', 'retry', { headers: { 'retry-after': '2' }, extensions: { hint: 'h' } })),
+    app.get(
+      '/x',
+      { schema: { response: { 503: { type: 'object', properties: { code: { type: 'string' } } } } } },
+      async (_req, reply) =>
+        sendProblem(
+          reply,
+          new Problem(503, 'engine_unavailable', 'retry', { headers: { 'retry-after': '2' }, extensions: { hint: 'h' } }),
+        ),
     );
     const res = await app.inject('/x');
     expect(res.statusCode).toBe(503);

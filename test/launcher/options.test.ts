@@ -93,10 +93,23 @@ describe('the dev server command line', () => {
   it('names the SQLite file, the ports and the namespace, and passes every dynamic config value as JSON', () => {
     const args = devServerArgs({ bin: 'temporal', dbFile: '/data/temporal.db', port: 7233, uiPort: 8233, logLevel: 'warn' });
     expect(args.slice(0, 12)).toEqual([
-      'server', 'start-dev', '--ip', '127.0.0.1', '--port', '7233', '--log-level', 'warn', '--namespace', 'default', '--db-filename', '/data/temporal.db',
+      'server',
+      'start-dev',
+      '--ip',
+      '127.0.0.1',
+      '--port',
+      '7233',
+      '--log-level',
+      'warn',
+      '--namespace',
+      'default',
+      '--db-filename',
+      '/data/temporal.db',
     ]);
     expect(args.slice(12, 14)).toEqual(['--ui-port', '8233']);
-    expect(args.slice(14)).toEqual(DEV_SERVER_DYNAMIC_CONFIG.flatMap(([key, value]) => ['--dynamic-config-value', `${key}=${JSON.stringify(value)}`]));
+    expect(args.slice(14)).toEqual(
+      DEV_SERVER_DYNAMIC_CONFIG.flatMap(([key, value]) => ['--dynamic-config-value', `${key}=${JSON.stringify(value)}`]),
+    );
     expect(devServerArgs({ bin: 'temporal', port: 7300, headless: true })).toContain('--headless');
     expect(devServerArgs({ bin: 'temporal', port: 7300, headless: true })).not.toContain('--db-filename');
   });
@@ -136,7 +149,13 @@ describe('banner', () => {
       output,
     );
     expect(text).toContain('retrysafe is ready in 6.3 s');
-    for (const url of ['http://localhost:3000/docs', 'http://localhost:3000/openapi.json', 'http://localhost:8233', 'http://localhost:4001', 'http://127.0.0.1:9464/metrics']) {
+    for (const url of [
+      'http://localhost:3000/docs',
+      'http://localhost:3000/openapi.json',
+      'http://localhost:8233',
+      'http://localhost:4001',
+      'http://127.0.0.1:9464/metrics',
+    ]) {
       expect(text).toContain(url);
     }
     expect(text).toContain('temporal.db, bank.db');

@@ -95,7 +95,8 @@ describe('npm start', STACK_TEST, () => {
   });
 
   afterAll(() => {
-    if (readyTimes.length > 0) console.log(`launcher: banner's time to ready per start: ${readyTimes.map((t) => `${t} s`).join(', ')}`);
+    if (readyTimes.length > 0)
+      console.log(`launcher: banner's time to ready per start: ${readyTimes.map((t) => `${t} s`).join(', ')}`);
   });
 
   it('brings the stack up, prints every URL once, makes a payment, and stops cleanly on SIGTERM', async () => {
@@ -121,7 +122,15 @@ describe('npm start', STACK_TEST, () => {
     }
     expect(launcher.output.match(/retrysafe is ready/g)).toHaveLength(1);
     // Parts started in order, each after the previous one was ready.
-    const order = ['temporal ready', 'starting bank', 'bank ready', 'starting worker', 'worker ready (', 'starting api', 'api ready'];
+    const order = [
+      'temporal ready',
+      'starting bank',
+      'bank ready',
+      'starting worker',
+      'worker ready (',
+      'starting api',
+      'api ready',
+    ];
     const positions = order.map((s) => launcher.output.indexOf(`[retrysafe] ${s}`));
     expect(positions.every((p) => p >= 0)).toBe(true);
     expect([...positions].sort((a, b) => a - b)).toEqual(positions);
@@ -214,7 +223,10 @@ describe('when a part dies', STACK_TEST, () => {
     expect((await pay(ports, after, 250)).body).toMatchObject({ key: after, status: 'succeeded' });
     // The restarted bank kept its ledger: the first charge is there, and both moved money once.
     const bank = `http://127.0.0.1:${ports.bank}`;
-    expect((await getJson(`${bank}/charges/${encodeURIComponent(`default/${before}/charge`)}`)).body).toMatchObject({ status: 'captured', amount: 1_000 });
+    expect((await getJson(`${bank}/charges/${encodeURIComponent(`default/${before}/charge`)}`)).body).toMatchObject({
+      status: 'captured',
+      amount: 1_000,
+    });
     expect((await getJson(`${bank}/accounts/acc_alice`)).body.balance).toBe(1_000_000 - 1_000 - 250);
     await stopCleanly(launcher, [dataDir, `API_PORT=${ports.api}`, `--port ${ports.temporal}`]);
   });
@@ -234,11 +246,15 @@ describe('when a part dies', STACK_TEST, () => {
     running.delete(launcher);
     expect(result.code, launcher.tail()).toBe(1);
     expect(launcher.output).toContain('[retrysafe] bank was killed by SIGKILL unexpectedly; restarting it');
-    expect(launcher.output).toMatch(/\[retrysafe\] bank did not start: exited with code 1 before it was ready.*\(attempt 2 of 3\)/);
+    expect(launcher.output).toMatch(
+      /\[retrysafe\] bank did not start: exited with code 1 before it was ready.*\(attempt 2 of 3\)/,
+    );
     expect(launcher.output).toMatch(/\[retrysafe\] bank did not start: .*\(attempt 3 of 3\)/);
     expect(launcher.output).toContain('[retrysafe] temporal stopped');
     const lines = launcher.output.trim().split('\n');
-    expect(lines.at(-1)).toMatch(/^retrysafe: could not restart bank: exited with code 1 before it was ready.* \(3 attempts in a row\); stopped the rest$/);
+    expect(lines.at(-1)).toMatch(
+      /^retrysafe: could not restart bank: exited with code 1 before it was ready.* \(3 attempts in a row\); stopped the rest$/,
+    );
     expect(processesMentioning([dataDir, `--port ${ports.temporal}`])).toEqual([]);
   });
 });
@@ -284,7 +300,9 @@ describe('refusals', STACK_TEST, () => {
       const launcher = launch([], dataDir, ports);
       const result = await launcher.exit(20_000);
       expect(result.code).toBe(1);
-      expect(launcher.output).toMatch(new RegExp(`^retrysafe: could not start api: API HTTP port ${ports.api} on 127.0.0.1 is already in use`, 'm'));
+      expect(launcher.output).toMatch(
+        new RegExp(`^retrysafe: could not start api: API HTTP port ${ports.api} on 127.0.0.1 is already in use`, 'm'),
+      );
       expect(launcher.output).not.toContain('starting temporal');
     } finally {
       await new Promise((r) => holder.close(r));

@@ -14,7 +14,12 @@ const POLICY: RestartPolicy = { maxFailedStarts: 3, initialDelayMs: 50, maxDelay
 
 /** A Node one-liner as a part: `script` runs with `process` and `fs` at hand. */
 function script(name: string, code: string, extra: Partial<PartSpec> = {}): PartSpec {
-  return { name, command: { bin: process.execPath, args: ['-e', `const fs = require('node:fs'); ${code}`] }, stopGraceMs: 2_000, ...extra };
+  return {
+    name,
+    command: { bin: process.execPath, args: ['-e', `const fs = require('node:fs'); ${code}`] },
+    stopGraceMs: 2_000,
+    ...extra,
+  };
 }
 
 /** Prints "ready" and then stays up until it is stopped. */
@@ -43,7 +48,10 @@ describe('the supervisor', () => {
     const supervisor = new Supervisor((e) => log.onEvent(e));
     // Up (its line printed), then dead a moment later, every time.
     const part = supervisor.add(
-      script('flaky', `console.log('ready'); setTimeout(() => process.exit(7), 20);`, { ready: lineProbe('ready'), restart: POLICY }),
+      script('flaky', `console.log('ready'); setTimeout(() => process.exit(7), 20);`, {
+        ready: lineProbe('ready'),
+        restart: POLICY,
+      }),
     );
     await part.start();
     await log.seen('restarted', 4);
@@ -55,17 +63,24 @@ describe('the supervisor', () => {
     expect(part.running).toBe(false);
   });
 
-  it('gives up a start after the policy\'s attempts, saying why and how often, with each retry reported', async () => {
+  it("gives up a start after the policy's attempts, saying why and how often, with each retry reported", async () => {
     const log = recorder();
     const part = new Supervisor((e) => log.onEvent(e)).add(
-      script('broken', `console.error('Error: cannot open its database'); process.exit(3);`, { ready: lineProbe('ready'), restart: POLICY }),
+      script('broken', `console.error('Error: cannot open its database'); process.exit(3);`, {
+        ready: lineProbe('ready'),
+        restart: POLICY,
+      }),
     );
     const error = await part.start().then(
       () => undefined,
       (err: unknown) => err,
     );
     expect(error).toBeInstanceOf(StartError);
-    expect(error).toMatchObject({ part: 'broken', attempts: 3, message: 'exited with code 3 before it was ready: Error: cannot open its database' });
+    expect(error).toMatchObject({
+      part: 'broken',
+      attempts: 3,
+      message: 'exited with code 3 before it was ready: Error: cannot open its database',
+    });
     expect(log.events.map((e) => (e.type === 'retrying' ? [e.failures, e.retryInMs] : e.type))).toEqual([
       [1, 50],
       [2, 100],
@@ -84,7 +99,9 @@ describe('the supervisor', () => {
     await mortal.start();
     process.kill(mortal.pid!, 'SIGKILL');
     await log.seen('crashed');
-    expect(log.events).toEqual([expect.objectContaining({ type: 'crashed', restartInMs: undefined, exit: { code: undefined, signal: 'SIGKILL' } })]);
+    expect(log.events).toEqual([
+      expect.objectContaining({ type: 'crashed', restartInMs: undefined, exit: { code: undefined, signal: 'SIGKILL' } }),
+    ]);
     expect(mortal.spawns).toBe(1);
   });
 
@@ -95,10 +112,14 @@ describe('the supervisor', () => {
     const supervisor = new Supervisor((e) => log.onEvent(e));
     // Starts once; every later start finds the marker and fails.
     const part = supervisor.add(
-      script('once-only', `if (fs.existsSync(${JSON.stringify(marker)})) process.exit(1); fs.writeFileSync(${JSON.stringify(marker)}, ''); ${STAYS_UP}`, {
-        ready: lineProbe('ready'),
-        restart: POLICY,
-      }),
+      script(
+        'once-only',
+        `if (fs.existsSync(${JSON.stringify(marker)})) process.exit(1); fs.writeFileSync(${JSON.stringify(marker)}, ''); ${STAYS_UP}`,
+        {
+          ready: lineProbe('ready'),
+          restart: POLICY,
+        },
+      ),
     );
     await part.start();
     process.kill(part.pid!, 'SIGKILL');
@@ -114,7 +135,10 @@ describe('the supervisor', () => {
     const log = recorder();
     const supervisor = new Supervisor((e) => log.onEvent(e));
     const part = supervisor.add(
-      script('stopped', STAYS_UP, { ready: lineProbe('ready'), restart: { ...POLICY, initialDelayMs: 60_000, maxDelayMs: 60_000 } }),
+      script('stopped', STAYS_UP, {
+        ready: lineProbe('ready'),
+        restart: { ...POLICY, initialDelayMs: 60_000, maxDelayMs: 60_000 },
+      }),
     );
     await part.start();
     process.kill(part.pid!, 'SIGKILL');
@@ -131,7 +155,9 @@ describe('the supervisor', () => {
     const supervisor = new Supervisor();
     const names = ['first', 'second', 'third'];
     for (const name of names) {
-      await supervisor.add(script(name, `process.on('SIGTERM', () => process.exit(0)); ${STAYS_UP}`, { ready: lineProbe('ready') })).start();
+      await supervisor
+        .add(script(name, `process.on('SIGTERM', () => process.exit(0)); ${STAYS_UP}`, { ready: lineProbe('ready') }))
+        .start();
     }
     const stopped: Array<[string, number | undefined, string | undefined]> = [];
     await supervisor.stopAll((part, { exit }) => stopped.push([part.name, exit?.code, exit?.signal]));

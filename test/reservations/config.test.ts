@@ -28,7 +28,10 @@ describe('reservations config', () => {
   });
 
   it('ignores the bank’s variables', () => {
-    expect(loadReservationsConfig({ BANK_PORT: '1', BANK_DB: '/tmp/b.db' })).toMatchObject({ port: 4002, dbPath: '.data/reservations.db' });
+    expect(loadReservationsConfig({ BANK_PORT: '1', BANK_DB: '/tmp/b.db' })).toMatchObject({
+      port: 4002,
+      dbPath: '.data/reservations.db',
+    });
   });
 
   it.each([

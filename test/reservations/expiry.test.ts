@@ -136,7 +136,11 @@ describe('hold expiry', () => {
         expect(dbStock(rsv.db, sku)).toEqual({ sku, available: 0, held: 5 });
 
         clock.advance(10_000);
-        expect((await rsv.call('PUT', `/inventory/${sku}`, { body: { available: 3 } })).body).toEqual({ sku, available: 3, held: 0 });
+        expect((await rsv.call('PUT', `/inventory/${sku}`, { body: { available: 3 } })).body).toEqual({
+          sku,
+          available: 3,
+          held: 0,
+        });
         expect(await rsv.stock(sku)).toEqual({ sku, available: 3, held: 0 });
         expect(dbStock(rsv.db, sku)).toEqual({ sku, available: 3, held: 0 });
       } finally {

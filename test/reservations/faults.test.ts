@@ -26,9 +26,19 @@ const LOST = /ECONNRESET|UND_ERR_SOCKET|EPIPE/;
 describe('fault injection (SANDBOX_FAULTS=1)', () => {
   it('PUT /_faults changes only the fields sent; GET shows the current faults; bad fields are 400', async () => {
     await fresh();
-    expect((await rsv.putFaults({ delayMs: 5 })).body).toEqual({ dropResponseAfterCommit: 0, failBeforeCommit: 0, delayMs: 5, down: false });
+    expect((await rsv.putFaults({ delayMs: 5 })).body).toEqual({
+      dropResponseAfterCommit: 0,
+      failBeforeCommit: 0,
+      delayMs: 5,
+      down: false,
+    });
     await rsv.putFaults({ failBeforeCommit: 0.25 });
-    expect((await rsv.call('GET', '/_faults')).body).toEqual({ dropResponseAfterCommit: 0, failBeforeCommit: 0.25, delayMs: 5, down: false });
+    expect((await rsv.call('GET', '/_faults')).body).toEqual({
+      dropResponseAfterCommit: 0,
+      failBeforeCommit: 0.25,
+      delayMs: 5,
+      down: false,
+    });
     expectProblem(await rsv.putFaults({ dropResponse: 1 }), 400, 'invalid_request');
     expectProblem(await rsv.putFaults({ failBeforeCommit: 1.5 }), 400, 'invalid_request');
     expect((await rsv.call('GET', '/_faults')).body).toMatchObject({ failBeforeCommit: 0.25, delayMs: 5 });
@@ -166,7 +176,10 @@ describe('shutting down', () => {
     expect(Date.now() - started).toBeLessThan(5_000);
     const db = openDatabase(closing.dbPath);
     try {
-      expect(db.prepare('SELECT available, held FROM inventory WHERE sku = ?').get('sku_book')).toEqual({ available: 100, held: 0 });
+      expect(db.prepare('SELECT available, held FROM inventory WHERE sku = ?').get('sku_book')).toEqual({
+        available: 100,
+        held: 0,
+      });
       expect(db.prepare('SELECT count(*) AS n FROM reservations WHERE key = ?').get(key)).toEqual({ n: 0 });
     } finally {
       db.close();

@@ -82,7 +82,9 @@ export async function startReservations(
       return sku;
     },
     rows: (key) =>
-      db.prepare('SELECT status, reservation_id, decline_code FROM reservations WHERE key = ? ORDER BY seq').all(key) as ReservationRow[],
+      db
+        .prepare('SELECT status, reservation_id, decline_code FROM reservations WHERE key = ? ORDER BY seq')
+        .all(key) as ReservationRow[],
     keyRows: (key) => (db.prepare('SELECT count(*) AS n FROM idempotency_keys WHERE key = ?').get(key) as { n: number }).n,
     putFaults: (faults) => call('PUT', '/_faults', { body: faults }),
     close: async () => {
@@ -119,4 +121,3 @@ export async function networkError(p: Promise<unknown>): Promise<string | undefi
     return cause?.code ?? cause?.message ?? String(err);
   }
 }
-

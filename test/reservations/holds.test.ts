@@ -72,7 +72,13 @@ describe('POST /reservations', () => {
     expect(await rsv.stock(pen)).toEqual({ sku: pen, available: 6, held: 4 });
 
     // 3 + 3 of `book` exceed the 5 left although each line alone fits: nothing is held.
-    const tooMuch = await rsv.hold(uniqueKey(), { items: [{ sku: pen, quantity: 1 }, { sku: book, quantity: 3 }, { sku: book, quantity: 3 }] });
+    const tooMuch = await rsv.hold(uniqueKey(), {
+      items: [
+        { sku: pen, quantity: 1 },
+        { sku: book, quantity: 3 },
+        { sku: book, quantity: 3 },
+      ],
+    });
     const problem = expectProblem(tooMuch, 422, 'out_of_stock');
     expect(problem.shortages).toEqual([{ sku: book, requested: 6, available: 5 }]);
     expect(await rsv.stock(book)).toEqual({ sku: book, available: 5, held: 5 });
@@ -136,13 +142,24 @@ describe('POST /reservations', () => {
     expect(replay.text).toBe(first.text);
     expect(await rsv.stock(sku)).toEqual({ sku, available: 50, held: 0 });
     expect(rsv.rows(key)).toEqual([{ status: 'declined', reservation_id: null, decline_code: 'out_of_stock' }]);
-    expect((await rsv.view(key)).body).toMatchObject({ key, reservationId: null, status: 'declined', items: body.items, expiresAt: null });
+    expect((await rsv.view(key)).body).toMatchObject({
+      key,
+      reservationId: null,
+      status: 'declined',
+      items: body.items,
+      expiresAt: null,
+    });
   });
 
   it('answers 422 unknown_sku naming the SKU, stored and replayed, with nothing held for the known ones', async () => {
     const known = await rsv.newSku(10);
     const key = uniqueKey();
-    const body = { items: [{ sku: known, quantity: 1 }, { sku: 'sku_never_stocked', quantity: 1 }] };
+    const body = {
+      items: [
+        { sku: known, quantity: 1 },
+        { sku: 'sku_never_stocked', quantity: 1 },
+      ],
+    };
 
     const first = await rsv.hold(key, body);
     const replay = await rsv.hold(key, body);

@@ -149,8 +149,14 @@ describe('POST /reservations/{key}/release', () => {
 
     const other = uniqueKey();
     const withField = await rsv.call('POST', `/reservations/${encodeURIComponent(other)}/release`, { body: { force: true } });
-    expect(expectProblem(withField, 400, 'invalid_request').errors).toEqual([{ field: 'force', message: 'is not an allowed field' }]);
-    expectProblem(await rsv.call('POST', `/reservations/${encodeURIComponent(other)}/confirm`, { body: [] }), 400, 'invalid_request');
+    expect(expectProblem(withField, 400, 'invalid_request').errors).toEqual([
+      { field: 'force', message: 'is not an allowed field' },
+    ]);
+    expectProblem(
+      await rsv.call('POST', `/reservations/${encodeURIComponent(other)}/confirm`, { body: [] }),
+      400,
+      'invalid_request',
+    );
     expect(rsv.rows(other)).toEqual([]);
   });
 });

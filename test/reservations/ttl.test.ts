@@ -62,7 +62,11 @@ describe('idempotency key TTL', () => {
     const before = await startReservations({ dir, now: clock.now, keyTtlMs: 60_000 });
     await before.hold(key, { items: [{ sku: 'sku_pen', quantity: 1 }], ttlSeconds: 86_400 });
     clock.advance(59_999);
-    expect((await before.hold(key, { items: [{ sku: 'sku_pen', quantity: 1 }], ttlSeconds: 86_400 })).headers.get('idempotent-replayed')).toBe('true');
+    expect(
+      (await before.hold(key, { items: [{ sku: 'sku_pen', quantity: 1 }], ttlSeconds: 86_400 })).headers.get(
+        'idempotent-replayed',
+      ),
+    ).toBe('true');
     expect(before.keyRows(key)).toBe(1);
     await before.close();
 

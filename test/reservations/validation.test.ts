@@ -76,7 +76,10 @@ describe('the hold body', () => {
   });
 
   it('a body over 64 KiB → 413 payload_too_large', async () => {
-    const res = await rsv.call('POST', '/reservations', { key: uniqueKey(), raw: JSON.stringify({ ...good, pad: 'x'.repeat(70_000) }) });
+    const res = await rsv.call('POST', '/reservations', {
+      key: uniqueKey(),
+      raw: JSON.stringify({ ...good, pad: 'x'.repeat(70_000) }),
+    });
     expectProblem(res, 413, 'payload_too_large');
   });
 

@@ -5,7 +5,16 @@
 // issued to someone else. Every answer is free of stack traces, paths and host names.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBank, startWorker, uniqueId, type BankHandle, type WorkerHandle } from '../support/stack.js';
-import { Contract, documentedRoute, leakIn, problemViolations, rawRequest, startTestApi, type RawAnswer, type TestApi } from '../hostile/support.js';
+import {
+  Contract,
+  documentedRoute,
+  leakIn,
+  problemViolations,
+  rawRequest,
+  startTestApi,
+  type RawAnswer,
+  type TestApi,
+} from '../hostile/support.js';
 
 // Distinct lengths on purpose: a wrong key is refused whether or not its length matches.
 const ACME = `sk_acme_${uniqueId('a')}_0123456789`;
@@ -53,7 +62,10 @@ async function call(
   const result = await rawRequest(extra.port ?? api.port, {
     method,
     path,
-    headers: [...(authorization === undefined ? [] : [['Authorization', authorization] as [string, string]]), ...(extra.headers ?? [])],
+    headers: [
+      ...(authorization === undefined ? [] : [['Authorization', authorization] as [string, string]]),
+      ...(extra.headers ?? []),
+    ],
     body: extra.body,
   });
   if (result.closed) throw new Error(`${method} ${path}: closed without an answer`);
@@ -72,7 +84,10 @@ const startHeaders = (key: string): Array<[string, string]> => [
 ];
 
 function pay(secret: string, key: string, amount: number) {
-  return call('POST', '/v1/payments', bearer(secret), { headers: startHeaders(key), body: JSON.stringify({ account, amount, currency: 'EUR' }) });
+  return call('POST', '/v1/payments', bearer(secret), {
+    headers: startHeaders(key),
+    body: JSON.stringify({ account, amount, currency: 'EUR' }),
+  });
 }
 
 describe('API keys', () => {
@@ -82,7 +97,13 @@ describe('API keys', () => {
     for (const [path, ops] of Object.entries(contract.doc.paths)) {
       for (const method of Object.keys(ops)) out.push([method.toUpperCase(), path.replace('{key}', 'order-42')]);
     }
-    out.push(['GET', '/openapi.json'], ['GET', '/docs'], ['GET', '/docs/json'], ['GET', '/docs/static/index.html'], ['GET', '/v1/operations/a/b']);
+    out.push(
+      ['GET', '/openapi.json'],
+      ['GET', '/docs'],
+      ['GET', '/docs/json'],
+      ['GET', '/docs/static/index.html'],
+      ['GET', '/v1/operations/a/b'],
+    );
     for (const [method, path] of [...out]) if (method === 'GET') out.push(['HEAD', path]);
     return out;
   }
@@ -110,7 +131,12 @@ describe('API keys', () => {
     for (const [method, path] of routes()) {
       const bare = path.split('?')[0]!;
       const isOpen = open.has(bare);
-      const answer = await call(method, path, authorization, method === 'POST' ? { headers: startHeaders(uniqueId('refused')), body: '{}' } : {});
+      const answer = await call(
+        method,
+        path,
+        authorization,
+        method === 'POST' ? { headers: startHeaders(uniqueId('refused')), body: '{}' } : {},
+      );
       if (isOpen) {
         expect(answer.status, `${method} ${path}`).toBe(200);
         continue;
@@ -127,7 +153,12 @@ describe('API keys', () => {
   it('lets every route through with a valid key, including a rotated one', async () => {
     for (const secret of [ACME, ACME_ROTATED]) {
       for (const [method, path] of routes()) {
-        const answer = await call(method, path, bearer(secret), method === 'POST' ? { headers: startHeaders(uniqueId('ok')), body: '{}' } : {});
+        const answer = await call(
+          method,
+          path,
+          bearer(secret),
+          method === 'POST' ? { headers: startHeaders(uniqueId('ok')), body: '{}' } : {},
+        );
         expect(answer.status, `${method} ${path}`).not.toBe(401);
       }
     }
@@ -167,7 +198,7 @@ describe('tenant isolation', () => {
     expect(await bank.balance(account)).toBe(OPENING - charged);
   });
 
-  it("a key another tenant used with another amount is not a 422 (no collision), and each reads its own", async () => {
+  it('a key another tenant used with another amount is not a 422 (no collision), and each reads its own', async () => {
     const key = uniqueId('collide');
     const a = await pay(ACME, key, 111);
     const u = await pay(UMBRELLA, key, 222);
@@ -226,7 +257,9 @@ describe('tenant isolation', () => {
       if (!acmeKeys.includes(onlyAcme)) await new Promise((r) => setTimeout(r, 250));
     }
     expect(acmeKeys).toContain(onlyAcme);
-    const umbrellaKeys = ((await call('GET', '/v1/operations?limit=100', bearer(UMBRELLA))).json?.operations as Array<{ key: string }>).map((o) => o.key);
+    const umbrellaKeys = (
+      (await call('GET', '/v1/operations?limit=100', bearer(UMBRELLA))).json?.operations as Array<{ key: string }>
+    ).map((o) => o.key);
     expect(umbrellaKeys).not.toContain(onlyAcme);
     expect(umbrellaKeys.length).toBeGreaterThan(0);
     const betaList = await call('GET', '/v1/operations', bearer(BETA));

@@ -48,7 +48,11 @@ async function urlOf(child: ChildHandle, pattern: RegExp): Promise<string> {
 }
 
 async function startSandboxes(faults: string, tag: string) {
-  const bank = spawn('downstream/bank/server.ts', { BANK_PORT: '0', BANK_DB: join(dir, `bank-${tag}.db`), SANDBOX_FAULTS: faults });
+  const bank = spawn('downstream/bank/server.ts', {
+    BANK_PORT: '0',
+    BANK_DB: join(dir, `bank-${tag}.db`),
+    SANDBOX_FAULTS: faults,
+  });
   const reservations = spawn('downstream/reservations/server.ts', {
     RESERVATIONS_PORT: '0',
     RESERVATIONS_DB: join(dir, `reservations-${tag}.db`),
@@ -105,7 +109,12 @@ async function call(method: string, path: string, opts: { authorization?: string
 
 describe('fault injection endpoints', () => {
   it('exist only when SANDBOX_FAULTS=1, on the bank and on the reservation service', async () => {
-    const put = (url: string) => fetch(`${url}/_faults`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ down: true }) });
+    const put = (url: string) =>
+      fetch(`${url}/_faults`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ down: true }),
+      });
     for (const url of [faulty.bankUrl, faulty.reservationsUrl]) {
       expect((await put(url)).status, url).toBe(200);
       expect(await (await fetch(`${url}/_faults`)).json()).toMatchObject({ down: true });
@@ -126,34 +135,61 @@ describe('fault injection endpoints', () => {
 describe('secrets in logs', () => {
   it('never appear in the output of the API, the worker or the sandboxes, at debug level', async () => {
     const key = uniqueId('logged');
-    const paid = await call('POST', '/v1/payments', { authorization: `Bearer ${SECRET}`, key, body: { account: 'acc_alice', amount: 42, currency: 'EUR' } });
+    const paid = await call('POST', '/v1/payments', {
+      authorization: `Bearer ${SECRET}`,
+      key,
+      body: { account: 'acc_alice', amount: 42, currency: 'EUR' },
+    });
     expect(paid.status, paid.text).toBe(200);
     expect(JSON.parse(paid.text)).toMatchObject({ status: 'succeeded' });
     expect((await call('GET', `/v1/operations/${key}`, { authorization: `Bearer ${SECRET}` })).status).toBe(200);
     expect((await call('GET', '/v1/operations', { authorization: `Bearer ${SECRET_B}` })).status).toBe(200);
     expect((await call('GET', '/metrics', { authorization: `Bearer ${SECRET}` })).status).toBe(200);
     // Refused ones: a wrong key, a real key under another scheme, a real key on a probe.
-    expect((await call('POST', '/v1/payments', { authorization: `Bearer ${WRONG}`, key, body: { account: 'acc_alice', amount: 42, currency: 'EUR' } })).status).toBe(401);
+    expect(
+      (
+        await call('POST', '/v1/payments', {
+          authorization: `Bearer ${WRONG}`,
+          key,
+          body: { account: 'acc_alice', amount: 42, currency: 'EUR' },
+        })
+      ).status,
+    ).toBe(401);
     expect((await call('GET', `/v1/operations/${key}`, { authorization: `Bearer ${WRONG}` })).status).toBe(401);
     expect((await call('GET', '/openapi.json', { authorization: `Basic ${SECRET}` })).status).toBe(401);
     expect((await call('GET', '/healthz', { authorization: `Bearer ${SECRET}` })).status).toBe(200);
-    expect((await call('POST', '/v1/payments', { authorization: `Bearer ${SECRET}`, key: uniqueId('bad'), body: { amount: 'x' } })).status).toBe(400);
+    expect(
+      (await call('POST', '/v1/payments', { authorization: `Bearer ${SECRET}`, key: uniqueId('bad'), body: { amount: 'x' } }))
+        .status,
+    ).toBe(400);
     // The charge went through the worker to the bank (so both logged their part).
-    const charge = (await (await fetch(`${stack.bankUrl}/charges/${encodeURIComponent(`acme/${key}/charge`)}`)).json()) as Record<string, unknown>;
+    const charge = (await (await fetch(`${stack.bankUrl}/charges/${encodeURIComponent(`acme/${key}/charge`)}`)).json()) as Record<
+      string,
+      unknown
+    >;
     expect(charge).toMatchObject({ status: 'captured', amount: 42 });
 
     // Started without SANDBOX_FAULTS: no fault endpoints, and effects run untouched after
     // the attempt (SANDBOX_FAULTS=1 is the next test).
     for (const url of [stack.bankUrl, stack.reservationsUrl]) {
-      const put = await fetch(`${url}/_faults`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{"down":true}' });
+      const put = await fetch(`${url}/_faults`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: '{"down":true}',
+      });
       expect(put.status, url).toBe(404);
       expect((await fetch(`${url}/_faults`)).status, url).toBe(404);
     }
-    const again = await call('POST', '/v1/payments', { authorization: `Bearer ${SECRET}`, key: uniqueId('after'), body: { account: 'acc_alice', amount: 1, currency: 'EUR' } });
+    const again = await call('POST', '/v1/payments', {
+      authorization: `Bearer ${SECRET}`,
+      key: uniqueId('after'),
+      body: { account: 'acc_alice', amount: 1, currency: 'EUR' },
+    });
     expect(JSON.parse(again.text)).toMatchObject({ status: 'succeeded' });
 
     // Stop them all (flushing their logs), then read everything they printed.
-    for (const child of [api, worker, stack.bank, stack.reservations, faulty.bank, faulty.reservations]) await child.kill('SIGTERM');
+    for (const child of [api, worker, stack.bank, stack.reservations, faulty.bank, faulty.reservations])
+      await child.kill('SIGTERM');
     const outputs = {
       api: api.output,
       worker: worker.output,
@@ -163,7 +199,11 @@ describe('secrets in logs', () => {
       'reservations (faults on)': faulty.reservations.output,
     };
     // Debug logging was on, and requests were logged: the check has something to look at.
-    expect(Object.values(outputs).flat().some((l) => l.includes('"level":20'))).toBe(true);
+    expect(
+      Object.values(outputs)
+        .flat()
+        .some((l) => l.includes('"level":20')),
+    ).toBe(true);
     for (const [name, lines] of Object.entries(outputs)) {
       expect(lines.length, `${name} printed nothing`).toBeGreaterThan(0);
       for (const [what, secret] of Object.entries(SECRETS)) {
@@ -174,6 +214,8 @@ describe('secrets in logs', () => {
     expect(api.output.join('\n')).toContain('incoming request');
     expect(api.output.join('\n')).toMatch(/"statusCode":401/);
     expect(stack.bank.output.join('\n')).toContain(`acme/${key}/charge`);
-    console.log(`secrets in logs: ${Object.values(outputs).reduce((n, l) => n + l.length, 0)} log lines checked, none holds a secret`);
+    console.log(
+      `secrets in logs: ${Object.values(outputs).reduce((n, l) => n + l.length, 0)} log lines checked, none holds a secret`,
+    );
   });
 });

@@ -70,7 +70,13 @@ export async function startFullStack(opts: FullStackOptions): Promise<FullStack>
   const processes = new Map<PartName, ChildHandle>();
   const closers: Array<() => Promise<void>> = [];
   const processEnv = (own: Record<string, string>) => ({ ...opts.env, ...own });
-  const startProcess = async (name: PartName, entry: string, env: Record<string, string>, readyLine: string, timeoutMs = 60_000) => {
+  const startProcess = async (
+    name: PartName,
+    entry: string,
+    env: Record<string, string>,
+    readyLine: string,
+    timeoutMs = 60_000,
+  ) => {
     const child = spawnEntry(entry, processEnv(env));
     processes.set(name, child);
     closers.push(() => child.kill('SIGTERM'));
@@ -90,7 +96,12 @@ export async function startFullStack(opts: FullStackOptions): Promise<FullStack>
     const sandbox: Record<string, string> = faults ? { SANDBOX_FAULTS: '1' } : {};
     const [bankPort, reservationsPort] = [await freePort(), await freePort()];
     const [bank, reservations] = await Promise.all([
-      startProcess('bank', 'downstream/bank/server.ts', { ...sandbox, BANK_PORT: String(bankPort), BANK_DB: `${dir}/bank.db` }, 'bank listening'),
+      startProcess(
+        'bank',
+        'downstream/bank/server.ts',
+        { ...sandbox, BANK_PORT: String(bankPort), BANK_DB: `${dir}/bank.db` },
+        'bank listening',
+      ),
       withReservations
         ? startProcess(
             'reservations',
@@ -103,7 +114,11 @@ export async function startFullStack(opts: FullStackOptions): Promise<FullStack>
     return [
       bankHandle({ url: `http://127.0.0.1:${bankPort}`, dbFile: `${dir}/bank.db`, close: () => bank.kill() }),
       reservations
-        ? reservationsHandle({ url: `http://127.0.0.1:${reservationsPort}`, dbFile: `${dir}/reservations.db`, close: () => reservations.kill() })
+        ? reservationsHandle({
+            url: `http://127.0.0.1:${reservationsPort}`,
+            dbFile: `${dir}/reservations.db`,
+            close: () => reservations.kill(),
+          })
         : undefined,
     ];
   };
@@ -128,7 +143,13 @@ export async function startFullStack(opts: FullStackOptions): Promise<FullStack>
       const metrics = opts.workerMetrics ? `127.0.0.1:${await freePort()}` : undefined;
       workerMetricsUrl = metrics && `http://${metrics}/metrics`;
       // The worker bundles the workflows at start: slow on a busy machine.
-      await startProcess('worker', 'worker/main.ts', workerEnv(metrics ? { WORKER_METRICS_ADDRESS: metrics } : {}), 'worker ready', 120_000);
+      await startProcess(
+        'worker',
+        'worker/main.ts',
+        workerEnv(metrics ? { WORKER_METRICS_ADDRESS: metrics } : {}),
+        'worker ready',
+        120_000,
+      );
     } else if ((opts.worker ?? 'in-process') === 'in-process') {
       const worker = await startWorker({ taskQueue, bankUrl: bank.url, reservationsUrl });
       closers.push(() => worker.stop());

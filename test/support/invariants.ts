@@ -32,10 +32,14 @@ export async function auditOperation(
   if (op.type === 'checkout' && reservations) {
     const hold = await reservations.reservation(`${op.workflowId}/reserve`);
     const holdStatus = hold.status === 200 ? String(hold.body.status) : 'none';
-    if (status === 'failed' && holdStatus === 'held') violations.push(`${op.workflowId}: failed but its reservation is still held`);
-    if (status === 'failed' && holdStatus === 'confirmed') violations.push(`${op.workflowId}: failed but its reservation is confirmed`);
-    if (holdStatus === 'confirmed' && netCharged === 0) violations.push(`${op.workflowId}: reservation confirmed without a charge`);
-    if (status === 'succeeded' && holdStatus !== 'confirmed') violations.push(`${op.workflowId}: succeeded but reservation is ${holdStatus}`);
+    if (status === 'failed' && holdStatus === 'held')
+      violations.push(`${op.workflowId}: failed but its reservation is still held`);
+    if (status === 'failed' && holdStatus === 'confirmed')
+      violations.push(`${op.workflowId}: failed but its reservation is confirmed`);
+    if (holdStatus === 'confirmed' && netCharged === 0)
+      violations.push(`${op.workflowId}: reservation confirmed without a charge`);
+    if (status === 'succeeded' && holdStatus !== 'confirmed')
+      violations.push(`${op.workflowId}: succeeded but reservation is ${holdStatus}`);
   }
   return violations;
 }

@@ -6,9 +6,7 @@ export function sample(text: string, name: string, labels: Record<string, string
     if (line.startsWith('#') || !line.startsWith(name)) continue;
     const match = /^([a-zA-Z_:][\w:]*)(\{([^}]*)\})?\s+(\S+)/.exec(line);
     if (!match || match[1] !== name) continue;
-    const present = Object.fromEntries(
-      [...(match[3] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]),
-    );
+    const present = Object.fromEntries([...(match[3] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]));
     if (Object.entries(labels).every(([k, v]) => present[k] === v)) total += Number(match[4]);
   }
   return total;

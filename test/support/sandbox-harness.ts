@@ -56,7 +56,13 @@ export function sleep(ms: number): Promise<void> {
 export function expectProblem(answer: Answer, status: number, code: string): Record<string, unknown> {
   expect({ status: answer.status, code: answer.body.code, text: answer.text }).toMatchObject({ status, code });
   expect(answer.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-  expect(answer.body).toMatchObject({ type: expect.any(String), title: expect.any(String), status, detail: expect.any(String), code });
+  expect(answer.body).toMatchObject({
+    type: expect.any(String),
+    title: expect.any(String),
+    status,
+    detail: expect.any(String),
+    code,
+  });
   expect(answer.text).not.toMatch(/stack|\n\s+at /);
   return answer.body;
 }

@@ -81,7 +81,8 @@ function check(res: Json, what: string): Json {
 /** A sandbox's set-up, read and fault endpoints, spoken to over HTTP. */
 function sandboxHandle(name: string, sandbox: { url: string; dbFile: string; close(): Promise<void> }) {
   const call = caller(sandbox.url);
-  const json = (method: string, path: string, body?: unknown): Promise<Json> => call(method, path, body === undefined ? {} : { body });
+  const json = (method: string, path: string, body?: unknown): Promise<Json> =>
+    call(method, path, body === undefined ? {} : { body });
   return {
     ...sandbox,
     json,
@@ -100,7 +101,9 @@ export function bankHandle(sandbox: { url: string; dbFile: string; close(): Prom
     close: bank.close,
     setFaults: bank.setFaults,
     async balance(account) {
-      return Number(check(await bank.json('GET', `/accounts/${encodeURIComponent(account)}`), `GET /accounts/${account}`).body.balance);
+      return Number(
+        check(await bank.json('GET', `/accounts/${encodeURIComponent(account)}`), `GET /accounts/${account}`).body.balance,
+      );
     },
     async openAccount(id, balance, currency = 'EUR') {
       check(await bank.json('POST', '/accounts', { id, balance, currency }), 'POST /accounts');
@@ -129,10 +132,14 @@ export function reservationsHandle(sandbox: { url: string; dbFile: string; close
 }
 
 export async function startBank(opts: { faults?: boolean; port?: number; dbFile?: string } = {}): Promise<BankHandle> {
-  return bankHandle(await serveSandbox('bank', (db) => buildBankApp({ db, faults: opts.faults ?? true, keyTtlMs: 7 * 86_400_000 }), opts));
+  return bankHandle(
+    await serveSandbox('bank', (db) => buildBankApp({ db, faults: opts.faults ?? true, keyTtlMs: 7 * 86_400_000 }), opts),
+  );
 }
 
-export async function startReservations(opts: { faults?: boolean; port?: number; dbFile?: string } = {}): Promise<ReservationsHandle> {
+export async function startReservations(
+  opts: { faults?: boolean; port?: number; dbFile?: string } = {},
+): Promise<ReservationsHandle> {
   return reservationsHandle(
     await serveSandbox(
       'reservations',

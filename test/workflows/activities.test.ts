@@ -58,7 +58,10 @@ describe('activities', () => {
     await expect(env.run(activities.chargePayment, target, charge)).resolves.toEqual({ chargeId: 'ch_1' });
 
     expect(received).toHaveLength(1);
-    expect(received[0]!.headers).toMatchObject({ 'idempotency-key': 'acme/order-42/charge', 'x-request-id': 'acme/order-42:7#3' });
+    expect(received[0]!.headers).toMatchObject({
+      'idempotency-key': 'acme/order-42/charge',
+      'x-request-id': 'acme/order-42:7#3',
+    });
     const answered = lines.find((l) => l.message === 'charge_payment answered');
     expect(answered?.meta).toMatchObject({
       tenant: 'acme',

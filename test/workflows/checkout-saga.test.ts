@@ -32,7 +32,13 @@ describe('checkout saga', () => {
       ],
     });
     expect(run.calls).toEqual([
-      { activity: 'reserveItems', operation, downstreamKey: reserveKey, request: { items: CART.items, ttlSeconds: 900 }, attempt: 1 },
+      {
+        activity: 'reserveItems',
+        operation,
+        downstreamKey: reserveKey,
+        request: { items: CART.items, ttlSeconds: 900 },
+        attempt: 1,
+      },
       { activity: 'chargePayment', operation, downstreamKey: chargeKey, request: CHARGE, attempt: 1 },
       { activity: 'confirmReservation', operation, downstreamKey: reserveKey, attempt: 1 },
     ]);
@@ -54,7 +60,11 @@ describe('checkout saga', () => {
     it('at reserve_items (out_of_stock): nothing to compensate', async () => {
       const run = await runSaga(env, 'checkout', { request: CART, script: { reserveItems: OutOfStockError } });
       expect(run.outcome).toMatchObject({ status: 'failed', error: { code: 'out_of_stock', compensations: [] } });
-      expect(statuses(run.outcome.steps)).toEqual(['reserve_items:failed', 'charge_payment:pending', 'confirm_reservation:pending']);
+      expect(statuses(run.outcome.steps)).toEqual([
+        'reserve_items:failed',
+        'charge_payment:pending',
+        'confirm_reservation:pending',
+      ]);
       expect(activityOrder(run.calls)).toEqual(['reserveItems']);
       expect(run.searchAttributes).toMatchObject({ status: 'failed', step: 'reserve_items' });
     });
@@ -63,11 +73,22 @@ describe('checkout saga', () => {
       const run = await runSaga(env, 'checkout', { request: CART, script: { chargePayment: InsufficientFundsError } });
       expect(run.outcome).toMatchObject({
         status: 'failed',
-        error: { code: 'insufficient_funds', message: 'chargePayment: refused (InsufficientFundsError)', compensations: ['release_reservation'] },
+        error: {
+          code: 'insufficient_funds',
+          message: 'chargePayment: refused (InsufficientFundsError)',
+          compensations: ['release_reservation'],
+        },
       });
-      expect(statuses(run.outcome.steps)).toEqual(['reserve_items:compensated', 'charge_payment:failed', 'confirm_reservation:pending']);
+      expect(statuses(run.outcome.steps)).toEqual([
+        'reserve_items:compensated',
+        'charge_payment:failed',
+        'confirm_reservation:pending',
+      ]);
       expect(activityOrder(run.calls)).toEqual(['reserveItems', 'chargePayment', 'releaseReservation']);
-      expect(run.calls.at(-1)).toMatchObject({ activity: 'releaseReservation', downstreamKey: `acme/${run.operation.key}/reserve` });
+      expect(run.calls.at(-1)).toMatchObject({
+        activity: 'releaseReservation',
+        downstreamKey: `acme/${run.operation.key}/reserve`,
+      });
     });
 
     it('at confirm_reservation (reservation_expired): reverses the charge, then releases the reservation', async () => {
@@ -77,17 +98,37 @@ describe('checkout saga', () => {
         status: 'failed',
         error: { code: 'reservation_expired', compensations: ['reverse_charge', 'release_reservation'] },
       });
-      expect(statuses(run.outcome.steps)).toEqual(['reserve_items:compensated', 'charge_payment:compensated', 'confirm_reservation:failed']);
-      expect(activityOrder(run.calls)).toEqual(['reserveItems', 'chargePayment', 'confirmReservation', 'reverseCharge', 'releaseReservation']);
-      expect(run.summaries.slice(3)).toEqual([`reverse_charge · bank key acme/${key}/charge`, `release_reservation · reservations key acme/${key}/reserve`]);
+      expect(statuses(run.outcome.steps)).toEqual([
+        'reserve_items:compensated',
+        'charge_payment:compensated',
+        'confirm_reservation:failed',
+      ]);
+      expect(activityOrder(run.calls)).toEqual([
+        'reserveItems',
+        'chargePayment',
+        'confirmReservation',
+        'reverseCharge',
+        'releaseReservation',
+      ]);
+      expect(run.summaries.slice(3)).toEqual([
+        `reverse_charge · bank key acme/${key}/charge`,
+        `release_reservation · reservations key acme/${key}/reserve`,
+      ]);
     });
   });
 
   describe('an outcome still unknown at the deadline', () => {
     it('of reserve_items: fences the hold with release_reservation and fails inventory_unavailable', async () => {
       const run = await runSaga(env, 'checkout', { request: CART, script: { reserveItems: 'unavailable' } });
-      expect(run.outcome).toMatchObject({ status: 'failed', error: { code: 'inventory_unavailable', compensations: ['release_reservation'] } });
-      expect(statuses(run.outcome.steps)).toEqual(['reserve_items:fenced', 'charge_payment:pending', 'confirm_reservation:pending']);
+      expect(run.outcome).toMatchObject({
+        status: 'failed',
+        error: { code: 'inventory_unavailable', compensations: ['release_reservation'] },
+      });
+      expect(statuses(run.outcome.steps)).toEqual([
+        'reserve_items:fenced',
+        'charge_payment:pending',
+        'confirm_reservation:pending',
+      ]);
       expect(activityOrder(run.calls)).toEqual(['reserveItems', 'releaseReservation']);
       expect(new Set(run.calls.map((c) => c.downstreamKey))).toEqual(new Set([`acme/${run.operation.key}/reserve`]));
     });
@@ -98,7 +139,11 @@ describe('checkout saga', () => {
         status: 'failed',
         error: { code: 'payment_unavailable', compensations: ['reverse_charge', 'release_reservation'] },
       });
-      expect(statuses(run.outcome.steps)).toEqual(['reserve_items:compensated', 'charge_payment:fenced', 'confirm_reservation:pending']);
+      expect(statuses(run.outcome.steps)).toEqual([
+        'reserve_items:compensated',
+        'charge_payment:fenced',
+        'confirm_reservation:pending',
+      ]);
       expect(activityOrder(run.calls)).toEqual(['reserveItems', 'chargePayment', 'reverseCharge', 'releaseReservation']);
     });
 
@@ -108,8 +153,18 @@ describe('checkout saga', () => {
         status: 'failed',
         error: { code: 'inventory_unavailable', compensations: ['reverse_charge', 'release_reservation'] },
       });
-      expect(statuses(run.outcome.steps)).toEqual(['reserve_items:compensated', 'charge_payment:compensated', 'confirm_reservation:fenced']);
-      expect(activityOrder(run.calls)).toEqual(['reserveItems', 'chargePayment', 'confirmReservation', 'reverseCharge', 'releaseReservation']);
+      expect(statuses(run.outcome.steps)).toEqual([
+        'reserve_items:compensated',
+        'charge_payment:compensated',
+        'confirm_reservation:fenced',
+      ]);
+      expect(activityOrder(run.calls)).toEqual([
+        'reserveItems',
+        'chargePayment',
+        'confirmReservation',
+        'reverseCharge',
+        'releaseReservation',
+      ]);
       expect(run.details).toContain('compensations ran: reverse_charge, release_reservation');
       expect(run.memo.steps).toEqual(run.outcome.steps);
     });
@@ -122,8 +177,13 @@ describe('checkout saga', () => {
         script: { chargePayment: InsufficientFundsError, releaseReservation: { failFirst: 8, as: 'unavailable' } },
         settings: { attentionAfterMs: 60_000 },
       });
-      expect(run.outcome).toMatchObject({ status: 'failed', error: { code: 'insufficient_funds', compensations: ['release_reservation'] } });
-      expect(run.calls.filter((c) => c.activity === 'releaseReservation').map((c) => c.attempt)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+      expect(run.outcome).toMatchObject({
+        status: 'failed',
+        error: { code: 'insufficient_funds', compensations: ['release_reservation'] },
+      });
+      expect(run.calls.filter((c) => c.activity === 'releaseReservation').map((c) => c.attempt)).toEqual([
+        1, 2, 3, 4, 5, 6, 7, 8, 9,
+      ]);
       expect(run.memo.needsAttention).toBe(true);
       expect(run.searchAttributes.needsAttention).toBe(true);
       expect(run.details).toContain('**needs attention**');
@@ -145,7 +205,10 @@ describe('checkout saga', () => {
         request: CART,
         script: { confirmReservation: ReservationExpiredError, reverseCharge: { failFirst: 3, as: 'non-retryable' } },
       });
-      expect(run.outcome).toMatchObject({ status: 'failed', error: { code: 'reservation_expired', compensations: ['reverse_charge', 'release_reservation'] } });
+      expect(run.outcome).toMatchObject({
+        status: 'failed',
+        error: { code: 'reservation_expired', compensations: ['reverse_charge', 'release_reservation'] },
+      });
       // Each re-run is a new activity (attempt 1), scheduled again by the workflow.
       expect(run.calls.filter((c) => c.activity === 'reverseCharge').map((c) => c.attempt)).toEqual([1, 1, 1, 1]);
       expect(run.summaries.filter((s) => s.startsWith('reverse_charge'))).toHaveLength(4);

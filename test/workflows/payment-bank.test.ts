@@ -75,7 +75,14 @@ describe('payment workflow', () => {
     const handle = await client.workflow.start('payment', {
       taskQueue,
       workflowId,
-      args: [{ tenant: 't1', key, request: { account, amount: 500, currency: 'EUR' }, settings: { stepDeadlineMs: 3_000, attentionAfterMs: 60_000, holdTtlSeconds: 900 } }],
+      args: [
+        {
+          tenant: 't1',
+          key,
+          request: { account, amount: 500, currency: 'EUR' },
+          settings: { stepDeadlineMs: 3_000, attentionAfterMs: 60_000, holdTtlSeconds: 900 },
+        },
+      ],
     });
     // Down only for the forward step: the fence (reverse) must reach the bank.
     await pendingActivity(handle, 'reverseCharge');

@@ -35,10 +35,7 @@ export type ActivityName = keyof Activities;
  * (transient, or non-retryable so the workflow itself must run it again), then `ok`.
  */
 export type Answer =
-  | 'ok'
-  | 'unavailable'
-  | (new (message: string) => Error)
-  | { failFirst: number; as: 'unavailable' | 'non-retryable' };
+  'ok' | 'unavailable' | (new (message: string) => Error) | { failFirst: number; as: 'unavailable' | 'non-retryable' };
 
 export interface Call {
   activity: ActivityName;
@@ -75,9 +72,19 @@ const OK: { [A in ActivityName]: Awaited<ReturnType<Activities[A]>> } = {
 
 function scriptedActivities(script: Partial<Record<ActivityName, Answer>>): { activities: Activities; calls: Call[] } {
   const calls: Call[] = [];
-  function answer<A extends ActivityName>(activity: A, target: DownstreamTarget, request?: unknown): Awaited<ReturnType<Activities[A]>> {
+  function answer<A extends ActivityName>(
+    activity: A,
+    target: DownstreamTarget,
+    request?: unknown,
+  ): Awaited<ReturnType<Activities[A]>> {
     const { attempt } = Context.current().info;
-    calls.push({ activity, operation: target.operation, downstreamKey: target.downstreamKey, attempt, ...(request === undefined ? {} : { request }) });
+    calls.push({
+      activity,
+      operation: target.operation,
+      downstreamKey: target.downstreamKey,
+      attempt,
+      ...(request === undefined ? {} : { request }),
+    });
     const scripted = script[activity] ?? 'ok';
     const failed = calls.filter((c) => c.activity === activity).length;
     if (scripted === 'unavailable') throw new DownstreamUnavailableError(`${activity}: downstream answered 503`);
@@ -102,7 +109,9 @@ function scriptedActivities(script: Partial<Record<ActivityName, Answer>>): { ac
 async function registerSearchAttributes(env: TestWorkflowEnvironment): Promise<void> {
   const { IndexedValueType } = proto.temporal.api.enums.v1;
   const types = { KEYWORD: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD, BOOL: IndexedValueType.INDEXED_VALUE_TYPE_BOOL };
-  const searchAttributes = Object.fromEntries(Object.values(SearchAttributes).map((k) => [k.name, types[k.type as keyof typeof types]]));
+  const searchAttributes = Object.fromEntries(
+    Object.values(SearchAttributes).map((k) => [k.name, types[k.type as keyof typeof types]]),
+  );
   await env.connection.operatorService.addSearchAttributes({ namespace: 'default', searchAttributes });
 }
 
@@ -128,7 +137,11 @@ export async function startTimeSkipping(): Promise<TestWorkflowEnvironment> {
 export async function runSaga(
   env: TestWorkflowEnvironment,
   type: OperationType,
-  opts: { request: PaymentRequest | CheckoutRequest; script?: Partial<Record<ActivityName, Answer>>; settings?: Partial<OperationSettings> },
+  opts: {
+    request: PaymentRequest | CheckoutRequest;
+    script?: Partial<Record<ActivityName, Answer>>;
+    settings?: Partial<OperationSettings>;
+  },
 ): Promise<SagaRun & { operation: OperationRef }> {
   const operation = operationRef('acme', `order-${randomUUID().slice(0, 8)}`);
   const taskQueue = `saga-${randomUUID()}`;
@@ -143,7 +156,9 @@ export async function runSaga(
     const handle = await env.client.workflow.start(type, {
       taskQueue,
       workflowId: operation.workflowId,
-      args: [{ tenant: operation.tenant, key: operation.key, request: opts.request, settings: { ...SETTINGS, ...opts.settings } }],
+      args: [
+        { tenant: operation.tenant, key: operation.key, request: opts.request, settings: { ...SETTINGS, ...opts.settings } },
+      ],
     });
     const outcome = (await handle.result()) as OperationOutcome;
     const [description, history, metadata] = await Promise.all([

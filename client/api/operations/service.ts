@@ -140,8 +140,7 @@ export class OperationService {
    * run, so the value a wait saw is the value of the run described.)
    */
   private async resource(handle: WorkflowHandle, view: ExecutionView, known?: KnownOutcome): Promise<Operation> {
-    const outcome =
-      view.status.name === 'COMPLETED' ? (known ? known.value : await this.call(() => handle.result())) : undefined;
+    const outcome = view.status.name === 'COMPLETED' ? (known ? known.value : await this.call(() => handle.result())) : undefined;
     const operation = toOperation(view, outcome, this.ctx);
     this.cache.remember(view, operation);
     return operation;

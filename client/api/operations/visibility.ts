@@ -134,6 +134,8 @@ async function decodeExecution(
     startTime: toDate(raw.startTime) ?? new Date(0),
     closeTime: toDate(raw.closeTime),
     memo: await decodeMemo(client, namespace, workflowId, raw.memo?.fields as Record<string, Payload> | null | undefined),
-    typedSearchAttributes: decodeSearchAttributes(raw.searchAttributes?.indexedFields as Record<string, Payload> | null | undefined),
+    typedSearchAttributes: decodeSearchAttributes(
+      raw.searchAttributes?.indexedFields as Record<string, Payload> | null | undefined,
+    ),
   };
 }

@@ -62,7 +62,9 @@ const startResponses = {
   401: unauthorizedResponse,
   413: problemResponse('payload_too_large'),
   415: problemResponse('unsupported_media_type: the body must be application/json'),
-  422: problemResponse('idempotency_key_reused: the key names an operation with a different request; `differences` lists the fields'),
+  422: problemResponse(
+    'idempotency_key_reused: the key names an operation with a different request; `differences` lists the fields',
+  ),
   500: problemResponse('internal_error'),
   503: engineUnavailableResponse,
 };
@@ -116,7 +118,10 @@ export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> 
       ...(type === 'checkout' ? { items: (body.items ?? []).map((i) => ({ sku: i.sku, quantity: i.quantity })) } : {}),
     };
     const { operation, replayed } = await service.submit(request.operation, type, normalised, request.waitMs, callerGone(reply));
-    request.log.info({ type, status: operation.status, step: operation.step, replayed }, replayed ? 'operation replayed' : 'operation started');
+    request.log.info(
+      { type, status: operation.status, step: operation.step, replayed },
+      replayed ? 'operation replayed' : 'operation started',
+    );
     if (request.preferenceApplied) reply.header('preference-applied', request.preferenceApplied);
     if (replayed) reply.header('idempotent-replayed', 'true');
     if (operation.status === 'processing') {
@@ -196,7 +201,11 @@ export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> 
       schema: {
         hide: true,
         params: Type.Object({ '*': Type.String() }),
-        response: { 200: jsonResponse('The operation', Operation), 404: problemResponse('operation_not_found'), ...readResponses },
+        response: {
+          200: jsonResponse('The operation', Operation),
+          404: problemResponse('operation_not_found'),
+          ...readResponses,
+        },
       },
     },
     async (request, reply) => getOperation(request, reply, request.params['*']),
