@@ -60,9 +60,10 @@ function rpc(p: TemporalProcessPorts, extra: Record<string, number> = {}) {
 
 /**
  * The config of one process: `role`, with `own` as its ports (one of the history entries
- * for a history process). Every file lists all four services, since a process reads the
- * others' entries too (the worker service finds the frontend through its own entry and
- * publicClient); peers are found through membership, not through these ports.
+ * for a history process). Every file lists all four services because a process reads
+ * other roles' entries too (the frontend's HTTP port, the keepalive settings of the
+ * service it calls); where peers are, though, comes from membership, not from these
+ * ports, which is how a second history process (or frontend) is found at all.
  */
 export function serverConfig(input: ServerConfigInput, role: TemporalRole, own: TemporalProcessPorts) {
   const { ports } = input;
@@ -102,8 +103,6 @@ export function serverConfig(input: ServerConfigInput, role: TemporalRole, own: 
       },
     },
     dcRedirectionPolicy: { policy: 'noop' },
-    // How the worker service (and the history service's system calls) reach the frontend.
-    publicClient: { hostPort: frontendAddress },
     dynamicConfigClient: { filepath: input.dynamicConfigFile, pollInterval: '10s' },
   };
 }

@@ -273,11 +273,9 @@ async function payment(ports: StackPorts, key: string): Promise<{ status: number
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
-async function shutdown(def: ClusterDefinition): Promise<void> {
+async function shutdown(): Promise<void> {
   shuttingDown = true;
-  const order = [...running.keys()].reverse();
-  for (const name of order) await stop(name);
-  void def;
+  for (const name of [...running.keys()].reverse()) await stop(name);
 }
 
 const cluster = defineCluster({
@@ -297,8 +295,13 @@ async function main(): Promise<void> {
       if (!(await portFree(use.port))) throw new Error(`${use.part} ${use.what} port ${use.port} is in use`);
     }
   }
-  process.once('SIGINT', () => void shutdown(cluster).then(() => process.exit(130)));
-  process.once('SIGTERM', () => void shutdown(cluster).then(() => process.exit(143)));
+  // `on`, not `once`: execa's exit hook re-raises a signal that has no other listener left,
+  // which would kill this runner before it has stopped its children in order.
+  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+    process.on(signal, () => {
+      if (!shuttingDown) void shutdown().then(() => process.exit(code));
+    });
+  }
 
   await runSteps(cluster, 'before-start');
   const t0 = Date.now();
@@ -324,11 +327,11 @@ async function main(): Promise<void> {
     event(`up: TEMPORAL_ADDRESS=${cluster.frontendAddress}${cluster.uiUrl ? `, UI ${cluster.uiUrl}` : ''}; pids in ${join(dataDir, 'pids.json')}; Ctrl-C stops`);
     await new Promise(() => undefined);
   }
-  await shutdown(cluster);
+  await shutdown();
 }
 
 main().catch(async (err) => {
   event(`failed: ${(err as Error).message}`);
-  await shutdown(cluster);
+  await shutdown();
   process.exit(1);
 });
