@@ -2,6 +2,7 @@
 // runs in parallel worktrees) can live on one machine by picking distinct bases. Each
 // Temporal process needs four ports of its own: gRPC, membership (ringpop gossip), pprof
 // and Prometheus metrics; two processes of one machine collide on any of them otherwise.
+import { createServer } from 'node:net';
 
 export interface TemporalProcessPorts {
   grpc: number;
@@ -73,4 +74,36 @@ export function portUses(ports: ClusterPorts, names: { history: string[] }): Por
     ...of('temporal-worker', ports.worker),
     { part: 'temporal-ui', what: 'Web UI', port: ports.ui },
   ];
+}
+
+function listenable(port: number): Promise<boolean> {
+  return new Promise((done) => {
+    const srv = createServer();
+    srv.unref();
+    srv.once('error', () => done(false));
+    srv.listen({ host: '127.0.0.1', port, exclusive: true }, () => srv.close(() => done(true)));
+  });
+}
+
+/**
+ * A base whose whole block (and UI port) is free right now, for runs that must not
+ * collide with another cluster on the machine (parallel test runs). Free now is all a
+ * probe can say: the caller still reports a port taken between this check and the start.
+ */
+export async function findFreeBase(historyCount = 2, attempts = 50): Promise<number> {
+  const size = portBlockSize(historyCount);
+  for (let i = 0; i < attempts; i++) {
+    // 10000-30000: the block and base + 1000 stay below Linux's default ephemeral range (32768+).
+    const base = 10_000 + Math.floor(Math.random() * 20_000);
+    const ports = [...Array.from({ length: size }, (_, k) => base + k), base + 1000];
+    let free = true;
+    for (const port of ports) {
+      if (!(await listenable(port))) {
+        free = false;
+        break;
+      }
+    }
+    if (free) return base;
+  }
+  throw new Error(`no free block of ${size} ports found in ${attempts} attempts`);
 }

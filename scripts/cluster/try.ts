@@ -4,7 +4,7 @@
 // With --keep it stays up, restarts a process that dies (after --restart-after) and logs
 // each event with its time, which is how the crash drills in README.md were run.
 //
-//   npx tsx scripts/cluster/try.ts [--data .data/cluster] [--base-port 7233] [--reset]
+//   npx tsx scripts/cluster/try.ts [--data .data/cluster] [--base-port 7233|auto] [--reset]
 //       [--stack] [--keep] [--restart-after 2000] [--log-level warn] [--no-ui]
 import { appendFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -16,6 +16,7 @@ import { execa, type ResultPromise } from 'execa';
 import { defineCluster, type ClusterDefinition, type ClusterProcess, type SetupPhase } from './cluster.js';
 import type { ServerLogLevel } from './config.js';
 import { httpOk } from './health.js';
+import { findFreeBase } from './ports.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const started = Date.now();
@@ -281,7 +282,7 @@ async function shutdown(): Promise<void> {
 const cluster = defineCluster({
   root: ROOT,
   dataDir,
-  basePort: Number(flags['base-port']),
+  basePort: flags['base-port'] === 'auto' ? await findFreeBase() : Number(flags['base-port']),
   logLevel: flags['log-level'] as ServerLogLevel,
   ui: !flags['no-ui'],
 });
