@@ -67,13 +67,15 @@ export interface PeerOptions<P extends PeerName> {
   reservationsUrl: string;
   /** LOG_LEVEL of the peer's own processes (default warn, as the bench runs retrysafe's). */
   logLevel?: string;
+  /** Extra node flags for the peer's Node process (e.g. --cpu-prof, as the bench profiles retrysafe's). */
+  execArgv?: string[];
 }
 
 const LOOPBACK = '127.0.0.1';
 
 /** `node --import tsx <entry>` from the repository root, like every other part. */
-function nodeEntry(entry: string): { file: string; args: string[]; cwd: string } {
-  return { file: process.execPath, args: ['--import', 'tsx', join(PEERS_DIR, entry)], cwd: ROOT };
+function nodeEntry(entry: string, execArgv: string[] = []): { file: string; args: string[]; cwd: string } {
+  return { file: process.execPath, args: [...execArgv, '--import', 'tsx', join(PEERS_DIR, entry)], cwd: ROOT };
 }
 
 function sandboxEnv(opts: { bankUrl: string; reservationsUrl: string }): Record<string, string> {
@@ -127,7 +129,7 @@ export function restatePeer(opts: PeerOptions<'restate'>): PeerStack {
   };
   const service: ProcessSpec = {
     name: 'restate-service',
-    ...nodeEntry('restate/server.ts'),
+    ...nodeEntry('restate/server.ts', opts.execArgv),
     env: {
       ...sandboxEnv(opts),
       PEER_HOST: LOOPBACK,
@@ -193,7 +195,7 @@ export function dbosPeer(opts: PeerOptions<'dbos'>): PeerStack {
   };
   const service: ProcessSpec = {
     name: 'dbos-service',
-    ...nodeEntry('dbos/server.ts'),
+    ...nodeEntry('dbos/server.ts', opts.execArgv),
     env: {
       ...sandboxEnv(opts),
       PEER_HOST: LOOPBACK,

@@ -35,7 +35,16 @@ function sandbox(name: 'bank' | 'reservations', port: number, dataDir: string, l
  * Starts the sandboxes, then `peer` (prepare, its processes in order, setup). On a failure
  * whatever started is stopped again before the error is thrown.
  */
-export async function startLocal(peer: PeerName, opts: { dataDir: string; logLevel?: string; onSandboxesReady?: (urls: { bank: string; reservations: string }) => Promise<void> }): Promise<LocalPeer> {
+export interface LocalOptions {
+  dataDir: string;
+  logLevel?: string;
+  /** Extra node flags for the peer's Node process. */
+  execArgv?: string[];
+  /** Runs once the sandboxes answer, before the peer starts (seeding, a baseline). */
+  onSandboxesReady?: (urls: { bank: string; reservations: string }) => Promise<void>;
+}
+
+export async function startLocal(peer: PeerName, opts: LocalOptions): Promise<LocalPeer> {
   ensurePeersInstalled();
   const logLevel = opts.logLevel ?? 'warn';
   const processes: Running[] = [];
@@ -55,7 +64,7 @@ export async function startLocal(peer: PeerName, opts: { dataDir: string; logLev
 
     const ports: Record<string, number> = {};
     for (const name of PEER_PORTS[peer]) ports[name] = await freePort();
-    const common = { dataDir: join(opts.dataDir, peer), bankUrl: bank, reservationsUrl: reservations, logLevel };
+    const common = { dataDir: join(opts.dataDir, peer), bankUrl: bank, reservationsUrl: reservations, logLevel, execArgv: opts.execArgv };
     const stack = peer === 'restate' ? peerStack('restate', { ...common, ports: ports as never }) : peerStack('dbos', { ...common, ports: ports as never });
     stack.prepare();
     for (const spec of stack.processes) processes.push(await start(spec));

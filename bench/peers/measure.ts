@@ -11,11 +11,12 @@
 // latency (the same keys again), checks that every checkout charged once, took its stock
 // once and replays to the same chargeId, and runs acc_bob's declined checkout (its hold
 // must be released). It prints a table and one JSON line, and stops everything.
-import { rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { httpClient, type HttpClient } from '../http.js';
 import { closedLoop, type BatchResult } from '../load.js';
+import { cpuMs } from '../proc.js';
 import { summarize } from '../stats.js';
 import { PEER_NAMES, PEERS_DIR, type PeerName } from './index.js';
 import { startLocal, type LocalPeer } from './local.js';
@@ -37,6 +38,30 @@ async function checkout(http: HttpClient, url: string, key: string, body: unknow
   const res = await http.send('POST', url, { headers: { 'content-type': 'application/json', 'idempotency-key': key }, body: JSON.stringify(body) });
   if (res.status !== 200) throw new Error(`POST ${url} (${key}) → ${res.status} ${res.text.slice(0, 300)}`);
   return JSON.parse(res.text) as Outcome;
+}
+
+/** A process and every process under it (PostgreSQL's backends are children of the postmaster). */
+function processTree(root: number): number[] {
+  const parents = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const tree = [root];
+  for (let i = 0; i < tree.length; i++) for (const [pid, parent] of parents) if (parent === tree[i]) tree.push(pid);
+  return tree;
+}
+
+/** CPU time used so far by each named process tree, in ms (Linux /proc; 0 elsewhere). */
+function cpuByProcess(processes: { name: string; pid: number }[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const p of processes) out[p.name] = processTree(p.pid).reduce((sum, pid) => sum + (cpuMs(pid) ?? 0), 0);
+  return out;
 }
 
 async function getJson<T>(http: HttpClient, url: string): Promise<T> {
@@ -103,7 +128,14 @@ async function run(): Promise<void> {
     const warm = await closedLoop(40, 4, op('warm'), 60_000);
     log(`warm-up: ${warm.ok} ok, ${warm.errors.length} errors`);
     const c1 = await closedLoop(requests, 1, op('c1'), 120_000);
+    const cpuBefore = cpuByProcess(local.processes);
     const cN = await closedLoop(1_000_000, concurrency, op(`c${concurrency}`), seconds * 1000);
+    const cpuAfter = cpuByProcess(local.processes);
+    // CPU per checkout barely depends on how busy the machine is, unlike latency.
+    const cpuPerCheckout = Object.fromEntries(
+      Object.keys(cpuAfter).map((name) => [name, (cpuAfter[name]! - (cpuBefore[name] ?? 0)) / Math.max(1, cN.ok)]),
+    );
+    const cpuTotal = Object.values(cpuPerCheckout).reduce((a, b) => a + b, 0);
     const replayKeys = [...charged.keys()].filter((k) => k.includes('-c1-')).slice(0, requests);
     let replayMismatches = 0;
     const replay = await closedLoop(replayKeys.length, 1, async (i) => {
@@ -165,12 +197,13 @@ ${peer}: checkout (reserve_items → charge_payment → confirm_reservation), da
   baseline       one keyed bank charge, c=1: p50 ${f(base.p50)} ms  p99 ${f(base.p99)} ms
   c=1            n=${lat1.n}  p50 ${f(lat1.p50)} ms  p95 ${f(lat1.p95)} ms  p99 ${f(lat1.p99)} ms  max ${f(lat1.max)} ms
   c=${concurrency}           ${cN.ok} checkouts in ${f(cN.wallMs / 1000)} s = ${f(throughput)}/s  (errors ${cN.errors.length})
+  CPU/checkout   ${f(cpuTotal)} ms at c=${concurrency}: ${Object.entries(cpuPerCheckout).map(([k, v]) => `${k} ${f(v)}`).join(', ')}
   replay c=1     n=${latR.n}  p50 ${f(latR.p50)} ms  p99 ${f(latR.p99)} ms
   correctness    ${checkouts} checkouts: bank −${balanceDelta} (expected −${checkouts * AMOUNT}), stock −${stockDelta}, held ${stock.held}, replay mismatches ${replayMismatches}
   acc_bob 4200   ${bob.status} ${bob.error?.code} compensations ${JSON.stringify(bob.error?.compensations)}; hold ${bobHold.status}; stock ${before.available} → ${after.available}; balance ${bobAccount.balance}
   checks         ${Object.entries(checks).map(([k, v]) => `${k}=${v}`).join(' ')}
 `);
-    console.log(JSON.stringify({ peer, baseline: base, c1: lat1, throughput: { concurrency, ok: cN.ok, wallMs: cN.wallMs, perSecond: throughput }, replay: latR, checks }));
+    console.log(JSON.stringify({ peer, baseline: base, c1: lat1, throughput: { concurrency, ok: cN.ok, wallMs: cN.wallMs, perSecond: throughput }, cpuMsPerCheckout: cpuPerCheckout, replay: latR, checks }));
     if (checks.errors > 0) console.log(`first errors: ${[...c1.errors, ...cN.errors, ...replay.errors].slice(0, 3).join(' | ')}`);
     const failedChecks = Object.entries(checks).filter(([k, v]) => (k === 'errors' ? v !== 0 : v !== true));
     if (failedChecks.length > 0) process.exitCode = 1;
