@@ -12,6 +12,7 @@
 // once and replays to the same chargeId, and runs acc_bob's declined checkout (its hold
 // must be released). It prints a table and one JSON line, and stops everything.
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { httpClient, type HttpClient } from '../http.js';
@@ -194,6 +195,7 @@ async function run(): Promise<void> {
     const f = (n: number) => n.toFixed(1);
     console.log(`
 ${peer}: checkout (reserve_items → charge_payment → confirm_reservation), data in ${values['data-root']}
+  machine        load average at the end ${loadavg().map((l) => l.toFixed(1)).join(' ')} (2 cores: above 2, every number here waits for a core)
   baseline       one keyed bank charge, c=1: p50 ${f(base.p50)} ms  p99 ${f(base.p99)} ms
   c=1            n=${lat1.n}  p50 ${f(lat1.p50)} ms  p95 ${f(lat1.p95)} ms  p99 ${f(lat1.p99)} ms  max ${f(lat1.max)} ms
   c=${concurrency}           ${cN.ok} checkouts in ${f(cN.wallMs / 1000)} s = ${f(throughput)}/s  (errors ${cN.errors.length})
@@ -203,7 +205,7 @@ ${peer}: checkout (reserve_items → charge_payment → confirm_reservation), da
   acc_bob 4200   ${bob.status} ${bob.error?.code} compensations ${JSON.stringify(bob.error?.compensations)}; hold ${bobHold.status}; stock ${before.available} → ${after.available}; balance ${bobAccount.balance}
   checks         ${Object.entries(checks).map(([k, v]) => `${k}=${v}`).join(' ')}
 `);
-    console.log(JSON.stringify({ peer, baseline: base, c1: lat1, throughput: { concurrency, ok: cN.ok, wallMs: cN.wallMs, perSecond: throughput }, cpuMsPerCheckout: cpuPerCheckout, replay: latR, checks }));
+    console.log(JSON.stringify({ peer, loadavg: loadavg(), baseline: base, c1: lat1, throughput: { concurrency, ok: cN.ok, wallMs: cN.wallMs, perSecond: throughput }, cpuMsPerCheckout: cpuPerCheckout, replay: latR, checks }));
     if (checks.errors > 0) console.log(`first errors: ${[...c1.errors, ...cN.errors, ...replay.errors].slice(0, 3).join(' | ')}`);
     const failedChecks = Object.entries(checks).filter(([k, v]) => (k === 'errors' ? v !== 0 : v !== true));
     if (failedChecks.length > 0) process.exitCode = 1;
