@@ -55,7 +55,7 @@ export const BUSINESS_CODES = new Set([
 ]);
 
 /**
- * Why a step failed for good, as the saga sees it: a business refusal (`code` set), or an
+ * Why a step failed for good, as the saga sees it: a business refusal (`businessCode`), or an
  * outcome that stayed unknown until the step's retries ran out (the step is then fenced
  * by its own compensation, like retrysafe's reconciliation deadline).
  */

@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import { arch, platform } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ensureDatabase, initPostgres, postgresBinDir, postgresCommand, postgresUrl } from '../../common/postgres.js';
+import { ensureDatabase, initPostgres, postgresBinDir, postgresCommand, postgresUrl, psql } from '../../common/postgres.js';
 
 export const PEERS_DIR = fileURLToPath(new URL('.', import.meta.url));
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -95,21 +95,27 @@ function restateServerBinary(): string {
  * written by the node's log-server to RocksDB with the WAL fsynced before it is
  * acknowledged. Both knobs are set explicitly so a change of default cannot change them.
  */
+const RESTATE_DURABILITY = [
+  { setting: 'bifrost.default-provider', env: 'RESTATE_BIFROST__DEFAULT_PROVIDER', value: 'replicated', why: "the node's log-server stores the log" },
+  {
+    setting: 'log-server.rocksdb-disable-wal-fsync',
+    env: 'RESTATE_LOG_SERVER__ROCKSDB_DISABLE_WAL_FSYNC',
+    value: 'false',
+    why: 'each log write batch is fsynced before it is acknowledged',
+  },
+];
+
 export function restatePeer(opts: PeerOptions<'restate'>): PeerStack {
   const { ports } = opts;
   const ingress = `http://${LOOPBACK}:${ports.ingress}`;
   const admin = `http://${LOOPBACK}:${ports.admin}`;
   const endpointUri = `http://${LOOPBACK}:${ports.endpoint}`;
-  const durability = {
-    RESTATE_BIFROST__DEFAULT_PROVIDER: 'replicated',
-    RESTATE_LOG_SERVER__ROCKSDB_DISABLE_WAL_FSYNC: 'false',
-  };
   const server: ProcessSpec = {
     name: 'restate-server',
     file: restateServerBinary(),
     args: ['--no-logo'],
     env: {
-      ...durability,
+      ...Object.fromEntries(RESTATE_DURABILITY.map((k) => [k.env, k.value])),
       RESTATE_BASE_DIR: opts.dataDir,
       RESTATE_NODE_NAME: 'bench',
       RESTATE_CLUSTER_NAME: 'retrysafe-bench',
@@ -147,10 +153,7 @@ export function restatePeer(opts: PeerOptions<'restate'>): PeerStack {
     processes: [server, service],
     setup: () => registerRestateDeployment(admin, endpointUri),
     checkoutUrl: `http://${LOOPBACK}:${ports.service}/v1/checkouts`,
-    durability: [
-      'restate bifrost.default-provider = "replicated" (the node\'s log-server stores the log)',
-      'restate log-server.rocksdb-disable-wal-fsync = false (each log write batch is fsynced before it is acknowledged)',
-    ],
+    durability: RESTATE_DURABILITY.map((k) => `restate ${k.setting} = ${k.value} (${k.why})`),
   };
 }
 
@@ -215,10 +218,20 @@ export function dbosPeer(opts: PeerOptions<'dbos'>): PeerStack {
       initPostgres(pg);
     },
     processes: [postgres, service],
-    setup: async () => undefined,
+    setup: async () => verifyPostgresDurability(pg.port),
     checkoutUrl: `http://${LOOPBACK}:${ports.service}/v1/checkouts`,
-    durability: ['postgresql fsync = on', 'postgresql synchronous_commit = on', 'postgresql full_page_writes = on'],
+    durability: POSTGRES_DURABILITY.map((name) => `postgresql ${name} = on`),
   };
+}
+
+const POSTGRES_DURABILITY = ['fsync', 'synchronous_commit', 'full_page_writes'];
+
+/** Reads the settings back from the running server: a cluster configured elsewhere must not pass unnoticed. */
+function verifyPostgresDurability(port: number): void {
+  for (const name of POSTGRES_DURABILITY) {
+    const value = psql(port, `SHOW ${name}`).trim();
+    if (value !== 'on') throw new Error(`the DBOS peer's PostgreSQL runs with ${name} = ${value}; the race needs it on`);
+  }
 }
 
 export function peerStack(peer: 'restate', opts: PeerOptions<'restate'>): PeerStack;
