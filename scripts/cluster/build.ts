@@ -58,7 +58,16 @@ async function goInstall(folder: string, version: string, packages: GoPackage[])
     for (const p of packages) renameSync(join(staging, p.path.split('/').at(-1)!), join(staging, p.name));
     writeFileSync(
       join(staging, 'BUILD.json'),
-      JSON.stringify({ packages: packages.map((p) => `${p.path}@v${version}`), toolchain: GO_TOOLCHAIN, builtAt: new Date().toISOString(), buildMs: Date.now() - started }, null, 2) + '\n',
+      JSON.stringify(
+        {
+          packages: packages.map((p) => `${p.path}@v${version}`),
+          toolchain: GO_TOOLCHAIN,
+          builtAt: new Date().toISOString(),
+          buildMs: Date.now() - started,
+        },
+        null,
+        2,
+      ) + '\n',
     );
     try {
       renameSync(staging, folder);
@@ -69,7 +78,9 @@ async function goInstall(folder: string, version: string, packages: GoPackage[])
   } catch (err) {
     const e = err as Error & { stderr?: string; code?: string };
     if (e.code === 'ENOENT') throw new Error('`go` is not on PATH: install Go (https://go.dev/dl) to build the Temporal server');
-    throw new Error(`go install of ${packages.map((p) => p.path).join(', ')}@v${version} failed: ${(e.stderr ?? e.message).trim()}`);
+    throw new Error(
+      `go install of ${packages.map((p) => p.path).join(', ')}@v${version} failed: ${(e.stderr ?? e.message).trim()}`,
+    );
   } finally {
     rmSync(staging, { recursive: true, force: true });
   }
@@ -78,7 +89,11 @@ async function goInstall(folder: string, version: string, packages: GoPackage[])
 
 export function temporalServerBinaries(root: string): TemporalServerBinaries {
   const folder = join(root, '.tools', 'temporal-server', `v${TEMPORAL_SERVER_VERSION}`);
-  return { server: join(folder, 'temporal-server'), sqlTool: join(folder, 'temporal-sql-tool'), version: TEMPORAL_SERVER_VERSION };
+  return {
+    server: join(folder, 'temporal-server'),
+    sqlTool: join(folder, 'temporal-sql-tool'),
+    version: TEMPORAL_SERVER_VERSION,
+  };
 }
 
 export function uiServerBinary(root: string): UiServerBinary {

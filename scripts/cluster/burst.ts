@@ -19,7 +19,14 @@ const { values: flags } = parseArgs({
 const count = Number(flags.count);
 const started = Date.now();
 const prefix = `burst-${started}`;
-const state = { started: 0, succeeded: 0, failed: 0, httpErrors: new Map<string, number>(), netErrors: 0, latencies: [] as number[] };
+const state = {
+  started: 0,
+  succeeded: 0,
+  failed: 0,
+  httpErrors: new Map<string, number>(),
+  netErrors: 0,
+  latencies: [] as number[],
+};
 let lastDone = 0;
 
 function sleep(ms: number): Promise<void> {

@@ -111,7 +111,8 @@ export function defineCluster(opts: ClusterOptions): ClusterDefinition {
   const dataDir = resolve(opts.dataDir);
   const historyCount = opts.historyCount ?? 2;
   const ports = opts.ports ?? blockPorts(opts.basePort ?? 7233, historyCount);
-  if (ports.history.length !== historyCount) throw new Error(`ports name ${ports.history.length} history processes, not ${historyCount}`);
+  if (ports.history.length !== historyCount)
+    throw new Error(`ports name ${ports.history.length} history processes, not ${historyCount}`);
   const namespace = opts.namespace ?? 'default';
   const retentionMs = opts.retentionMs ?? 7 * 24 * HOUR;
   const withUi = opts.ui ?? true;
@@ -143,7 +144,10 @@ export function defineCluster(opts: ClusterOptions): ClusterDefinition {
     dataDir: pgDir,
     ports: uses.filter((u) => u.part === 'postgres'),
     after: [],
-    ready: { description: `PostgreSQL to accept connections on 127.0.0.1:${ports.postgres}`, check: () => postgresAccepting(ports.postgres) },
+    ready: {
+      description: `PostgreSQL to accept connections on 127.0.0.1:${ports.postgres}`,
+      check: () => postgresAccepting(ports.postgres),
+    },
     stopSignal: 'SIGINT',
     stopGraceMs: 30_000,
   };
@@ -171,7 +175,12 @@ export function defineCluster(opts: ClusterOptions): ClusterDefinition {
     ...ports.history.map((p, i) => temporal(historyNames[i]!, 'history', p, ['postgres'])),
     temporal('temporal-matching', 'matching', ports.matching, ['postgres']),
   ];
-  const frontend = temporal('temporal-frontend', 'frontend', ports.frontend, backends.map((b) => b.name));
+  const frontend = temporal(
+    'temporal-frontend',
+    'frontend',
+    ports.frontend,
+    backends.map((b) => b.name),
+  );
   const worker = temporal('temporal-worker', 'worker', ports.worker, [frontend.name]);
   const processes = [postgres, ...backends, frontend, worker];
 
@@ -249,7 +258,10 @@ export function defineCluster(opts: ClusterOptions): ClusterDefinition {
       phase: 'cluster-ready',
       async run() {
         const r = await ensureNamespace(frontendAddress, namespace, retentionMs);
-        const what = [r.registered ? 'registered' : 'exists', r.added.length ? `added ${r.added.join(', ')}` : 'search attributes present'];
+        const what = [
+          r.registered ? 'registered' : 'exists',
+          r.added.length ? `added ${r.added.join(', ')}` : 'search attributes present',
+        ];
         return `${namespace}: ${what.join(', ')}, retention ${r.retentionSeconds} s`;
       },
     },
@@ -263,6 +275,10 @@ export function defineCluster(opts: ClusterOptions): ClusterDefinition {
     namespace,
     uiUrl: withUi ? uiUrl : undefined,
     dataDir,
-    clientEnv: { TEMPORAL_ADDRESS: frontendAddress, TEMPORAL_NAMESPACE: namespace, ...(withUi ? { TEMPORAL_UI_URL: uiUrl } : {}) },
+    clientEnv: {
+      TEMPORAL_ADDRESS: frontendAddress,
+      TEMPORAL_NAMESPACE: namespace,
+      ...(withUi ? { TEMPORAL_UI_URL: uiUrl } : {}),
+    },
   };
 }

@@ -36,7 +36,9 @@ export async function grpcServing(address: string, service: string, timeoutMs = 
 /** True once PostgreSQL accepts connections on 127.0.0.1:port (pg_isready, without blocking). */
 export async function postgresAccepting(port: number): Promise<boolean> {
   try {
-    await run(join(postgresBinDir(), 'pg_isready'), ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-q'], { timeout: 5_000 });
+    await run(join(postgresBinDir(), 'pg_isready'), ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-q'], {
+      timeout: 5_000,
+    });
     return true;
   } catch {
     return false;

@@ -34,10 +34,28 @@ export async function ensureSchema(sqlTool: string, port: number): Promise<Schem
     psql(port, `ALTER DATABASE ${database} OWNER TO ${TEMPORAL_DB_USER}`);
     psql(port, `ALTER SCHEMA public OWNER TO ${TEMPORAL_DB_USER}`, database);
     const tool = (...args: string[]) =>
-      run(sqlTool, ['--plugin', 'postgres12', '--ep', '127.0.0.1', '--port', String(port), '--user', TEMPORAL_DB_USER, '--db', database, ...args], {
-        maxBuffer: 16 * 1024 * 1024,
-      }).catch((err: Error & { stderr?: string; stdout?: string }) => {
-        throw new Error(`temporal-sql-tool ${args[0]} on ${database} failed: ${(err.stderr || err.stdout || err.message).trim()}`);
+      run(
+        sqlTool,
+        [
+          '--plugin',
+          'postgres12',
+          '--ep',
+          '127.0.0.1',
+          '--port',
+          String(port),
+          '--user',
+          TEMPORAL_DB_USER,
+          '--db',
+          database,
+          ...args,
+        ],
+        {
+          maxBuffer: 16 * 1024 * 1024,
+        },
+      ).catch((err: Error & { stderr?: string; stdout?: string }) => {
+        throw new Error(
+          `temporal-sql-tool ${args[0]} on ${database} failed: ${(err.stderr || err.stdout || err.message).trim()}`,
+        );
       });
     const created = psql(port, `SELECT to_regclass('public.schema_version') IS NULL`, database).trim() === 't';
     if (created) await tool('setup-schema', '-v', '0.0');

@@ -112,7 +112,11 @@ function spawn(spec: Running['spec']): Running {
         if (!shuttingDown && running.get(spec.name) === r) {
           const again = spawn(spec);
           const def = cluster.processes.find((p) => p.name === spec.name);
-          if (def) void waitReady(def, again).then((ms) => event(`${spec.name} ready again after ${ms} ms`), (e: Error) => event(e.message));
+          if (def)
+            void waitReady(def, again).then(
+              (ms) => event(`${spec.name} ready again after ${ms} ms`),
+              (e: Error) => event(e.message),
+            );
         }
       }, delay);
     }
@@ -298,7 +302,10 @@ async function main(): Promise<void> {
   }
   // `on`, not `once`: execa's exit hook re-raises a signal that has no other listener left,
   // which would kill this runner before it has stopped its children in order.
-  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const) {
     process.on(signal, () => {
       if (!shuttingDown) void shutdown().then(() => process.exit(code));
     });
@@ -321,11 +328,14 @@ async function main(): Promise<void> {
       `payment ${key}: HTTP ${first.status} ${String(first.body.status)} chargeId ${String((first.body.result as { chargeId?: string } | undefined)?.chargeId)}; ` +
         `retry: HTTP ${again.status} ${String(again.body.status)} (same charge: ${JSON.stringify(first.body.result) === JSON.stringify(again.body.result)})`,
     );
-    if (first.status !== 200 || first.body.status !== 'succeeded') throw new Error(`payment did not succeed: ${JSON.stringify(first.body)}`);
+    if (first.status !== 200 || first.body.status !== 'succeeded')
+      throw new Error(`payment did not succeed: ${JSON.stringify(first.body)}`);
   }
 
   if (flags.keep) {
-    event(`up: TEMPORAL_ADDRESS=${cluster.frontendAddress}${cluster.uiUrl ? `, UI ${cluster.uiUrl}` : ''}; pids in ${join(dataDir, 'pids.json')}; Ctrl-C stops`);
+    event(
+      `up: TEMPORAL_ADDRESS=${cluster.frontendAddress}${cluster.uiUrl ? `, UI ${cluster.uiUrl}` : ''}; pids in ${join(dataDir, 'pids.json')}; Ctrl-C stops`,
+    );
     await new Promise(() => undefined);
   }
   await shutdown();
