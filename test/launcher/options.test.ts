@@ -132,7 +132,7 @@ describe('worker readiness line', () => {
 describe('port conflicts in a child output', () => {
   it("finds the port in Node's and Go's messages", () => {
     expect(addressInUse('Error: listen EADDRINUSE: address already in use 127.0.0.1:4001')).toEqual({ port: 4001 });
-    expect(addressInUse('listen tcp 127.0.0.1:7233: bind: address already in use')).toEqual({});
+    expect(addressInUse('listen tcp 127.0.0.1:7233: bind: address already in use')).toEqual({ port: 7233 });
     expect(addressInUse('all good on 127.0.0.1:4001')).toBeUndefined();
   });
 });
