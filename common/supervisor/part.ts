@@ -28,12 +28,20 @@ export interface PartSpec {
   cwd?: string;
   /** Variables set on top of this process's environment. */
   env?: Record<string, string>;
+  /** Run as this user and group (PostgreSQL refuses to run as root). */
+  uid?: number;
+  gid?: number;
   /** Inherited variables the child must not see: names, or patterns of names. */
   unsetEnv?: Array<string | RegExp>;
   /** When the started process counts as up; at once when absent. */
   ready?: Probe;
   readyTimeoutMs?: number;
-  /** How long a SIGTERM may take before the group is killed. */
+  /**
+   * The signal that asks it to stop cleanly: SIGTERM by default; PostgreSQL's fast
+   * shutdown is SIGINT (its SIGTERM waits for every client to disconnect).
+   */
+  stopSignal?: NodeJS.Signals;
+  /** How long a stop may take before the group is killed. */
   stopGraceMs?: number;
   /** Its own process group (the default): a terminal's Ctrl-C then reaches the supervisor only. */
   detached?: boolean;
@@ -116,7 +124,7 @@ export class Part {
   }
 
   /**
-   * Stops the part (SIGTERM, or `signal`; SIGKILL of its group after the grace period),
+   * Stops the part (its stop signal, or `signal`; SIGKILL of its group after the grace period),
    * calling off a start or a restart in progress. Resolves with the exit of the process
    * it stopped, if one was running.
    */
@@ -126,7 +134,7 @@ export class Part {
     this.run?.abort();
     const child = this.child;
     const exit = child?.running()
-      ? await child.stop(opts.signal === 'SIGKILL' ? 0 : this.graceMs, opts.signal ?? 'SIGTERM')
+      ? await child.stop(opts.signal === 'SIGKILL' ? 0 : this.graceMs, opts.signal ?? this.stopSignal)
       : undefined;
     await this.bringing?.catch(() => undefined);
     // A start asked for meanwhile owns the state from here.
@@ -144,6 +152,10 @@ export class Part {
 
   private get graceMs(): number {
     return this.spec.stopGraceMs ?? 10_000;
+  }
+
+  private get stopSignal(): NodeJS.Signals {
+    return this.spec.stopSignal ?? 'SIGTERM';
   }
 
   private delay(n: number): number {
@@ -207,6 +219,8 @@ export class Part {
         cwd: spec.cwd ?? ROOT,
         env,
         detached: spec.detached ?? true,
+        ...(spec.uid !== undefined ? { uid: spec.uid } : {}),
+        ...(spec.gid !== undefined ? { gid: spec.gid } : {}),
         onLine: (line, stream) => {
           this.output.push(line);
           if (this.output.length > keep) this.output.splice(0, this.output.length - keep);
@@ -226,6 +240,7 @@ export class Part {
       name: this.name,
       timeoutMs: spec.readyTimeoutMs ?? 60_000,
       stopGraceMs: this.graceMs,
+      stopSignal: this.stopSignal,
       signal,
     });
   }
