@@ -13,13 +13,67 @@ import type { Part, RestartPolicy } from './supervisor/part.js';
 import { Supervisor } from './supervisor/supervisor.js';
 import { TEMPORAL_CONNECTION_VARS } from './temporal.js';
 
+/** One setting of the embedded server: its command-line arguments and why it is there. */
+export interface DevServerSetting {
+  /** Stable name, for an ablation (`without`) and for reports. */
+  name: string;
+  /** Arguments after `server start-dev`. */
+  args: readonly string[];
+  /** One line: what was measured, and why it pays. */
+  why: string;
+}
+
+function dynamicConfig(key: string, value: string | number | boolean): string[] {
+  return ['--dynamic-config-value', `${key}=${JSON.stringify(value)}`];
+}
+
 /**
- * Dynamic config every embedded server starts with (`--dynamic-config-value KEY=VALUE`, the
- * value as JSON), e.g. `['history.transferProcessorMaxPollRPS', 200]`: the one list to tune
- * the server's queues and limits for the launcher, the tests, the bench and the chaos run
- * at once. Empty: the server's own defaults.
+ * What every embedded server starts with, for the launcher, the tests, the bench and the
+ * chaos run at once. Each entry was measured to pay on this machine class (2 cores, one
+ * history shard, SQLite on a VM disk); the bench toggles them off one at a time.
  */
-export const DEV_SERVER_DYNAMIC_CONFIG: ReadonlyArray<readonly [key: string, value: string | number | boolean]> = [];
+export const DEV_SERVER_TUNING: readonly DevServerSetting[] = [
+  {
+    name: 'transfer-poll-rps',
+    args: dynamicConfig('history.transferProcessorMaxPollRPS', 1000),
+    why: 'the one shard polls its transfer queue at most 20/s by default: every workflow and activity task waits up to 50 ms to be dispatched',
+  },
+  {
+    name: 'timer-poll-rps',
+    args: dynamicConfig('history.timerProcessorMaxPollRPS', 1000),
+    why: 'the same limit on the timer queue delays retries, timeouts and the attention timer',
+  },
+  {
+    name: 'visibility-poll-rps',
+    args: dynamicConfig('history.visibilityProcessorMaxPollRPS', 1000),
+    why: 'the same limit on the visibility queue delays the search attributes a list or the Web UI filters on',
+  },
+  {
+    name: 'search-attribute-cache',
+    args: dynamicConfig('system.forceSearchAttributesCacheRefreshOnRead', false),
+    why: 'the CLI re-reads the search attributes from SQLite on every use; they are registered before any operation starts',
+  },
+  {
+    name: 'one-task-queue-partition',
+    args: [
+      ...dynamicConfig('matching.numTaskqueueReadPartitions', 1),
+      ...dynamicConfig('matching.numTaskqueueWritePartitions', 1),
+    ],
+    why: 'four partitions per task queue (the default) make few pollers on one host forward tasks between partitions',
+  },
+  {
+    name: 'sqlite-wal',
+    args: ['--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=full'],
+    why: "a write-ahead log commits with one fsync instead of a rollback journal's several; synchronous=full keeps every commit durable",
+  },
+];
+
+/** The tuning arguments, without the settings named in `without` (an unknown name is an error). */
+export function devServerTuningArgs(without: readonly string[] = []): string[] {
+  const unknown = without.filter((name) => !DEV_SERVER_TUNING.some((s) => s.name === name));
+  if (unknown.length > 0) throw new Error(`unknown dev server setting: ${unknown.join(', ')}`);
+  return DEV_SERVER_TUNING.filter((s) => !without.includes(s.name)).flatMap((s) => s.args);
+}
 
 export interface DevServerOptions {
   bin: string;
@@ -30,6 +84,8 @@ export interface DevServerOptions {
   uiPort?: number;
   /** Disable the Web UI. */
   headless?: boolean;
+  /** Settings of DEV_SERVER_TUNING to leave out (by name), to measure what each one buys. */
+  without?: readonly string[];
   namespace?: string;
   /**
    * When set, the namespace is prepared for retrysafe at every start: the search attributes
@@ -72,7 +128,7 @@ export function devServerArgs(opts: DevServerOptions): string[] {
   if (opts.dbFile) args.push('--db-filename', opts.dbFile);
   if (opts.headless) args.push('--headless');
   else if (opts.uiPort) args.push('--ui-port', String(opts.uiPort));
-  for (const [key, value] of DEV_SERVER_DYNAMIC_CONFIG) args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
+  args.push(...devServerTuningArgs(opts.without));
   return args;
 }
 

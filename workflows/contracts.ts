@@ -84,9 +84,24 @@ export interface OperationError {
   compensations: CompensationName[];
 }
 
+/**
+ * What every outcome carries besides its result: with the close time of the execution, all
+ * the API needs to answer with the operation, without reading the execution again.
+ */
+export interface OutcomeFacts {
+  type: OperationType;
+  key: string;
+  /** When the execution started (ISO 8601): the start time a description of it reports. */
+  createdAt: string;
+  /** The step the operation ended at. */
+  step: StepName | null;
+  steps: StepState[];
+  needsAttention: boolean;
+}
+
 export type OperationOutcome =
-  | { status: 'succeeded'; result: Record<string, string>; steps: StepState[] }
-  | { status: 'failed'; error: OperationError; steps: StepState[] };
+  | (OutcomeFacts & { status: 'succeeded'; result: Record<string, string> })
+  | (OutcomeFacts & { status: 'failed'; error: OperationError });
 
 /** Memo written by the API atomically with the start (the fingerprint binds the key). */
 export interface StartMemo {

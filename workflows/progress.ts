@@ -1,15 +1,24 @@
 // Keeps an operation's progress where readers can see it without a worker: the memo
 // (step list with downstream keys, current step, attention flag) and the search
-// attributes the Temporal UI filters on. One memo and one search attribute upsert per
-// transition, so the bookkeeping stays a small, fixed share of the history. It records
-// the steps (and their keys) it is handed, and derives nothing.
-import { log, setCurrentDetails, upsertMemo, upsertSearchAttributes } from '@temporalio/workflow';
+// attributes the Temporal UI filters on. It records the steps (and their keys) it is
+// handed, and derives nothing.
+//
+// Bookkeeping is history: every memo or search-attribute upsert is an event. Steps run as
+// local activities, so a whole operation usually runs in one workflow task and only what
+// that task ends with is ever seen. Hence one memo upsert when a step starts (seen by a
+// status read when the step outlasts the workflow task and the worker records its
+// progress so far: a slow or retrying step, the one a reader asks about) and, once the
+// outcome is known, the final memo and one search-attribute upsert (OperationStatus and
+// OperationStep, which the list and the Web UI filter on). OperationStatus is
+// `processing` from the start (the API sets it) until then.
+import { log, setCurrentDetails, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import {
   SearchAttributes,
   type OperationError,
   type OperationOutcome,
   type OperationStatus,
   type OperationType,
+  type OutcomeFacts,
   type StepName,
   type StepState,
   type StepStatus,
@@ -19,23 +28,26 @@ import { sagaMetrics } from './metrics.js';
 
 export class Progress {
   private current: StepName | null = null;
+  private attention = false;
   private readonly lines: string[] = [];
   private readonly logMeta: Record<string, string>;
 
   constructor(
     private readonly type: OperationType,
-    operation: OperationRef,
+    private readonly operation: OperationRef,
     private readonly steps: StepState[],
   ) {
     this.logMeta = { tenant: operation.tenant, key: operation.key, type };
   }
 
-  start(step: StepName): void {
+  /** `publishStatus`: also upsert the search attributes (only operations started before this was dropped). */
+  start(step: StepName, { publishStatus }: { publishStatus: boolean }): void {
     const state = this.find(step);
     this.current = step;
     log.info('step started', { ...this.logMeta, step, downstreamKey: state.downstreamKey });
     state.status = 'running';
-    this.publish('processing');
+    if (publishStatus) this.publish('processing');
+    else upsertMemo({ step, steps: this.snapshot() });
     this.describe(`**${step}** running · downstream key \`${state.downstreamKey}\``);
   }
 
@@ -62,6 +74,7 @@ export class Progress {
   }
 
   needsAttention(): void {
+    this.attention = true;
     sagaMetrics.needsAttention(this.type);
     log.warn('operation needs attention: a compensation keeps failing', { ...this.logMeta, step: this.current });
     this.describe('**needs attention**: a compensation keeps failing; still retrying');
@@ -73,16 +86,30 @@ export class Progress {
     this.publish('succeeded');
     sagaMetrics.completed(this.type, 'succeeded');
     log.info('operation succeeded', { ...this.logMeta, step: this.current, ...result });
-    return { status: 'succeeded', result, steps: this.snapshot() };
+    return { status: 'succeeded', result, ...this.facts() };
   }
 
   fail(error: OperationError): OperationOutcome {
     this.publish('failed');
     sagaMetrics.completed(this.type, 'failed', error.code);
     log.info('operation failed', { ...this.logMeta, step: this.current, code: error.code, compensations: error.compensations });
-    return { status: 'failed', error, steps: this.snapshot() };
+    return { status: 'failed', error, ...this.facts() };
   }
 
+  /** What the API needs besides the result to answer with the operation. */
+  private facts(): OutcomeFacts {
+    return {
+      type: this.type,
+      key: this.operation.key,
+      // The start time of the execution as recorded in its history, so the same as a description reports.
+      createdAt: workflowInfo().startTime.toISOString(),
+      step: this.current,
+      steps: this.snapshot(),
+      needsAttention: this.attention,
+    };
+  }
+
+  /** Memo and search attributes together: once the outcome is known. */
   private publish(status: OperationStatus): void {
     upsertMemo({ step: this.current, steps: this.snapshot() });
     upsertSearchAttributes([

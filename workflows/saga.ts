@@ -17,8 +17,15 @@
 // its own compensation. fail() then runs the registered compensations in reverse, in a
 // non-cancellable scope, each retried until it succeeds; one still failing after
 // attentionAfterMs raises NeedsAttention and keeps going: a compensation is never dropped.
-import { ActivityFailure, ApplicationFailure, CancellationScope, condition, sleep } from '@temporalio/workflow';
-import { activitiesWith, retriedUntilDeadline, retriedUntilDone, type SagaActivities } from './activity-options.js';
+import { ApplicationFailure, CancellationScope, condition, patched, sleep } from '@temporalio/workflow';
+import {
+  activitiesWith,
+  activityCause,
+  retriedUntilDeadline,
+  retriedUntilDone,
+  runStep,
+  type SagaActivities,
+} from './activity-options.js';
 import {
   BUSINESS_ERRORS,
   OPERATION_STEPS,
@@ -35,7 +42,10 @@ import { downstreamKey, type OperationRef } from './identity.js';
 import { sagaMetrics } from './metrics.js';
 import { Progress } from './progress.js';
 
-/** A step's downstream call: the activities under the forward-step profile, and its target. */
+/** Patch ID of the step path with a local first attempt and lighter bookkeeping. */
+const LOCAL_FIRST_STEPS = 'local-first-steps';
+
+/** A step's downstream call: the activities to make it with (see runStep), and its target. */
 export type StepCall<T> = (call: SagaActivities, target: DownstreamTarget) => Promise<T>;
 
 /** The activity each compensation runs, on the key of the step it undoes. */
@@ -95,9 +105,14 @@ export class Saga {
   async step<T>(name: StepName, { undo }: { undo?: CompensationName }, call: StepCall<T>): Promise<T> {
     const target = this.targetOf(name);
     if (undo) this.compensations.push({ name: undo, step: name, target });
-    this.progress.start(name);
+    // Operations started before steps ran local-first replay their history as it was
+    // written (every attempt a regular activity, progress published at each step start).
+    const localFirst = patched(LOCAL_FIRST_STEPS);
+    this.progress.start(name, { publishStatus: !localFirst });
     try {
-      const result = await call(activitiesWith(retriedUntilDeadline(this.settings), summary(name, target)), target);
+      const result = localFirst
+        ? await runStep(this.settings, summary(name, target), (activities) => call(activities, target))
+        : await call(activitiesWith(retriedUntilDeadline(this.settings.stepDeadlineMs), summary(name, target)), target);
       this.progress.mark(name, 'completed', describeAnswer(result));
       return result;
     } catch (err) {
@@ -124,7 +139,8 @@ export class Saga {
   }
 
   private classify(step: StepName, undo: CompensationName | undefined, err: unknown): StepFailure {
-    const answer = err instanceof ActivityFailure && err.cause ? err.cause.message : String(err);
+    const cause = activityCause(err);
+    const answer = cause instanceof Error ? cause.message : String(cause);
     const code = businessCode(err);
     if (code) {
       this.progress.mark(step, 'failed', `${code} (${answer})`);
@@ -188,8 +204,9 @@ function summary(name: StepName | CompensationName, target: DownstreamTarget): s
 
 /** The code of a business refusal (the step took no effect), or undefined. */
 function businessCode(err: unknown): string | undefined {
-  if (!(err instanceof ActivityFailure) || !(err.cause instanceof ApplicationFailure)) return undefined;
-  const type = err.cause.type;
+  const cause = activityCause(err);
+  if (!(cause instanceof ApplicationFailure)) return undefined;
+  const type = cause.type;
   return type && Object.hasOwn(BUSINESS_ERRORS, type) ? BUSINESS_ERRORS[type as BusinessErrorType] : undefined;
 }
 

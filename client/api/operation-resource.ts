@@ -1,6 +1,8 @@
 // Maps a workflow execution to the operation resource, the one shape of every answer about
-// an operation. The memo holds what the API wrote at start (StartMemo) and the progress the workflow keeps current
-// (ProgressMemo), so a status read needs no worker; the outcome comes from the return value.
+// an operation. The memo holds what the API wrote at start (StartMemo) and the progress the
+// workflow keeps current (ProgressMemo), so a status read needs no worker; the outcome comes
+// from the return value, which also carries the facts of the operation (type, key, start
+// time, last step, attention flag), so that with the close time it makes the whole answer.
 import type { WorkflowExecutionStatusName } from '@temporalio/client';
 import type { TypedSearchAttributes } from '@temporalio/common';
 import {
@@ -9,6 +11,7 @@ import {
   SearchAttributes,
   type OperationOutcome,
   type OperationStatus,
+  type OutcomeFacts,
   type OperationType,
   type StepState,
 } from '../../workflows/contracts.js';
@@ -49,6 +52,44 @@ export function isOperationOutcome(value: unknown): value is OperationOutcome {
     return isRecord(e) && typeof e.code === 'string' && typeof e.message === 'string' && Array.isArray(e.compensations);
   }
   return false;
+}
+
+/**
+ * Whether the outcome carries its facts: outcomes of workflows from before they did (an
+ * operation still running across an upgrade) need the execution's description as well.
+ */
+export function hasOutcomeFacts(outcome: OperationOutcome): outcome is OperationOutcome & OutcomeFacts {
+  const o = outcome as Partial<OutcomeFacts>;
+  return (
+    isOperationType(o.type) &&
+    typeof o.key === 'string' &&
+    typeof o.createdAt === 'string' &&
+    !Number.isNaN(Date.parse(o.createdAt)) &&
+    (o.step === null || typeof o.step === 'string') &&
+    typeof o.needsAttention === 'boolean'
+  );
+}
+
+/**
+ * The operation from a completed workflow's return value and close time alone, or
+ * undefined when the value does not carry its facts. Built through toOperation, so it is
+ * the same resource a later read of the execution gives.
+ */
+export function operationFromOutcome(
+  workflowId: string,
+  value: unknown,
+  closedAt: Date,
+  ctx: ResourceContext,
+): Operation | undefined {
+  if (!isOperationOutcome(value) || !hasOutcomeFacts(value)) return undefined;
+  const view: ExecutionView = {
+    workflowId,
+    status: { name: 'COMPLETED' },
+    startTime: new Date(value.createdAt),
+    closeTime: closedAt,
+    memo: { type: value.type, key: value.key },
+  };
+  return toOperation(view, value, ctx);
 }
 
 function isOperationType(v: unknown): v is OperationType {
@@ -113,14 +154,21 @@ export function toOperation(exec: ExecutionView, outcome: unknown, ctx: Resource
         return aborted(base, 'the operation returned no valid outcome');
       }
       const steps = stepsFrom(outcome.steps);
+      // The workflow's last word on where it ended; the memo says the same when it was written.
+      const facts = outcome as Partial<OutcomeFacts>;
+      const ended = {
+        ...base,
+        steps,
+        ...(facts.step === null || typeof facts.step === 'string' ? { step: facts.step } : {}),
+        ...(typeof facts.needsAttention === 'boolean' ? { needsAttention: facts.needsAttention } : {}),
+      };
       if (outcome.status === 'succeeded') {
-        return { ...base, status: 'succeeded', result: stringResult(outcome.result), steps };
+        return { ...ended, status: 'succeeded', result: stringResult(outcome.result) };
       }
       return {
-        ...base,
+        ...ended,
         status: 'failed',
         error: { code: outcome.error.code, message: outcome.error.message, compensations: [...outcome.error.compensations] },
-        steps,
       };
     }
     const saStatus = sa?.get(SearchAttributes.OperationStatus);

@@ -1,6 +1,6 @@
 import { TypedSearchAttributes } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import { toOperation, type ExecutionView } from '../../client/api/operation-resource.js';
+import { operationFromOutcome, toOperation, type ExecutionView } from '../../client/api/operation-resource.js';
 import { SearchAttributes } from '../../workflows/contracts.js';
 
 const ctx = { temporalUiUrl: 'http://localhost:8233', namespace: 'default' };
@@ -97,6 +97,52 @@ describe('operation resource', () => {
       ctx,
     );
     expect(op).toMatchObject({ status: 'succeeded', needsAttention: true });
+  });
+
+  describe('from the return value and close time alone', () => {
+    const facts = {
+      type: 'payment',
+      key: 'order/42',
+      createdAt: startTime.toISOString(),
+      step: 'charge_payment',
+      needsAttention: false,
+    };
+    const finalMemo = { ...memo, steps };
+
+    it('is the resource a read of the execution gives, succeeded or failed', () => {
+      const error = { code: 'insufficient_funds', message: 'declined', compensations: [] };
+      for (const outcome of [
+        { status: 'succeeded', result: { chargeId: 'ch_1' }, steps, ...facts },
+        { status: 'failed', error, steps, ...facts },
+        { status: 'failed', error, steps, ...facts, needsAttention: true },
+      ]) {
+        const read = toOperation(
+          view({ status: { name: 'COMPLETED' }, closeTime, memo: { ...finalMemo, needsAttention: outcome.needsAttention } }),
+          outcome,
+          ctx,
+        );
+        expect(operationFromOutcome('acme/order/42', outcome, closeTime, ctx)).toEqual(read);
+      }
+    });
+
+    it('takes the last step and the attention flag from the outcome over a memo that lags', () => {
+      const outcome = { status: 'succeeded', result: { chargeId: 'ch_1' }, steps, ...facts, needsAttention: true };
+      const op = toOperation(
+        view({ status: { name: 'COMPLETED' }, closeTime, memo: { ...memo, step: undefined } }),
+        outcome,
+        ctx,
+      );
+      expect(op).toMatchObject({ step: 'charge_payment', needsAttention: true });
+    });
+
+    it('is not built from an outcome without its facts (a workflow from before they were returned)', () => {
+      const { createdAt: _, ...withoutStart } = facts;
+      expect(operationFromOutcome('acme/order/42', { status: 'succeeded', result: {}, steps }, closeTime, ctx)).toBeUndefined();
+      expect(
+        operationFromOutcome('acme/order/42', { status: 'succeeded', result: {}, steps, ...withoutStart }, closeTime, ctx),
+      ).toBeUndefined();
+      expect(operationFromOutcome('acme/order/42', { hello: 'world', ...facts }, closeTime, ctx)).toBeUndefined();
+    });
   });
 
   it('falls back to the workflow ID for the key when the memo has none', () => {

@@ -6,7 +6,10 @@ export interface UiServer {
   list(query: string): Promise<string[]>;
   /** The execution as the workflow page shows it: status, static summary and details. */
   describe(workflowId: string): Promise<{ status: string; summary: unknown; details: unknown }>;
-  /** The timeline: activity summaries in schedule order, and the workflow's result. */
+  /**
+   * The timeline: activity summaries in history order (a regular activity's on its
+   * scheduled event, a local activity's on its marker), and the workflow's result.
+   */
   history(workflowId: string): Promise<{ activitySummaries: unknown[]; result: unknown }>;
   /** A query through the UI server, as the page's User Metadata tab sends it. */
   query(workflowId: string, queryType: string): Promise<unknown>;
@@ -24,6 +27,9 @@ function decode(payload: Payload | undefined): unknown {
   if (encoding !== 'json/plain') throw new Error(`a payload encoded as ${encoding}, not json/plain`);
   return JSON.parse(Buffer.from(payload.data, 'base64').toString('utf8'));
 }
+
+/** The marker a local activity's outcome (and its summary) is recorded in; other markers are not activities. */
+const LOCAL_ACTIVITY_MARKER = 'core_local_activity';
 
 export function uiServer(baseUrl: string, namespace = 'default'): UiServer {
   const api = `${baseUrl}/api/v1/namespaces/${encodeURIComponent(namespace)}`;
@@ -60,13 +66,18 @@ export function uiServer(baseUrl: string, namespace = 'default'): UiServer {
       type Event = {
         eventType: string;
         userMetadata?: { summary?: Payload };
+        markerRecordedEventAttributes?: { markerName?: string };
         workflowExecutionCompletedEventAttributes?: { result?: { payloads?: Payload[] } };
       };
       const res = await json<{ history: { events: Event[] } }>(`${workflow(workflowId)}/history`);
       const events = res.history.events;
       return {
         activitySummaries: events
-          .filter((e) => e.eventType === 'EVENT_TYPE_ACTIVITY_TASK_SCHEDULED')
+          .filter(
+            (e) =>
+              e.eventType === 'EVENT_TYPE_ACTIVITY_TASK_SCHEDULED' ||
+              e.markerRecordedEventAttributes?.markerName === LOCAL_ACTIVITY_MARKER,
+          )
           .map((e) => decode(e.userMetadata?.summary)),
         result: decode(
           events.find((e) => e.workflowExecutionCompletedEventAttributes)?.workflowExecutionCompletedEventAttributes?.result

@@ -46,6 +46,27 @@ describe('POST /v1/checkouts', () => {
     expect((await stack.reservations.reservation(`default/${key}/reserve`)).body.status).toBe('confirmed');
   });
 
+  it('answers a new operation with the resource a later read of its execution gives, succeeded or failed', async () => {
+    // The first answer is built from the workflow's return value and close time alone; an
+    // instance without a cache reads the execution (description and result) instead.
+    const reader = await startApi({ taskQueue: stack.taskQueue, env: { RETRYSAFE_CACHE_SIZE: '0' } });
+    try {
+      const { account, sku } = await setUp(5_000, 10);
+      for (const amount of [1_000, 9_000]) {
+        const key = uniqueId('order');
+        const first = await checkout(key, { account, amount, currency: 'EUR', items: [{ sku, quantity: 1 }] });
+        expect(first.status).toBe(200);
+        expect(first.body.status).toBe(amount === 1_000 ? 'succeeded' : 'failed');
+        const read = await reader.request('GET', `/v1/operations/${key}`);
+        expect(read.status).toBe(200);
+        expect(read.body).toEqual(first.body);
+        expect(first.body.completedAt).not.toBeNull();
+      }
+    } finally {
+      await reader.close();
+    }
+  });
+
   it('when out of stock, fails with out_of_stock, charges nothing and holds nothing', async () => {
     const { account, sku } = await setUp(10_000, 1);
     const key = uniqueId('order');

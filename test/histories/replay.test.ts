@@ -1,6 +1,8 @@
 // Determinism guard: every stored history must replay against today's workflow code.
 // A change that alters the commands a workflow issues (new activity, reordered step,
-// extra timer) fails here before it can break operations already in flight.
+// extra timer) fails here before it can break operations already in flight. The v1-*
+// histories were written before steps ran a local first attempt: operations of that kind
+// may still be open when a worker is upgraded, so they must keep replaying too.
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { Worker } from '@temporalio/worker';
@@ -18,6 +20,12 @@ describe('stored workflow histories', () => {
       'payment-fenced.json',
       'payment-insufficient-funds.json',
       'payment-succeeded.json',
+      'v1-checkout-charge-fenced.json',
+      'v1-checkout-insufficient-funds.json',
+      'v1-checkout-succeeded.json',
+      'v1-payment-fenced.json',
+      'v1-payment-insufficient-funds.json',
+      'v1-payment-succeeded.json',
     ]);
   });
 

@@ -2,7 +2,7 @@
 // command line, the readiness line of the worker, port-conflict detection and the banner.
 import { prettyFactory } from 'pino-pretty';
 import { describe, expect, it } from 'vitest';
-import { DEV_SERVER_DYNAMIC_CONFIG, devServerArgs } from '../../common/dev-server.js';
+import { DEV_SERVER_TUNING, devServerArgs } from '../../common/dev-server.js';
 import { ConfigError } from '../../common/env.js';
 import { renderBanner } from '../../scripts/launcher/banner.js';
 import { loadLauncherConfig, parseFlags, UsageError } from '../../scripts/launcher/options.js';
@@ -139,11 +139,22 @@ describe('the dev server command line', () => {
       '/data/temporal.db',
     ]);
     expect(args.slice(12, 14)).toEqual(['--ui-port', '8233']);
-    expect(args.slice(14)).toEqual(
-      DEV_SERVER_DYNAMIC_CONFIG.flatMap(([key, value]) => ['--dynamic-config-value', `${key}=${JSON.stringify(value)}`]),
-    );
+    expect(args.slice(14)).toEqual(DEV_SERVER_TUNING.flatMap((s) => s.args));
+    expect(args).toContain('history.transferProcessorMaxPollRPS=1000');
     expect(devServerArgs({ bin: 'temporal', port: 7300, headless: true })).toContain('--headless');
     expect(devServerArgs({ bin: 'temporal', port: 7300, headless: true })).not.toContain('--db-filename');
+  });
+
+  it('leaves out the tuning settings named in `without`, and refuses a name it does not know', () => {
+    const [first, ...rest] = DEV_SERVER_TUNING;
+    const args = devServerArgs({ bin: 'temporal', port: 7300, without: [first!.name] });
+    expect(args.slice(10)).toEqual(rest.flatMap((s) => s.args));
+    expect(() => devServerArgs({ bin: 'temporal', port: 7300, without: ['no-such-setting'] })).toThrow(/no-such-setting/);
+  });
+
+  it('never turns SQLite durability off', () => {
+    const pragmas = DEV_SERVER_TUNING.flatMap((s) => s.args.filter((_, i, all) => all[i - 1] === '--sqlite-pragma'));
+    expect(pragmas.filter((p) => /^synchronous=/i.test(p))).not.toContainEqual(expect.stringMatching(/=(off|0)$/i));
   });
 });
 

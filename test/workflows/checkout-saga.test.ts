@@ -25,6 +25,11 @@ describe('checkout saga', () => {
     expect(run.outcome).toEqual({
       status: 'succeeded',
       result: { chargeId: 'ch_1', reservationId: 'res_1' },
+      type: 'checkout',
+      key: operation.key,
+      createdAt: run.startTime.toISOString(),
+      step: 'confirm_reservation',
+      needsAttention: false,
       steps: [
         { name: 'reserve_items', status: 'completed', downstreamKey: reserveKey },
         { name: 'charge_payment', status: 'completed', downstreamKey: chargeKey },
@@ -47,6 +52,7 @@ describe('checkout saga', () => {
       `charge_payment · bank key ${chargeKey}`,
       `confirm_reservation · reservations key ${reserveKey}`,
     ]);
+    expect(run.scheduled).toEqual([]);
     expect(run.memo).toEqual({ step: 'confirm_reservation', steps: run.outcome.steps });
     expect(run.searchAttributes).toEqual({ status: 'succeeded', step: 'confirm_reservation', needsAttention: undefined });
   });
@@ -186,6 +192,7 @@ describe('checkout saga', () => {
       ]);
       expect(run.memo.needsAttention).toBe(true);
       expect(run.searchAttributes.needsAttention).toBe(true);
+      expect(run.outcome.needsAttention).toBe(true);
       expect(run.details).toContain('**needs attention**');
     });
 
@@ -198,6 +205,7 @@ describe('checkout saga', () => {
       expect(run.outcome).toMatchObject({ status: 'failed', error: { compensations: ['release_reservation'] } });
       expect(run.memo.needsAttention).toBeUndefined();
       expect(run.searchAttributes.needsAttention).toBeUndefined();
+      expect(run.outcome.needsAttention).toBe(false);
     });
 
     it('even non-retryably is run again by the workflow until it succeeds', async () => {

@@ -1,5 +1,5 @@
 // Every branch of the payment saga, on the time-skipping test server with scripted
-// activities: the step's deadline passes in server time.
+// activities: the step's retries and its deadline pass in server time.
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChargeFencedError, InsufficientFundsError } from '../../activities/errors.js';
@@ -20,12 +20,19 @@ describe('payment saga', () => {
     expect(run.outcome).toEqual({
       status: 'succeeded',
       result: { chargeId: 'ch_1' },
+      type: 'payment',
+      key: operation.key,
+      createdAt: run.startTime.toISOString(),
+      step: 'charge_payment',
       steps: [{ name: 'charge_payment', status: 'completed', downstreamKey: `acme/${operation.key}/charge` }],
+      needsAttention: false,
     });
     expect(run.calls).toEqual([
       { activity: 'chargePayment', operation, downstreamKey: `acme/${operation.key}/charge`, request: CHARGE, attempt: 1 },
     ]);
     expect(run.summaries).toEqual([`charge_payment · bank key acme/${operation.key}/charge`]);
+    // Answered at once: the one local attempt, nothing on the task queue.
+    expect(run.scheduled).toEqual([]);
     expect(run.searchAttributes).toMatchObject({ status: 'succeeded', step: 'charge_payment' });
     expect(run.memo).toMatchObject({ step: 'charge_payment', steps: run.outcome.steps });
   });
@@ -53,7 +60,13 @@ describe('payment saga', () => {
     expect(run.calls.filter((c) => c.activity === 'chargePayment').length).toBeGreaterThan(3);
     expect(activityOrder(run.calls)).toEqual(['chargePayment', 'reverseCharge']);
     expect(new Set(run.calls.map((c) => c.downstreamKey))).toEqual(new Set([chargeKey]));
-    expect(run.summaries).toEqual([`charge_payment · bank key ${chargeKey}`, `reverse_charge · bank key ${chargeKey}`]);
+    // The first attempt (local, its marker), its retries (one regular activity), the fence.
+    expect(run.summaries).toEqual([
+      `charge_payment · bank key ${chargeKey}`,
+      `charge_payment · bank key ${chargeKey}`,
+      `reverse_charge · bank key ${chargeKey}`,
+    ]);
+    expect(run.scheduled).toEqual(['chargePayment', 'reverseCharge']);
   });
 
   it('when the bank refuses the key as already fenced, treats the charge as unknown and reverses it', async () => {

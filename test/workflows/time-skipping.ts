@@ -1,9 +1,9 @@
 // Runs a saga on Temporal's time-skipping test server with scripted activities. Every
-// deadline, retry back-off and attention timer passes in server time, so a fence at a
-// 60 s deadline or a compensation failing for minutes takes a moment of real time. The
-// workflow code is the bundle the worker runs; only the activities are stand-ins, and
-// they raise the real error classes, so a class name that stops matching its business
-// code fails here.
+// deadline, retry back-off and attention timer passes in server time (a step's first
+// attempt is local, its retries are regular activities), so a fence at a 60 s deadline or
+// a compensation failing for minutes takes a moment of real time. The workflow code is the
+// bundle the worker runs; only the activities are stand-ins, and they raise the real error
+// classes, so a class name that stops matching its business code fails here.
 import { randomUUID } from 'node:crypto';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, defaultPayloadConverter } from '@temporalio/common';
@@ -50,13 +50,24 @@ export interface SagaRun {
   outcome: OperationOutcome;
   /** Every activity attempt, in the order the worker ran them. */
   calls: Call[];
-  /** The activity summaries in the order the workflow scheduled them (the Temporal UI timeline). */
+  /**
+   * The activity summaries in history order, as the Temporal UI timeline shows them: a
+   * local activity's on its marker (recorded when it ends), a regular one's on its
+   * scheduled event.
+   */
   summaries: string[];
+  /** The execution's start time, as a description reports it. */
+  startTime: Date;
+  /** Activity types scheduled as regular activities (on the task queue), in order. */
+  scheduled: string[];
   memo: Partial<ProgressMemo>;
   searchAttributes: { status?: unknown; step?: unknown; needsAttention?: unknown };
   /** The current details the workflow serves to the Temporal UI. */
   details: string;
 }
+
+/** The marker a local activity's outcome is recorded in. */
+const LOCAL_ACTIVITY_MARKER = 'core_local_activity';
 
 export const SETTINGS: OperationSettings = { stepDeadlineMs: 60_000, attentionAfterMs: 300_000, holdTtlSeconds: 900 };
 export const CHARGE: PaymentRequest = { account: 'acc_alice', amount: 4200, currency: 'EUR' };
@@ -167,7 +178,9 @@ export async function runSaga(
       handle.query<{ currentDetails?: string | null }>('__temporal_workflow_metadata'),
     ]);
     const summaries = (history.events ?? [])
-      .filter((e) => e.activityTaskScheduledEventAttributes)
+      .filter(
+        (e) => e.activityTaskScheduledEventAttributes || e.markerRecordedEventAttributes?.markerName === LOCAL_ACTIVITY_MARKER,
+      )
       .map((e) => (e.userMetadata?.summary ? defaultPayloadConverter.fromPayload<string>(e.userMetadata.summary) : ''));
     const attributes = description.typedSearchAttributes;
     return {
@@ -182,6 +195,8 @@ export async function runSaga(
         needsAttention: attributes.get(SearchAttributes.NeedsAttention),
       },
       details: metadata.currentDetails ?? '',
+      startTime: description.startTime,
+      scheduled: (history.events ?? []).flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []),
     };
   });
 }

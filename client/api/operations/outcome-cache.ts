@@ -2,11 +2,9 @@
 // and answers replays without a round trip to Temporal. Bounded in size, and in time well
 // under the namespace retention: an entry must never outlive the key it answers for.
 import { LRUCache } from 'lru-cache';
-import type { ExecutionView } from '../operation-resource.js';
 import { isTerminal } from '../operation-resource.js';
 import type { Operation } from '../schemas.js';
 import type { Claim } from '../start-options.js';
-import { claimFromMemo } from './claim.js';
 
 export interface CachedOperation extends Claim {
   operation: Operation;
@@ -24,10 +22,9 @@ export class OutcomeCache {
     return this.entries?.get(workflowId);
   }
 
-  /** Keeps `operation` when it is terminal and its execution carries our claim. */
-  remember(view: ExecutionView, operation: Operation): void {
-    if (!this.entries || !isTerminal(operation)) return;
-    const claim = claimFromMemo(view.memo);
-    if (claim) this.entries.set(view.workflowId, { ...claim, operation });
+  /** Keeps `operation` when it is terminal and its execution carries our claim (a replay must be checked against it). */
+  remember(workflowId: string, claim: Claim | undefined, operation: Operation): void {
+    if (!this.entries || !isTerminal(operation) || !claim) return;
+    this.entries.set(workflowId, { ...claim, operation });
   }
 }

@@ -9,11 +9,17 @@ import type { OperationRef } from '../../../workflows/identity.js';
 import type { ApiConfig } from '../config.js';
 import { fingerprint } from '../fingerprint.js';
 import type { ApiMetrics } from '../metrics.js';
-import { isTerminal, toOperation, type ExecutionView, type ResourceContext } from '../operation-resource.js';
+import {
+  isTerminal,
+  operationFromOutcome,
+  toOperation,
+  type ExecutionView,
+  type ResourceContext,
+} from '../operation-resource.js';
 import { problems } from '../problems.js';
 import type { Operation } from '../schemas.js';
 import { workflowStartOptions, type Claim } from '../start-options.js';
-import { claimConflict, claimKey, SharedClaims, type ClaimOutcome } from './claim.js';
+import { claimConflict, claimFromMemo, claimKey, SharedClaims, type ClaimOutcome } from './claim.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { engineDeadline, type EngineCall } from './engine-deadline.js';
 import { OutcomeCache } from './outcome-cache.js';
@@ -56,7 +62,7 @@ export class OperationService {
     const { config, client, namespace } = deps;
     this.call = engineDeadline(client, config.engineTimeoutMs, deps.now);
     this.cache = new OutcomeCache(config.cacheSize, config.cacheTtlMs);
-    this.waits = new OutcomeWaits(client);
+    this.waits = new OutcomeWaits(client, namespace);
     this.ctx = { temporalUiUrl: config.temporalUiUrl, namespace };
   }
 
@@ -91,7 +97,15 @@ export class OperationService {
       }
     }
     if (waitMs <= 0) return { operation: await this.read(handle), replayed };
-    const operation = await this.read(handle, await this.waits.wait(handle, waitMs, signal));
+    const known = await this.waits.wait(handle, waitMs, signal);
+    // The usual end of a new operation: it completed while we waited, and its return value
+    // and close time are the whole answer (the claim is the one checked above).
+    const answered = known && operationFromOutcome(ref.workflowId, known.value, known.closedAt, this.ctx);
+    if (answered) {
+      this.cache.remember(ref.workflowId, claimed, answered);
+      return { operation: answered, replayed };
+    }
+    const operation = await this.read(handle, known);
     // Only a POST that asked to wait can have waited in vain; respond-async asked not to.
     if (!isTerminal(operation)) metrics.waitsTimedOut.inc();
     return { operation, replayed };
@@ -142,7 +156,7 @@ export class OperationService {
   private async resource(handle: WorkflowHandle, view: ExecutionView, known?: KnownOutcome): Promise<Operation> {
     const outcome = view.status.name === 'COMPLETED' ? (known ? known.value : await this.call(() => handle.result())) : undefined;
     const operation = toOperation(view, outcome, this.ctx);
-    this.cache.remember(view, operation);
+    this.cache.remember(view.workflowId, claimFromMemo(view.memo), operation);
     return operation;
   }
 

@@ -16,6 +16,7 @@ import proto from '@temporalio/proto';
 import { SearchAttributes, type OperationStatus, type OperationType } from '../../../workflows/contracts.js';
 import type { ExecutionView } from '../operation-resource.js';
 import type { EngineCall } from './engine-deadline.js';
+import { decodePayload, decodeTimestamp } from './decode.js';
 
 export interface ListFilter {
   status?: OperationStatus;
@@ -82,13 +83,7 @@ const STATUS_NAMES = new Map<number, WorkflowExecutionStatusName>([
   [S.WORKFLOW_EXECUTION_STATUS_PAUSED, 'PAUSED'],
 ]);
 
-function toDate(ts: proto.google.protobuf.ITimestamp | null | undefined): Date | undefined {
-  if (!ts) return undefined;
-  const seconds = typeof ts.seconds === 'number' ? ts.seconds : (ts.seconds?.toNumber() ?? 0);
-  return new Date(seconds * 1000 + Math.floor((ts.nanos ?? 0) / 1_000_000));
-}
-
-/** The memo, through the client's codecs (last codec first) and payload converter, as the SDK reads it. */
+/** The memo, decoded as the SDK decodes it. */
 async function decodeMemo(
   client: Client,
   namespace: string,
@@ -96,15 +91,9 @@ async function decodeMemo(
   fields: Record<string, Payload> | null | undefined,
 ): Promise<Record<string, unknown> | undefined> {
   if (!fields) return undefined;
-  const { payloadCodecs, payloadConverter } = client.options.loadedDataConverter;
-  const context = { type: 'workflow' as const, namespace, workflowId };
-  const decoded: Record<string, Payload> = {};
-  for (const [name, payload] of Object.entries(fields)) {
-    let payloads = [payload];
-    for (const codec of [...payloadCodecs].reverse()) payloads = await codec.decode(payloads, context);
-    decoded[name] = payloads[0]!;
-  }
-  return mapFromPayloads(payloadConverter, decoded, context);
+  const memo: Record<string, unknown> = {};
+  for (const [name, payload] of Object.entries(fields)) memo[name] = await decodePayload(client, namespace, workflowId, payload);
+  return memo;
 }
 
 /** The search attributes the resource reads, typed; a value of another type is left out. */
@@ -131,8 +120,8 @@ async function decodeExecution(
     workflowId,
     runId: raw.execution?.runId ?? '',
     status: { name: STATUS_NAMES.get(raw.status ?? S.WORKFLOW_EXECUTION_STATUS_UNSPECIFIED) ?? 'UNKNOWN' },
-    startTime: toDate(raw.startTime) ?? new Date(0),
-    closeTime: toDate(raw.closeTime),
+    startTime: decodeTimestamp(raw.startTime) ?? new Date(0),
+    closeTime: decodeTimestamp(raw.closeTime),
     memo: await decodeMemo(client, namespace, workflowId, raw.memo?.fields as Record<string, Payload> | null | undefined),
     typedSearchAttributes: decodeSearchAttributes(
       raw.searchAttributes?.indexedFields as Record<string, Payload> | null | undefined,
