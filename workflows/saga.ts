@@ -17,10 +17,18 @@
 // its own compensation. fail() then runs the registered compensations in reverse, in a
 // non-cancellable scope, each retried until it succeeds; one still failing after
 // attentionAfterMs raises NeedsAttention and keeps going: a compensation is never dropped.
+//
+// A cancel request (Temporal's own) is honoured at step boundaries: step() shields the call
+// in flight, so it is never cut off mid-call, and refuses to start the next step; the saga
+// then fails with code `cancelled` through the same path, compensating what was registered.
+// A tenant with a completion webhook gets its notification workflow started with the saga
+// (notification.ts); the saga waits for that start before it returns.
 import { ActivityFailure, ApplicationFailure, CancellationScope, condition, sleep } from '@temporalio/workflow';
 import { activitiesWith, retriedUntilDeadline, retriedUntilDone, type SagaActivities } from './activity-options.js';
+import { CancelWatch } from './cancellation.js';
 import {
   BUSINESS_ERRORS,
+  CANCELLED_CODE,
   OPERATION_STEPS,
   UNAVAILABLE_CODE,
   type BusinessErrorType,
@@ -33,6 +41,7 @@ import {
 } from './contracts.js';
 import { downstreamKey, type OperationRef } from './identity.js';
 import { sagaMetrics } from './metrics.js';
+import { startNotification } from './notification.js';
 import { Progress } from './progress.js';
 
 /** A step's downstream call: the activities under the forward-step profile, and its target. */
@@ -77,6 +86,9 @@ export class Saga {
   private readonly progress: Progress;
   private readonly compensations: Compensation[] = [];
   private attentionRaised = false;
+  private readonly cancel: CancelWatch;
+  /** Resolves once the notification workflow started; undefined without a webhook. */
+  private readonly notified: Promise<void> | undefined;
 
   constructor(
     type: OperationType,
@@ -89,15 +101,25 @@ export class Saga {
       downstreamKey: this.targetOf(name).downstreamKey,
     }));
     this.progress = new Progress(type, operation, steps);
+    this.cancel = new CancelWatch((reason) =>
+      this.progress.describe(
+        `**cancel requested**${reason ? ` ${reason}` : ''} · noticed ${new Date().toISOString()}: ` +
+          'the step in flight finishes, no new step starts, then the registered compensations run',
+      ),
+    );
+    this.notified = settings.notify ? startNotification(operation, settings.notify) : undefined;
   }
 
   /** Runs one forward step; `undo` is registered before it runs. */
   async step<T>(name: StepName, { undo }: { undo?: CompensationName }, call: StepCall<T>): Promise<T> {
+    if (this.cancel.requested) throw this.cancelledBefore(name);
     const target = this.targetOf(name);
     if (undo) this.compensations.push({ name: undo, step: name, target });
     this.progress.start(name);
     try {
-      const result = await call(activitiesWith(retriedUntilDeadline(this.settings), summary(name, target)), target);
+      // Shielded: a cancel must not cut a downstream call off; its outcome (or its fence) decides.
+      const activities = activitiesWith(retriedUntilDeadline(this.settings), summary(name, target));
+      const result = await CancellationScope.nonCancellable(() => call(activities, target));
       this.progress.mark(name, 'completed', describeAnswer(result));
       return result;
     } catch (err) {
@@ -105,8 +127,8 @@ export class Saga {
     }
   }
 
-  succeed(result: Record<string, string>): OperationOutcome {
-    return this.progress.succeed(result);
+  async succeed(result: Record<string, string>): Promise<OperationOutcome> {
+    return this.finish(this.progress.succeed(result));
   }
 
   /** The one failure path: compensates what was registered and reports the step's error. */
@@ -116,7 +138,18 @@ export class Saga {
     if (!(err instanceof StepFailure)) throw err;
     const compensations = await this.compensate();
     if (compensations.length > 0) this.progress.describe(`compensations ran: ${compensations.join(', ')}`);
-    return this.progress.fail({ code: err.code, message: err.message, compensations });
+    return this.finish(this.progress.fail({ code: err.code, message: err.message, compensations }));
+  }
+
+  /** The outcome, once the notification workflow (if any) has started: closing earlier would lose it. */
+  private async finish(outcome: OperationOutcome): Promise<OperationOutcome> {
+    await this.notified;
+    return this.cancel.requested ? { ...outcome, cancelRequested: true } : outcome;
+  }
+
+  private cancelledBefore(step: StepName): StepFailure {
+    const why = this.cancel.reason ? `cancel requested ${this.cancel.reason}` : 'a cancel was requested';
+    return new StepFailure(CANCELLED_CODE, `the operation was cancelled before ${step} started (${why})`);
   }
 
   private targetOf(step: StepName): DownstreamTarget {
