@@ -215,6 +215,10 @@ export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> 
   app.get(
     '/operations/*',
     {
+      // It does read a key that ends in "/cancel", but the resource documented at
+      // `…/{key}/cancel` is the cancel action, so that is what its Allow header describes
+      // (such a key is read unambiguously %2F-encoded).
+      config: { servesPath: (path: string) => !path.endsWith(CANCEL_SUFFIX) },
       schema: {
         hide: true,
         params: Type.Object({ '*': Type.String() }),
