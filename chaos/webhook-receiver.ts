@@ -3,9 +3,11 @@
 // way a receiver must (standardwebhooks' Webhook.verify over the raw body). It can be told
 // to answer 500 (always, for the next few, or at random) and to go down (its port refuses
 // connections) and come back up on the same port.
+import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
+import type { Rng } from './prng.js';
 
 export interface Delivery {
   /** `webhook-id`: `<tenant>/<key>/completed`. */
@@ -125,4 +127,42 @@ export async function startWebhookReceiver(opts: ReceiverOptions): Promise<Webho
     },
     close: stop,
   };
+}
+
+/** A fresh signing secret in the Standard Webhooks format. */
+export function newWebhookSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64')}`;
+}
+
+/**
+ * While `on()` holds, the receiver refuses a share of POSTs with 500 and now and then goes
+ * down for a few seconds (connections refused); then it stays up and answers 204. Seeded,
+ * so a replay of the run flaps the same way. Resolves to the number of down windows.
+ */
+export async function flakyWhile(receiver: WebhookReceiver, rng: Rng, on: () => boolean): Promise<number> {
+  const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+  let downWindows = 0;
+  receiver.setFailRate(0.3);
+  while (on()) {
+    await sleep(rng.int(3_000, 12_000));
+    if (!on() || !rng.chance(0.5)) continue;
+    downWindows++;
+    await receiver.down();
+    await sleep(rng.int(1_000, 6_000));
+    await receiver.up();
+  }
+  receiver.setFailRate(0);
+  await receiver.up();
+  return downWindows;
+}
+
+/** Waits until every one of `ids` was answered 2xx once, or `timeoutMs` passed; returns those still missing. */
+export async function awaitDelivered(receiver: WebhookReceiver, ids: string[], timeoutMs: number): Promise<string[]> {
+  const until = Date.now() + timeoutMs;
+  const delivered = (id: string) => receiver.deliveriesOf(id).some((d) => d.status >= 200 && d.status < 300);
+  for (;;) {
+    const missing = ids.filter((id) => !delivered(id));
+    if (missing.length === 0 || Date.now() > until) return missing;
+    await new Promise((r) => setTimeout(r, 500));
+  }
 }
