@@ -1,17 +1,22 @@
 // Activities are built by a factory so the worker wires real downstream clients and a
 // test can wire its own. They hold no URLs and read no environment. Each is handed the
 // key it sends downstream and the operation it belongs to (a DownstreamTarget): nothing
-// here recovers them from the workflow ID.
+// here recovers them from the workflow ID. The completion webhook's two activities come
+// from webhooks.ts; a worker without webhooks configured still registers them (they then
+// fail retryably, so a configured worker can take over before the deadline).
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import type { CompensationName, DownstreamTarget, StepName } from '../workflows/contracts.js';
 import type { BankClient, ChargeRequest, Reversal } from './bank.js';
 import { BusinessError, ChargeFencedError, DownstreamConflictError, ReservationFencedError } from './errors.js';
 import { requestIdOf } from './http.js';
 import type { HoldRequest, ReservationState, ReservationsClient } from './reservations.js';
+import { createWebhookActivities, type WebhookDeps } from './webhooks.js';
 
 export interface ActivityDeps {
   bank: BankClient;
   reservations: ReservationsClient;
+  /** Completion webhooks: the tenants' URLs and the signing secret; absent when none is configured. */
+  webhooks?: WebhookDeps;
 }
 
 type Service = 'bank' | 'reservations';
@@ -58,8 +63,10 @@ async function track<T>(
   }
 }
 
-export function createActivities({ bank, reservations }: ActivityDeps) {
+export function createActivities({ bank, reservations, webhooks }: ActivityDeps) {
   return {
+    ...createWebhookActivities(webhooks),
+
     async chargePayment(target: DownstreamTarget, charge: ChargeRequest): Promise<{ chargeId: string }> {
       const { chargeId } = await track('bank', 'charge_payment', target, (key) => bank.charge(key, charge));
       return { chargeId };

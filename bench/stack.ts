@@ -15,7 +15,7 @@ import { freePort } from '../common/supervisor/ports.js';
 import { httpProbe, lineProbe, type Probe } from '../common/supervisor/ready.js';
 import { Supervisor } from '../common/supervisor/supervisor.js';
 import { ensureTemporalCli, temporalCliVersion } from '../scripts/temporal-cli.js';
-import { WORKFLOWS_PATH } from '../worker/create.js';
+import { WORKFLOW_BUNDLE_OPTIONS } from '../worker/create.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BASELINE_WORKFLOWS = fileURLToPath(new URL('./baseline/workflows.ts', import.meta.url));
@@ -102,7 +102,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     );
     const bundleStarted = performance.now();
     const bundles = Promise.all([
-      bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundler }),
+      bundleWorkflowCode({ ...WORKFLOW_BUNDLE_OPTIONS, logger: quietBundler }),
       bundleWorkflowCode({ workflowsPath: BASELINE_WORKFLOWS, logger: quietBundler }),
     ]).then((b) => ({ bundles: b, ms: performance.now() - bundleStarted }));
     // Registered first, so that it is stopped last.

@@ -4,9 +4,14 @@
 // moves at most once, I2 no hold left by a failed operation and none confirmed without a
 // charge, I3 every operation ends or is marked NeedsAttention, I4 every retry sees the same
 // outcome, I5 nothing accepted is lost), then the global conservation of money and stock.
+// A cancelled operation is held to the same ledgers (no money moved, no hold kept), and a
+// cancel the API accepted must show in the resource. When the tenant has a completion
+// webhook, every finished operation must have reached the receiver at least once with a
+// valid signature, the same body on every redelivery, and that body must be the outcome.
 // It trusts no client record it can check on a ledger.
 import { outcomeSignature, stableJson, type OpRecord, type Violation } from './client.js';
 import type { PlannedOp } from './plan.js';
+import type { WebhookReceiver } from './webhook-receiver.js';
 
 export const TENANT = 'default';
 
@@ -18,6 +23,18 @@ export interface AuditInput {
   records: Map<string, OpRecord>;
   initialBalances: Record<string, number>;
   initialStock: Record<string, number>;
+  /** The receiver of the tenant's completion webhooks, when the run has one. */
+  webhooks?: WebhookReceiver;
+}
+
+export interface WebhookTally {
+  /** Finished operations whose event reached the receiver with a 2xx answer. */
+  delivered: number;
+  /** POSTs the receiver got, and those beyond the first of each event. */
+  posts: number;
+  redeliveries: number;
+  /** POSTs it refused on purpose (the flaky receiver's 500s). */
+  refused: number;
 }
 
 export interface AuditOutcomes {
@@ -39,6 +56,7 @@ export interface AuditResult {
   outcomes: AuditOutcomes;
   /** Ledger and API reads the auditor made. */
   reads: number;
+  webhooks?: WebhookTally;
   conservation: {
     /** netCharged: under the operations' keys on the bank's ledger; succeeded: what the API says succeeded. */
     accounts: Array<{ id: string; initial: number; final: number; netCharged: number; succeeded: number }>;
@@ -63,6 +81,7 @@ const BUSINESS_CODES = new Set([
   'reservation_expired',
 ]);
 const UNAVAILABLE_CODES = new Set(['payment_unavailable', 'inventory_unavailable']);
+const CANCELLED_CODE = 'cancelled';
 
 type Read = { status: number; body: Record<string, unknown> };
 
@@ -173,6 +192,17 @@ export async function audit(input: AuditInput): Promise<AuditResult> {
 
     const result = (operation.result ?? {}) as Record<string, unknown>;
     const error = (operation.error ?? {}) as Record<string, unknown>;
+    const cancelAccepted = rec?.cancel?.status === 202;
+    if (cancelAccepted && operation.cancelRequested !== true)
+      v('API: a cancel shows in the resource', 'a cancel was answered 202, but the resource says cancelRequested false');
+    if (error.code === CANCELLED_CODE && !cancelAccepted && rec?.cancel?.status !== 'network')
+      v(
+        'API: only a cancel cancels',
+        `ended cancelled, but its only cancel was answered ${String(rec?.cancel?.status ?? 'never sent')}`,
+      );
+    if (rec?.cancel?.status === 409 && error.code === CANCELLED_CODE)
+      v('API: a finished operation is not changed by a cancel', 'a cancel was answered 409, yet the operation ended cancelled');
+    if (input.webhooks) checkDeliveries(input.webhooks, workflowId, operation, v);
     if (status === 'succeeded') {
       outcomes.succeeded++;
       add(succeededByAccount, op.body.account, op.body.amount);
@@ -206,11 +236,12 @@ export async function audit(input: AuditInput): Promise<AuditResult> {
       if (netCharged !== 0) v('I1 money moves at most once', `failed (${code}), but net charged ${netCharged}`);
       if (holdStatus === 'held') v('I2 reservations', `failed (${code}), but its reservation is still held`);
       if (holdStatus === 'confirmed') v('I2 reservations', `failed (${code}), but its reservation is confirmed`);
-      if (!BUSINESS_CODES.has(code) && !UNAVAILABLE_CODES.has(code))
+      if (!BUSINESS_CODES.has(code) && !UNAVAILABLE_CODES.has(code) && code !== CANCELLED_CODE)
         v('API: stable error codes', `failed with unexpected code ${code}`);
       if (op.profile === 'normal' && BUSINESS_CODES.has(code))
         v('plan: designed to succeed', `failed with ${code} although its account and stock are ample`);
-      if (op.expectedFailure && !op.expectedFailure.includes(code))
+      // A cancel may stop a doomed operation before the step that would have refused it.
+      if (op.expectedFailure && !op.expectedFailure.includes(code) && code !== CANCELLED_CODE)
         v('plan: designed to fail', `failed with ${code}, expected one of ${op.expectedFailure.join(', ')}`);
     } else {
       v('API: operation resource', `unknown status ${status}`);
@@ -273,5 +304,46 @@ export async function audit(input: AuditInput): Promise<AuditResult> {
       });
     }
   }
-  return { violations, outcomes, reads, conservation: { accounts, skus } };
+  const webhooks = input.webhooks ? tallyDeliveries(input.webhooks) : undefined;
+  return { violations, outcomes, reads, ...(webhooks ? { webhooks } : {}), conservation: { accounts, skus } };
+}
+
+/**
+ * The completion event of one finished operation: delivered with a 2xx at least once, every
+ * POST signed validly, one body for all of them, and that body the outcome the API reports.
+ */
+function checkDeliveries(
+  receiver: WebhookReceiver,
+  workflowId: string,
+  operation: Record<string, unknown>,
+  v: (rule: string, message: string) => void,
+): void {
+  const deliveries = receiver.deliveriesOf(`${workflowId}/completed`);
+  if (!deliveries.some((d) => d.status >= 200 && d.status < 300)) {
+    v('webhooks: delivered at least once', `finished ${String(operation.status)}, ${deliveries.length} POSTs, none answered 2xx`);
+    return;
+  }
+  const unsigned = deliveries.filter((d) => !d.verified).length;
+  if (unsigned > 0) v('webhooks: every delivery is signed', `${unsigned} of ${deliveries.length} POSTs failed verification`);
+  if (new Set(deliveries.map((d) => d.body)).size !== 1)
+    v('webhooks: a redelivery carries the same body', `${deliveries.length} POSTs carried different bodies`);
+  const event = deliveries[0]!.event;
+  const expectedType = operation.status === 'succeeded' ? 'operation.succeeded' : 'operation.failed';
+  if (event?.type !== expectedType || !event.data || outcomeSignature(event.data) !== outcomeSignature(operation)) {
+    v(
+      'webhooks: the event is the outcome',
+      `event ${String(event?.type)} ${event?.data ? outcomeSignature(event.data) : 'without data'}; the API says ${outcomeSignature(operation)}`,
+    );
+  }
+}
+
+function tallyDeliveries(receiver: WebhookReceiver): WebhookTally {
+  const ids = new Set(receiver.deliveries.map((d) => d.id));
+  const delivered = [...ids].filter((id) => receiver.deliveriesOf(id).some((d) => d.status >= 200 && d.status < 300)).length;
+  return {
+    delivered,
+    posts: receiver.deliveries.length,
+    redeliveries: receiver.deliveries.length - ids.size,
+    refused: receiver.deliveries.filter((d) => d.status >= 300).length,
+  };
 }

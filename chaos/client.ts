@@ -2,8 +2,10 @@
 // behave as a careful payments client must: retry with the SAME key and body on a network
 // error, a 5xx or a 202, through either API instance, until the outcome is terminal. Some
 // operations are re-sent after their outcome (a late retry) and some with a changed
-// amount (which must be refused with 422). Every answer is recorded: the status codes
-// clients saw, and every terminal outcome, so the auditor can check that all agree.
+// amount (which must be refused with 422), and some are cancelled at a random moment
+// (POST …/cancel: 202 while processing, 409 once finished). Every answer is recorded: the
+// status codes clients saw, every terminal outcome and every cancel's answer, so the
+// auditor can check that all agree.
 import { createRng, type Rng } from './prng.js';
 import type { PlannedOp } from './plan.js';
 
@@ -33,6 +35,17 @@ export interface ClientStats {
   unavailableSamples: Record<string, { contentType: string | null; retryAfter: string | null; body: string }>;
   /** Answers to POSTs of an operation that was already terminal, per Idempotent-Replayed value. */
   replayHeader: { true: number; missing: number };
+  /** Cancels sent, by where they landed: the step a 202 named (`none` before the first), or `finished` (409). */
+  cancelsByStep: Record<string, number>;
+}
+
+/** A cancel a client sent, and what the API answered. */
+export interface CancelRecord {
+  /** 202 (requested while processing), 409 (already finished), or `network` if no answer came. */
+  status: number | 'network';
+  /** The operation's step in the 202 answer. */
+  step?: string | null;
+  code?: string;
 }
 
 export interface OpRecord {
@@ -47,6 +60,7 @@ export interface OpRecord {
   /** No client saw it terminal before the bound. */
   timedOut: boolean;
   changedAmount?: { status: number | 'network'; code?: string; differences?: unknown };
+  cancel?: CancelRecord;
 }
 
 export interface ClientContext {
@@ -71,8 +85,12 @@ export function newClientStats(): ClientStats {
     unavailableByCode: {},
     unavailableSamples: {},
     replayHeader: { true: 0, missing: 0 },
+    cancelsByStep: {},
   };
 }
+
+/** Share of operations a client cancels at a random moment after sending them. */
+export const CANCEL_RATE = 0.15;
 
 /** JSON with sorted keys: two equal outcomes give the same text whatever the field order. */
 export function stableJson(value: unknown): string {
@@ -369,6 +387,62 @@ async function lateReplay(ctx: ClientContext, rec: OpRecord, rng: Rng): Promise<
   }
 }
 
+/**
+ * Cancels the operation once it was accepted, after a random delay (so cancels land before,
+ * during and after its steps). Retried on a network error or a 5xx like any request; a
+ * 404 is possible only if the cancel overtook the start, so it waits and tries again.
+ */
+async function sendCancel(ctx: ClientContext, rec: OpRecord, rng: Rng, afterMs: number): Promise<void> {
+  const { op } = rec;
+  await sleep(afterMs);
+  let api: 0 | 1 = rng.chance(0.5) ? 0 : 1;
+  const path = `/v1/operations/${encodeURIComponent(op.key)}/cancel`;
+  for (let failures = 0; Date.now() < ctx.deadline; failures++) {
+    const ans = await call(ctx, api, 'POST', path, {}, undefined, 20_000);
+    if ('networkError' in ans) {
+      await sleep(backoff(rng, failures, null));
+      api = other(api);
+      continue;
+    }
+    if (ans.status >= 500) {
+      check5xx(ctx, op, api, ans);
+      await sleep(backoff(rng, failures, ans.headers.get('retry-after')));
+      api = other(api);
+      continue;
+    }
+    const code = typeof ans.body.code === 'string' ? ans.body.code : undefined;
+    if (ans.status === 404 && code === 'operation_not_found' && !rec.accepted) {
+      await sleep(backoff(rng, failures, null));
+      continue;
+    }
+    if (ans.status === 202) {
+      const step = typeof ans.body.step === 'string' ? ans.body.step : 'none';
+      rec.cancel = { status: 202, step: step === 'none' ? null : step };
+      ctx.stats.cancelsByStep[step] = (ctx.stats.cancelsByStep[step] ?? 0) + 1;
+      if (ans.body.status !== 'processing' || ans.body.cancelRequested !== true || !ans.headers.get('location')) {
+        ctx.violations.push({
+          rule: 'API: cancel answers 202 with the processing operation',
+          key: op.key,
+          message: `api-${api} answered 202 with status ${String(ans.body.status)}, cancelRequested ${String(ans.body.cancelRequested)}`,
+        });
+      }
+      return;
+    }
+    rec.cancel = { status: ans.status, ...(code ? { code } : {}) };
+    if (ans.status === 409 && code === 'operation_already_completed') {
+      ctx.stats.cancelsByStep.finished = (ctx.stats.cancelsByStep.finished ?? 0) + 1;
+      return;
+    }
+    ctx.violations.push({
+      rule: 'API: cancel answers 202 or 409',
+      key: op.key,
+      message: `api-${api} answered ${ans.status} ${code ?? ''} to a cancel of an accepted operation`,
+    });
+    return;
+  }
+  rec.cancel = { status: 'network' };
+}
+
 /** Runs one logical operation from its first request to its last planned retry. */
 export async function runOperation(ctx: ClientContext, op: PlannedOp): Promise<OpRecord> {
   const rec: OpRecord = { op, accepted: false, outcomes: [], requests: 0, timedOut: false };
@@ -388,7 +462,16 @@ export async function runOperation(ctx: ClientContext, op: PlannedOp): Promise<O
         await sendChanged(ctx, rec, rng.fork('changed'));
       })()
     : Promise.resolve();
+  // Decided from the operation's own seed, so a replay of the run cancels the same ones.
+  const cancelRng = rng.fork('cancel');
+  const cancelled = cancelRng.chance(CANCEL_RATE)
+    ? (async () => {
+        if (!(await Promise.race([accepted, loops.then(() => rec.accepted)]))) return;
+        await sendCancel(ctx, rec, cancelRng, cancelRng.int(0, 3_000));
+      })()
+    : Promise.resolve();
   await loops;
+  await cancelled;
   if (rec.terminal) {
     const replayRng = rng.fork('late');
     for (const delay of op.lateReplaysMs) {

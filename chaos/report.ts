@@ -1,6 +1,6 @@
 // The one summary of a chaos run: a table for people, the same numbers as JSON (--report).
 import Table from 'cli-table3';
-import type { AuditResult } from './auditor.js';
+import type { AuditResult, WebhookTally } from './auditor.js';
 import type { ClientStats, Violation } from './client.js';
 import type { LogCounts } from './stack.js';
 
@@ -35,6 +35,8 @@ export interface ChaosReport {
     unexpectedExits: Record<string, number>;
   };
   outcomes: AuditResult['outcomes'];
+  /** The completion webhooks of the run's tenant, as its receiver saw them. */
+  webhooks?: WebhookTally & { receiverDownWindows: number };
   auditReads: number;
   conservation: AuditResult['conservation'];
   violations: Violation[];
@@ -90,6 +92,7 @@ export function renderTable(r: ChaosReport): string {
   t.push(['late retries after the outcome', `${r.http.lateReplays} (Idempotent-Replayed: true on ${r.http.replayHeader.true})`]);
   t.push(['changed amount, same key', `${r.http.changedAmountSent} sent, ${r.http.got422} got 422`]);
   t.push(['503 answers by code', fmt(r.http.unavailableByCode)]);
+  t.push(['cancels, by the step they landed on', fmt(r.http.cancelsByStep)]);
   section('faults injected');
   t.push([
     'dropped responses after commit',
@@ -111,6 +114,13 @@ export function renderTable(r: ChaosReport): string {
   t.push(['failed', `${r.outcomes.failed} (${fmt(r.outcomes.byCode)})`]);
   t.push(['NeedsAttention', `${r.outcomes.needsAttention} raised; ${r.outcomes.openNeedsAttention} still open`]);
   t.push(['open past the bound / never started', `${r.outcomes.open} / ${r.outcomes.neverStarted}`]);
+  if (r.webhooks) {
+    t.push([
+      'completion webhooks',
+      `${r.webhooks.delivered} delivered; ${r.webhooks.posts} POSTs, ${r.webhooks.redeliveries} redeliveries, ` +
+        `${r.webhooks.refused} refused by the receiver; receiver down ${r.webhooks.receiverDownWindows} times`,
+    ]);
+  }
   t.push(['money', r.conservation.accounts.map((a) => `${a.id} −${a.initial - a.final}`).join(', ')]);
   t.push(['stock confirmed', r.conservation.skus.map((s) => `${s.sku} ${s.confirmedByOps} (held ${s.held})`).join(', ')]);
   section('result');

@@ -4,12 +4,14 @@
 import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { audit } from './auditor.js';
+import { audit, TENANT } from './auditor.js';
 import { newClientStats, runOperation, type ClientContext, type OpRecord } from './client.js';
+import { createRng } from './prng.js';
 import type { ChaosOptions } from './options.js';
 import { buildPlan, type ChaosPlan, type ProcessFault, type SandboxFaultWindow } from './plan.js';
 import { findingsOf, sumCounts, type ChaosReport, type FaultTally } from './report.js';
 import { startChaosStack, type ChaosLog, type ChaosStack } from './stack.js';
+import { awaitDelivered, flakyWhile, newWebhookSecret, startWebhookReceiver } from './webhook-receiver.js';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
 
@@ -62,7 +64,18 @@ export async function runChaos(opts: ChaosOptions, print: (line: string) => void
   print(describePlan(plan));
   const dir = mkdtempSync(join(scratchRoot(), `retrysafe-chaos-s${opts.seed}-`));
   log(`starting the stack in ${dir}`);
-  const stack = await startChaosStack(dir, log).catch((err: unknown) => {
+  // The run's tenant has a completion webhook: a receiver here that fails and goes down at times.
+  const webhookSecret = newWebhookSecret();
+  const receiver = await startWebhookReceiver({
+    secret: webhookSecret,
+    random: createRng(opts.seed).fork('webhook-answers').next,
+  });
+  const webhookEnv = { RETRYSAFE_WEBHOOKS: `${TENANT}=${receiver.url}`, RETRYSAFE_WEBHOOK_DEADLINE: '10m' };
+  const stack = await startChaosStack(dir, log, {
+    worker: { ...webhookEnv, RETRYSAFE_WEBHOOK_SECRET: webhookSecret },
+    api: webhookEnv,
+  }).catch(async (err: unknown) => {
+    await receiver.close();
     log(`the stack did not start; its files and logs are kept in ${dir}`);
     throw err;
   });
@@ -71,6 +84,7 @@ export async function runChaos(opts: ChaosOptions, print: (line: string) => void
     if (stopped) return;
     stopped = true;
     await stack.stop();
+    await receiver.close();
   };
   const onSignal = () => {
     log('interrupted: stopping the stack');
@@ -112,6 +126,7 @@ export async function runChaos(opts: ChaosOptions, print: (line: string) => void
       plan.sandboxFaults.map((w) => driveWindow(stack, w, loadStart, tally, () => faultsOn, log)),
     );
     const processDriver = driveProcesses(stack, plan.processFaults, loadStart, tally, () => faultsOn, ctx, log);
+    const receiverDriver = flakyWhile(receiver, createRng(opts.seed).fork('webhook-receiver'), () => faultsOn);
     const progress = setInterval(
       () => log(`load: ${ctx.stats.requests} requests, ${ctx.violations.length} violations so far`),
       15_000,
@@ -120,7 +135,7 @@ export async function runChaos(opts: ChaosOptions, print: (line: string) => void
     await sleep(loadEnd - Date.now());
     faultsOn = false;
     log('fault phase over: waiting for the last process fault, then clearing every fault');
-    await Promise.all([sandboxDriver, processDriver]);
+    const [, , receiverDownWindows] = await Promise.all([sandboxDriver, processDriver, receiverDriver]);
     await stack.clearFaults();
     await stack.ensureAllUp();
     const loadMs = Date.now() - loadStart;
@@ -129,6 +144,12 @@ export async function runChaos(opts: ChaosOptions, print: (line: string) => void
     const records = await Promise.all(ops);
     clearInterval(progress);
     const settleMs = Date.now() - settleStart;
+
+    // Every accepted operation: one whose clients gave up before its end still ends, and notifies.
+    const accepted = records.filter((r) => r.accepted).map((r) => `${TENANT}/${r.op.key}/completed`);
+    log(`waiting for the completion webhooks of ${accepted.length} accepted operations (bound 120 s)`);
+    const undelivered = await awaitDelivered(receiver, accepted, 120_000);
+    if (undelivered.length > 0) log(`${undelivered.length} webhooks still undelivered; the audit reports them`);
 
     log('auditing the ledgers and the operations API');
     const auditStart = Date.now();
@@ -140,6 +161,7 @@ export async function runChaos(opts: ChaosOptions, print: (line: string) => void
       records: new Map(records.map((r) => [r.op.key, r])),
       initialBalances: stack.initialBalances,
       initialStock: stack.initialStock,
+      webhooks: receiver,
     });
     const auditMs = Date.now() - auditStart;
     const violations = [...ctx.violations, ...result.violations];
@@ -175,6 +197,7 @@ export async function runChaos(opts: ChaosOptions, print: (line: string) => void
         unexpectedExits: stack.unexpectedExits(),
       },
       outcomes: result.outcomes,
+      ...(result.webhooks ? { webhooks: { ...result.webhooks, receiverDownWindows } } : {}),
       auditReads: result.reads,
       conservation: result.conservation,
       violations,

@@ -61,7 +61,13 @@ export interface ChaosStack {
   stop(): Promise<void>;
 }
 
-export async function startChaosStack(dir: string, log: ChaosLog): Promise<ChaosStack> {
+/** Extra variables for the workers and the APIs (the completion webhooks' settings). */
+export interface ChaosAppEnv {
+  worker?: Record<string, string>;
+  api?: Record<string, string>;
+}
+
+export async function startChaosStack(dir: string, log: ChaosLog, appEnv: ChaosAppEnv = {}): Promise<ChaosStack> {
   mkdirSync(dir, { recursive: true });
   const logDir = join(dir, 'logs');
   mkdirSync(logDir, { recursive: true });
@@ -181,6 +187,7 @@ export async function startChaosStack(dir: string, log: ChaosLog): Promise<Chaos
         DOWNSTREAM_TIMEOUT: String(CHAOS_TIMINGS.downstreamTimeoutMs),
         WORKER_METRICS_ADDRESS: 'off',
         LOG_LEVEL: 'info',
+        ...appEnv.worker,
       },
       'worker ready',
       workerTap,
@@ -199,6 +206,7 @@ export async function startChaosStack(dir: string, log: ChaosLog): Promise<Chaos
         RETRYSAFE_STEP_DEADLINE: String(CHAOS_TIMINGS.stepDeadlineMs),
         RETRYSAFE_ATTENTION_AFTER: String(CHAOS_TIMINGS.attentionAfterMs),
         LOG_LEVEL: 'info',
+        ...appEnv.api,
       },
       'api listening',
       () => undefined,

@@ -1,5 +1,6 @@
 // Builds a worker for the retrysafe task queue: the workflows in workflows/ and the
-// activities wired to real downstream clients. Shared by worker/main.ts and the tests.
+// activities wired to real downstream clients (and, when configured, the completion
+// webhooks' URLs and secret). Shared by worker/main.ts and the tests.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -9,8 +10,16 @@ import { bundleWorkflowCode, NativeConnection, Worker, type WorkerOptions } from
 import { createActivities } from '../activities/index.js';
 import { createBankClient } from '../activities/bank.js';
 import { createReservationsClient } from '../activities/reservations.js';
+import { WEBHOOK_TIMEOUT_MS, type WorkerWebhooks } from './config.js';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+/** Bundled with the workflows as interceptor modules: the saga reads a cancel request's reason there. */
+export const WORKFLOW_INTERCEPTOR_MODULES = [fileURLToPath(new URL('../workflows/cancellation.ts', import.meta.url))];
+/** How every bundle of the workflows is made (worker, tests, bench): the same code everywhere. */
+export const WORKFLOW_BUNDLE_OPTIONS = {
+  workflowsPath: WORKFLOWS_PATH,
+  workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
+};
 const WORKFLOWS_DIR = fileURLToPath(new URL('../workflows/', import.meta.url));
 /** Where prebuilt workflow bundles are kept, by content hash (the usual home of tool caches). */
 export const BUNDLE_CACHE_DIR = fileURLToPath(new URL('../node_modules/.cache/retrysafe/', import.meta.url));
@@ -22,6 +31,8 @@ export interface CreateWorkerOptions {
   bankUrl: string;
   reservationsUrl: string;
   downstreamTimeoutMs: number;
+  /** Completion webhooks (tenants' URLs and the signing secret); none when absent or empty. */
+  webhooks?: WorkerWebhooks;
   /** A prebuilt bundle (bundleWorkflowCode) saves the webpack step, e.g. in tests. */
   workflowBundle?: WorkerOptions['workflowBundle'];
   /**
@@ -72,7 +83,7 @@ export function workflowBundleCachePath(cacheDir: string = BUNDLE_CACHE_DIR): st
 export async function cachedWorkflowBundle(cacheDir: string): Promise<NonNullable<WorkerOptions['workflowBundle']>> {
   const codePath = workflowBundleCachePath(cacheDir);
   if (existsSync(codePath)) return { codePath };
-  const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH });
+  const { code } = await bundleWorkflowCode(WORKFLOW_BUNDLE_OPTIONS);
   try {
     mkdirSync(cacheDir, { recursive: true });
     // Written aside and renamed, so a worker starting at the same time never reads half a file.
@@ -89,6 +100,9 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
   const activities = createActivities({
     bank: createBankClient({ baseUrl: opts.bankUrl, timeoutMs: opts.downstreamTimeoutMs }),
     reservations: createReservationsClient({ baseUrl: opts.reservationsUrl, timeoutMs: opts.downstreamTimeoutMs }),
+    ...(opts.webhooks?.secret && opts.webhooks.urls.size > 0
+      ? { webhooks: { urls: opts.webhooks.urls, secret: opts.webhooks.secret, timeoutMs: WEBHOOK_TIMEOUT_MS } }
+      : {}),
   });
   const cacheDir = opts.bundleCacheDir === undefined ? BUNDLE_CACHE_DIR : opts.bundleCacheDir;
   const workflows = opts.workflowBundle
@@ -103,5 +117,6 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
     activities,
     ...workflows,
     ...opts.options,
+    interceptors: { ...opts.options?.interceptors, workflowModules: WORKFLOW_INTERCEPTOR_MODULES },
   });
 }

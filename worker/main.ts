@@ -36,9 +36,15 @@ async function run(): Promise<void> {
     bankUrl: config.BANK_URL,
     reservationsUrl: config.RESERVATIONS_URL,
     downstreamTimeoutMs: config.DOWNSTREAM_TIMEOUT,
+    webhooks: config.webhooks,
   });
   logger.info(
-    { taskQueue: config.RETRYSAFE_TASK_QUEUE, namespace: temporal.namespace, address: temporal.address },
+    {
+      taskQueue: config.RETRYSAFE_TASK_QUEUE,
+      namespace: temporal.namespace,
+      address: temporal.address,
+      webhookTenants: [...config.webhooks.urls.keys()],
+    },
     'worker ready',
   );
   try {

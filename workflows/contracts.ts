@@ -56,6 +56,18 @@ export interface OperationSettings {
   attentionAfterMs: number;
   /** How long the reservation service keeps a checkout's hold before it expires. */
   holdTtlSeconds: number;
+  /**
+   * Only for a tenant with a completion webhook: how its event is delivered. Absent for
+   * every other tenant, whose operations then run exactly as they would without the feature.
+   */
+  notify?: NotifySettings;
+}
+
+export interface NotifySettings {
+  /** Redeliveries stop this long after the operation ended. */
+  deadlineMs: number;
+  /** Base of `links.temporalUi` in the event, so it reads as the API renders the operation. */
+  temporalUiUrl: string;
 }
 
 export interface OperationInput<R> {
@@ -84,6 +96,9 @@ export interface OperationError {
   compensations: CompensationName[];
 }
 
+/** Code of an operation that stopped at a step boundary because a cancel was requested. */
+export const CANCELLED_CODE = 'cancelled';
+
 /**
  * What every outcome carries besides its result: with the close time of the execution, all
  * the API needs to answer with the operation, without reading the execution again.
@@ -97,6 +112,10 @@ export interface OutcomeFacts {
   step: StepName | null;
   steps: StepState[];
   needsAttention: boolean;
+  /** Set when the operation has a completion webhook, as the start memo says. */
+  notify?: true;
+  /** Set when a cancel was requested before the operation ended (it may still have succeeded: the last step had run). */
+  cancelRequested?: true;
 }
 
 export type OperationOutcome =
@@ -110,6 +129,8 @@ export interface StartMemo {
   key: string;
   fingerprint: string;
   request: Record<string, unknown>;
+  /** Set when the operation has a completion webhook (a notification workflow beside it). */
+  notify?: true;
 }
 
 /** Memo fields the workflow keeps current, so status reads need no worker. */
@@ -117,6 +138,31 @@ export interface ProgressMemo {
   step: StepName | null;
   steps: StepState[];
   needsAttention?: boolean;
+}
+
+export const NOTIFICATION_STATUSES = ['pending', 'delivered', 'failed'] as const;
+export type NotificationStatus = (typeof NOTIFICATION_STATUSES)[number];
+
+/** Where a completion webhook stands: `attempts` counts the POSTs sent so far. */
+export interface NotificationState {
+  status: NotificationStatus;
+  attempts: number;
+}
+
+/** Input of the notification workflow an operation of a webhook tenant starts beside itself. */
+export interface NotificationInput {
+  /** The operation the event is about (its workflow is this one's parent). */
+  operation: OperationRef;
+  deadlineMs: number;
+  temporalUiUrl: string;
+}
+
+/**
+ * The event as it is POSTed: the body is made once, kept in history, and sent byte for byte
+ * on every attempt; only the timestamp header and the signature over it are new each time.
+ */
+export interface CompletionEvent {
+  body: string;
 }
 
 export const SearchAttributes = {

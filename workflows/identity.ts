@@ -16,7 +16,10 @@ export interface OperationRef {
   workflowId: string;
 }
 
-/** Tenants never contain `/` (they are `[A-Za-z0-9_.-]`), so the first `/` splits an ID. */
+/** What a tenant may be called: never a `/` (the first `/` of an ID ends the tenant) nor a `:`. */
+export const TENANT_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
+
+/** Tenants never contain `/` (they match TENANT_PATTERN), so the first `/` splits an ID. */
 export function operationRef(tenant: string, key: string): OperationRef {
   return { tenant, key, workflowId: `${tenant}/${key}` };
 }
@@ -64,4 +67,21 @@ export function parseDownstreamKey(
   const suffix = downstream.slice(last + 1);
   if (!ref || suffix === '') return undefined;
   return { ...ref, suffix };
+}
+
+/**
+ * `webhook:<tenant>/<key>`: the workflow ID of the notification workflow that delivers an
+ * operation's completion webhook. An operation's ID is `<tenant>/<key>`, so whatever comes
+ * before its first `/` is a tenant; `webhook:<tenant>` holds a `:`, which no tenant can, so
+ * no client key (which may itself hold `/`, `:` or `webhook`) can ever name this ID, and a
+ * GET of any key can never reach it. (A suffix such as `<wf>/webhook` would: it is the ID of
+ * the key `<key>/webhook`.)
+ */
+export function notificationWorkflowId(operation: OperationRef): string {
+  return `webhook:${operation.workflowId}`;
+}
+
+/** `<tenant>/<key>/completed`: the `webhook-id` of the completion event, the same on every redelivery. */
+export function completionEventId(operation: OperationRef): string {
+  return `${operation.workflowId}/completed`;
 }

@@ -17,6 +17,12 @@
 // its own compensation. fail() then runs the registered compensations in reverse, in a
 // non-cancellable scope, each retried until it succeeds; one still failing after
 // attentionAfterMs raises NeedsAttention and keeps going: a compensation is never dropped.
+//
+// A cancel request (Temporal's own) is honoured at step boundaries: step() shields the call
+// in flight, so it is never cut off mid-call, and refuses to start the next step; the saga
+// then fails with code `cancelled` through the same path, compensating what was registered.
+// A tenant with a completion webhook gets its notification workflow started with the saga
+// (notification.ts); the saga waits for that start before it returns.
 import { ApplicationFailure, CancellationScope, condition, patched, sleep } from '@temporalio/workflow';
 import {
   activitiesWith,
@@ -26,8 +32,10 @@ import {
   runStep,
   type SagaActivities,
 } from './activity-options.js';
+import { CancelWatch } from './cancellation.js';
 import {
   BUSINESS_ERRORS,
+  CANCELLED_CODE,
   OPERATION_STEPS,
   UNAVAILABLE_CODE,
   type BusinessErrorType,
@@ -40,6 +48,7 @@ import {
 } from './contracts.js';
 import { downstreamKey, type OperationRef } from './identity.js';
 import { sagaMetrics } from './metrics.js';
+import { startNotification } from './notification.js';
 import { Progress } from './progress.js';
 
 /** Patch ID of the step path with a local first attempt and lighter bookkeeping. */
@@ -87,6 +96,9 @@ export class Saga {
   private readonly progress: Progress;
   private readonly compensations: Compensation[] = [];
   private attentionRaised = false;
+  private readonly cancel: CancelWatch;
+  /** Resolves once the notification workflow started; undefined without a webhook. */
+  private readonly notified: Promise<void> | undefined;
 
   constructor(
     type: OperationType,
@@ -99,10 +111,18 @@ export class Saga {
       downstreamKey: this.targetOf(name).downstreamKey,
     }));
     this.progress = new Progress(type, operation, steps);
+    this.cancel = new CancelWatch((reason) =>
+      this.progress.describe(
+        `**cancel requested**${reason ? ` ${reason}` : ''} · noticed ${new Date().toISOString()}: ` +
+          'the step in flight finishes, no new step starts, then the registered compensations run',
+      ),
+    );
+    this.notified = settings.notify ? startNotification(operation, settings.notify) : undefined;
   }
 
   /** Runs one forward step; `undo` is registered before it runs. */
   async step<T>(name: StepName, { undo }: { undo?: CompensationName }, call: StepCall<T>): Promise<T> {
+    if (this.cancel.requested) throw this.cancelledBefore(name);
     const target = this.targetOf(name);
     if (undo) this.compensations.push({ name: undo, step: name, target });
     // Operations started before steps ran local-first replay their history as it was
@@ -110,9 +130,12 @@ export class Saga {
     const localFirst = patched(LOCAL_FIRST_STEPS);
     this.progress.start(name, { publishStatus: !localFirst });
     try {
-      const result = localFirst
-        ? await runStep(this.settings, summary(name, target), (activities) => call(activities, target))
-        : await call(activitiesWith(retriedUntilDeadline(this.settings.stepDeadlineMs), summary(name, target)), target);
+      // Shielded: a cancel must not cut a downstream call off; its outcome (or its fence) decides.
+      const result = await CancellationScope.nonCancellable(() =>
+        localFirst
+          ? runStep(this.settings, summary(name, target), (activities) => call(activities, target))
+          : call(activitiesWith(retriedUntilDeadline(this.settings.stepDeadlineMs), summary(name, target)), target),
+      );
       this.progress.mark(name, 'completed', describeAnswer(result));
       return result;
     } catch (err) {
@@ -120,8 +143,8 @@ export class Saga {
     }
   }
 
-  succeed(result: Record<string, string>): OperationOutcome {
-    return this.progress.succeed(result);
+  async succeed(result: Record<string, string>): Promise<OperationOutcome> {
+    return this.finish(this.progress.succeed(result));
   }
 
   /** The one failure path: compensates what was registered and reports the step's error. */
@@ -131,7 +154,22 @@ export class Saga {
     if (!(err instanceof StepFailure)) throw err;
     const compensations = await this.compensate();
     if (compensations.length > 0) this.progress.describe(`compensations ran: ${compensations.join(', ')}`);
-    return this.progress.fail({ code: err.code, message: err.message, compensations });
+    return this.finish(this.progress.fail({ code: err.code, message: err.message, compensations }));
+  }
+
+  /** The outcome, once the notification workflow (if any) has started: closing earlier would lose it. */
+  private async finish(outcome: OperationOutcome): Promise<OperationOutcome> {
+    await this.notified;
+    return {
+      ...outcome,
+      ...(this.settings.notify ? { notify: true as const } : {}),
+      ...(this.cancel.requested ? { cancelRequested: true as const } : {}),
+    };
+  }
+
+  private cancelledBefore(step: StepName): StepFailure {
+    const why = this.cancel.reason ? `cancel requested ${this.cancel.reason}` : 'a cancel was requested';
+    return new StepFailure(CANCELLED_CODE, `the operation was cancelled before ${step} started (${why})`);
   }
 
   private targetOf(step: StepName): DownstreamTarget {

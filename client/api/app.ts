@@ -11,6 +11,7 @@ import type { ApiConfig } from './config.js';
 import { errorHandler, notFoundHandler, replyWithProblem, toProblem } from './error-handler.js';
 import { createMetrics } from './metrics.js';
 import { OperationService } from './operations/service.js';
+import { AllowedMethods } from './plugins/allowed-methods.js';
 import { installAuth } from './plugins/auth.js';
 import { clientErrorHandler } from './plugins/client-errors.js';
 import { installDraining } from './plugins/draining.js';
@@ -81,6 +82,8 @@ export function buildApp(deps: AppDeps) {
   installDraining(app, () => service.close());
   app.setErrorHandler(errorHandler);
   installAuth(app, createAuthenticator(config.apiKeys));
+  const allowedMethods = new AllowedMethods();
+  allowedMethods.install(app);
   app.setNotFoundHandler(notFoundHandler);
   installHttpMetrics(app, metrics);
 
@@ -90,7 +93,12 @@ export function buildApp(deps: AppDeps) {
     registry,
     readinessTimeoutMs: Math.min(READINESS_TIMEOUT_MS, config.engineTimeoutMs),
   });
-  void app.register(operationRoutes, { prefix: '/v1', service, defaultWaitMs: config.defaultWaitMs });
+  void app.register(operationRoutes, {
+    prefix: '/v1',
+    service,
+    defaultWaitMs: config.defaultWaitMs,
+    allowedMethods: (path) => allowedMethods.of(path),
+  });
   return app;
 }
 

@@ -1,13 +1,17 @@
 // API configuration, parsed once at start-up. RETRYSAFE_API_KEYS is parsed by hand rather
 // than through the zod schema because parseEnv echoes a bad variable's value, and this
-// one holds secrets: its messages name the entry and the tenant, never the secret.
+// one holds secrets: its messages name the entry and the tenant, never the secret. The
+// same goes for RETRYSAFE_WEBHOOKS (a URL may carry a token); the API only needs to know
+// which tenants have a webhook, never the signing secret.
 import { z } from 'zod';
 import { ConfigError, duration, httpUrl, logLevel, parseEnv, port } from '../../common/env.js';
+import { parseWebhookUrls, webhookDeadline } from '../../common/webhooks.js';
+import { TENANT_PATTERN } from '../../workflows/identity.js';
 
 /** How long a checkout's reservation hold lives unless RETRYSAFE_HOLD_TTL says otherwise. */
 export const DEFAULT_HOLD_TTL_SECONDS = 900;
 export const DEV_TENANT = 'default';
-export const TENANT_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
+export { TENANT_PATTERN };
 /** Printable ASCII without space, `,` and `=` (the list separators), at least 16 characters. */
 const SECRET_PATTERN = /^[\x21-\x2b\x2d-\x3c\x3e-\x7e]+$/;
 const MIN_SECRET_LENGTH = 16;
@@ -35,6 +39,8 @@ export interface ApiConfig {
   engineTimeoutMs: number;
   temporalUiUrl: string;
   logLevel: z.infer<typeof logLevel>;
+  /** Completion webhooks: the tenants that have one, and how long each event is redelivered. */
+  webhooks: { tenants: ReadonlySet<string>; deadlineMs: number };
 }
 
 const wholeNumber = (min: number, max: number) =>
@@ -60,6 +66,7 @@ const shape = {
   RETRYSAFE_ENGINE_TIMEOUT: duration({ min: 100, max: 60_000 }).default(5_000),
   TEMPORAL_UI_URL: httpUrl.default('http://localhost:8233'),
   LOG_LEVEL: logLevel.default('info'),
+  RETRYSAFE_WEBHOOK_DEADLINE: webhookDeadline,
 };
 
 /**
@@ -120,6 +127,13 @@ export function loadApiConfig(env: Record<string, string | undefined> = process.
     if (!(err instanceof ConfigError)) throw err;
     problems.push(...err.problems);
   }
+  let webhookTenants = new Set<string>();
+  try {
+    webhookTenants = new Set(parseWebhookUrls(env.RETRYSAFE_WEBHOOKS).keys());
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    problems.push(...err.problems);
+  }
   let parsed: z.infer<z.ZodObject<typeof shape>> | undefined;
   try {
     parsed = parseEnv(shape, env);
@@ -143,5 +157,6 @@ export function loadApiConfig(env: Record<string, string | undefined> = process.
     engineTimeoutMs: parsed.RETRYSAFE_ENGINE_TIMEOUT,
     temporalUiUrl: parsed.TEMPORAL_UI_URL,
     logLevel: parsed.LOG_LEVEL,
+    webhooks: { tenants: webhookTenants, deadlineMs: parsed.RETRYSAFE_WEBHOOK_DEADLINE },
   };
 }

@@ -9,6 +9,7 @@ export interface ApiMetrics {
   fingerprintConflicts: Counter;
   waitsTimedOut: Counter;
   cacheHits: Counter;
+  cancellations: Counter<'result'>;
   httpDuration: Histogram<'route' | 'method' | 'status'>;
 }
 
@@ -70,6 +71,17 @@ export function createMetrics(registry: Registry = new Registry()): ApiMetrics {
         new Counter({
           name: 'retrysafe_cache_hits_total',
           help: 'Terminal operations answered from the in-memory cache',
+          registers,
+        }),
+    ),
+    cancellations: getOrCreate(
+      registry,
+      'retrysafe_cancellations_total',
+      () =>
+        new Counter({
+          name: 'retrysafe_cancellations_total',
+          help: 'Cancel requests by result: requested, repeated (already requested), already_completed (409), not_found (404)',
+          labelNames: ['result'],
           registers,
         }),
     ),

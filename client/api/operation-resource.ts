@@ -25,11 +25,15 @@ export interface ExecutionView {
   closeTime?: Date;
   memo?: Record<string, unknown>;
   typedSearchAttributes?: TypedSearchAttributes;
+  /** What DescribeWorkflowExecution adds (a visibility row has none): whether a cancel was requested. */
+  raw?: { workflowExtendedInfo?: { cancelRequested?: boolean | null } | null };
 }
 
 export interface ResourceContext {
   temporalUiUrl: string;
   namespace: string;
+  /** The namespace retention, for `keyExpiresAt`; needed only for a finished operation. */
+  retentionMs?: number;
 }
 
 export const ABORTED_CODE = 'operation_aborted';
@@ -87,7 +91,7 @@ export function operationFromOutcome(
     status: { name: 'COMPLETED' },
     startTime: new Date(value.createdAt),
     closeTime: closedAt,
-    memo: { type: value.type, key: value.key },
+    memo: { type: value.type, key: value.key, ...(value.notify ? { notify: true } : {}) },
   };
   return toOperation(view, value, ctx);
 }
@@ -133,20 +137,29 @@ export function toOperation(exec: ExecutionView, outcome: unknown, ctx: Resource
   const needsAttention =
     typeof memo.needsAttention === 'boolean' ? memo.needsAttention : (sa?.get(SearchAttributes.NeedsAttention) ?? false);
 
+  const closedAt = exec.closeTime;
+  const cancelRequested =
+    exec.raw?.workflowExtendedInfo?.cancelRequested === true || (isRecord(outcome) && outcome.cancelRequested === true);
+
   const base: Operation = {
     key,
     type,
     status: 'processing',
     step: typeof memo.step === 'string' ? memo.step : null,
     createdAt: exec.startTime.toISOString(),
-    completedAt: exec.closeTime ? exec.closeTime.toISOString() : null,
+    completedAt: closedAt ? closedAt.toISOString() : null,
+    keyExpiresAt: closedAt && ctx.retentionMs !== undefined ? new Date(closedAt.getTime() + ctx.retentionMs).toISOString() : null,
     steps: stepsFrom(memo.steps),
     needsAttention,
+    cancelRequested,
+    // An operation with a completion webhook says so from the start; the service reads how
+    // the delivery went once the operation ended.
+    ...(memo.notify === true ? { notification: { status: 'pending' as const, attempts: 0 } } : {}),
     links: { self: operationPath(key), temporalUi: temporalUiLink(ctx, exec.workflowId) },
   };
 
   const temporalStatus = exec.status.name;
-  if (temporalStatus === 'RUNNING' || temporalStatus === 'PAUSED') return { ...base, completedAt: null };
+  if (temporalStatus === 'RUNNING' || temporalStatus === 'PAUSED') return { ...base, completedAt: null, keyExpiresAt: null };
 
   if (temporalStatus === 'COMPLETED') {
     if (outcome !== undefined) {

@@ -11,7 +11,9 @@ export const PROBLEM_TITLES = {
   unauthorized: 'Missing or unknown API key',
   idempotency_key_reused: 'The idempotency key was used for a different request',
   operation_not_found: 'No operation has this key',
+  operation_already_completed: 'The operation has already completed',
   not_found: 'No such resource',
+  method_not_allowed: 'The method is not allowed on this resource',
   payload_too_large: 'The request body is too large',
   unsupported_media_type: 'The request body must be application/json',
   headers_too_large: 'The request headers are too large',
@@ -54,7 +56,13 @@ export const problems = {
       { extensions: { differences } },
     ),
   operationNotFound: () => apiProblem(404, 'operation_not_found', 'no operation with this key exists for this tenant'),
+  operationAlreadyCompleted: (status: string) =>
+    apiProblem(409, 'operation_already_completed', `the operation already ${status}; a cancel cannot change it`),
   notFound: (method: string, path: string) => apiProblem(404, 'not_found', `no route ${method} ${path}`),
+  methodNotAllowed: (method: string, allowed: string[]) =>
+    apiProblem(405, 'method_not_allowed', `${method} is not allowed here; allowed: ${allowed.join(', ')}`, {
+      headers: { allow: allowed.join(', ') },
+    }),
   payloadTooLarge: (detail = 'the request body exceeds the size limit') => apiProblem(413, 'payload_too_large', detail),
   unsupportedMediaType: (detail = 'send the body as application/json') => apiProblem(415, 'unsupported_media_type', detail),
   headersTooLarge: () => apiProblem(431, 'headers_too_large', 'the request headers exceed 16 KiB'),

@@ -2,7 +2,7 @@
 // answers with them, and @fastify/swagger builds /openapi.json from the same objects, so
 // the document cannot drift from what the server does.
 import { Type, type Static, type TSchema } from 'typebox';
-import { OPERATION_STATUSES, OPERATION_TYPES, STEP_STATUSES } from '../../workflows/contracts.js';
+import { NOTIFICATION_STATUSES, OPERATION_STATUSES, OPERATION_TYPES, STEP_STATUSES } from '../../workflows/contracts.js';
 import { PROBLEM_CONTENT_TYPE } from '../../common/http/problem.js';
 import { MAX_KEY_LENGTH } from './idempotency-key.js';
 import { MAX_WAIT_SECONDS } from './prefer.js';
@@ -83,7 +83,7 @@ const Step = Type.Object({
 });
 
 const OperationError = Type.Object({
-  code: Type.String({ description: 'Stable code: insufficient_funds, payment_unavailable, operation_aborted, ...' }),
+  code: Type.String({ description: 'Stable code: insufficient_funds, payment_unavailable, cancelled, operation_aborted, ...' }),
   message: Type.String(),
   compensations: Type.Array(Type.String(), { description: 'Compensations that ran, in the order they ran' }),
 });
@@ -96,10 +96,30 @@ export const Operation = Type.Object(
     step: Type.Union([Type.String(), Type.Null()], { description: 'Current (or last) step; null before the first' }),
     createdAt: Type.String({ format: 'date-time' }),
     completedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    keyExpiresAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+      description:
+        'When the key will be forgotten (completedAt + the namespace retention); after it the key may start a new operation. Null while processing.',
+    }),
     result: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'Present when succeeded' })),
     error: Type.Optional(OperationError),
     steps: Type.Array(Step),
     needsAttention: Type.Boolean({ description: 'A compensation keeps failing; an operator should look' }),
+    cancelRequested: Type.Boolean({
+      description:
+        'A cancel was requested: the operation stops at its next step boundary and fails with code cancelled (unless its last step had already run)',
+    }),
+    notification: Type.Optional(
+      Type.Object(
+        {
+          status: Type.Enum([...NOTIFICATION_STATUSES], { type: 'string' }),
+          attempts: Type.Integer({ minimum: 0, description: 'POSTs sent so far' }),
+        },
+        {
+          description:
+            'The completion webhook, present when the tenant has one: pending until it is delivered or its deadline passed',
+        },
+      ),
+    ),
     links: Type.Object({
       self: Type.String({ examples: ['/v1/operations/order-42'] }),
       temporalUi: Type.String({ description: 'The execution in the Temporal Web UI' }),
@@ -112,7 +132,7 @@ export type Operation = Static<typeof Operation>;
 export const OperationList = Type.Object({
   operations: Type.Array(Operation, {
     description:
-      'Newest first. Items are built from the visibility store: result/error are omitted (GET the operation for them).',
+      'Newest first. Items are built from the visibility store: result, error and notification are omitted (GET the operation for them).',
   }),
   nextCursor: Type.Union([Type.String(), Type.Null()], {
     description: 'Pass as `cursor` for the next page; null on the last page',
@@ -130,8 +150,17 @@ export const ListQuery = Type.Object(
         examples: ['50'],
       }),
     ),
+    // What a cursor is: base64url (no padding) of an 8-byte tag and the engine's page token of
+    // at least one byte, so 12 characters at the least. The tag binds it to the tenant and
+    // filters it was issued for; any other string of this shape is refused (400).
     cursor: Type.Optional(
-      Type.String({ pattern: '^[A-Za-z0-9_-]+$', maxLength: 8192, description: 'nextCursor of the previous page' }),
+      Type.String({
+        pattern: '^[A-Za-z0-9_-]+$',
+        minLength: 12,
+        maxLength: 8192,
+        description:
+          'nextCursor of the previous page of the same query, unchanged: base64url, issued for one tenant and one set of filters',
+      }),
     ),
   },
   { additionalProperties: false },

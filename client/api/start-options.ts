@@ -33,6 +33,8 @@ export function workflowStartOptions(
     key: ref.key,
     fingerprint: claim.fingerprint,
     request: claim.request,
+    // Readers learn from the memo, written with the start, that a notification workflow exists.
+    ...(settings.notify ? { notify: true as const } : {}),
   };
   return {
     taskQueue,

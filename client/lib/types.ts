@@ -48,7 +48,7 @@ export interface Operation {
   needsAttention: boolean;
   links: { self: string; temporalUi: string };
   /** A cancel was requested; the operation stops at its next step boundary. */
-  cancelRequested?: boolean;
+  cancelRequested: boolean;
   /** When the key will be forgotten (completion + the retention); null while processing. */
   keyExpiresAt: string | null;
   /** Present when the tenant has a completion webhook. */
@@ -93,6 +93,7 @@ export type ProblemCode =
   | 'operation_not_found'
   | 'operation_already_completed'
   | 'not_found'
+  | 'method_not_allowed'
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'headers_too_large'

@@ -328,6 +328,8 @@ describe('reads that need no engine', () => {
     ['limit=ten', 'limit'],
     ['cursor=***', 'cursor'],
     ['cursor=abcd', 'cursor'],
+    // Shorter than any cursor the API issues: the published schema refuses it too.
+    ['cursor=0', 'cursor'],
     ['sort=asc', 'sort'],
   ])('refuses ?%s with invalid_request naming %s', async (query, field) => {
     const res = await app.inject({ url: `/v1/operations?${query}`, headers: auth });
@@ -338,6 +340,54 @@ describe('reads that need no engine', () => {
   it('answers an unknown route with 404 not_found', async () => {
     const res = await app.inject('/v2/payments');
     expectProblem(res, 404, 'not_found');
+  });
+});
+
+describe('a method a known path does not support', () => {
+  it.each([
+    ['PUT', '/v1/payments', 'POST'],
+    ['TRACE', '/v1/payments', 'POST'],
+    ['DELETE', '/v1/checkouts', 'POST'],
+    ['QUERY', '/v1/operations', 'GET, HEAD'],
+    ['PATCH', '/v1/operations/order-42', 'GET, HEAD'],
+    ['POST', '/v1/operations/order-42', 'GET, HEAD'],
+    ['DELETE', '/v1/operations/a/b/cancel', 'POST'],
+    ['OPTIONS', '/v1/operations/order-42/cancel', 'POST'],
+    ['POST', '/healthz', 'GET, HEAD'],
+  ])('%s %s answers 405 method_not_allowed with Allow: %s', async (method, url, allow) => {
+    const res = await app.inject({ method: method as 'GET', url, headers: auth });
+    expectProblem(res, 405, 'method_not_allowed');
+    expect(res.headers.allow).toBe(allow);
+    expect(startSpy).not.toHaveBeenCalled();
+  });
+
+  it('answers 405 without an API key too, as an unknown path answers 404: the methods tell nothing', async () => {
+    const res = await app.inject({ method: 'PUT', url: '/v1/payments' });
+    expectProblem(res, 405, 'method_not_allowed');
+    expect(res.headers.allow).toBe('POST');
+  });
+
+  it('leaves an unknown path at 404 not_found', async () => {
+    expectProblem(await app.inject({ method: 'PUT', url: '/v2/payments', headers: auth }), 404, 'not_found');
+  });
+});
+
+describe('POST /v1/operations/{key}/cancel, refused at the edge', () => {
+  it('answers a key that cannot exist with 404 operation_not_found, without asking the engine', async () => {
+    for (const key of ['k'.repeat(256), 'cl%C3%A9']) {
+      const res = await post(`/v1/operations/${key}/cancel`, { headers: auth });
+      expectProblem(res, 404, 'operation_not_found');
+    }
+  });
+
+  it('needs an API key', async () => {
+    expectProblem(await post('/v1/operations/order-42/cancel', { headers: {} }), 401, 'unauthorized');
+  });
+
+  it('answers 503 engine_unavailable with Retry-After when Temporal is unreachable', async () => {
+    const res = await post('/v1/operations/order-42/cancel', { headers: auth });
+    expectProblem(res, 503, 'engine_unavailable');
+    expect(res.headers['retry-after']).toBeDefined();
   });
 });
 
@@ -359,6 +409,27 @@ describe('documents', () => {
     expect(spec.paths).toHaveProperty(['/v1/operations/{key}']);
     expect(spec.paths).toHaveProperty(['/v1/operations']);
     expect(spec.paths['/v1/payments'].post.requestBody.content['application/json'].schema.additionalProperties).toBe(false);
+  });
+
+  it('declares Idempotent-Replayed, Location and Retry-After where they are sent, and the cancel route', async () => {
+    const spec = (await app.inject({ url: '/openapi.json', headers: auth })).json();
+    for (const path of ['/v1/payments', '/v1/checkouts']) {
+      const { responses } = spec.paths[path].post;
+      expect(Object.keys(responses['200'].headers)).toContain('Idempotent-Replayed');
+      expect(Object.keys(responses['202'].headers)).toEqual(
+        expect.arrayContaining(['Idempotent-Replayed', 'Location', 'Retry-After']),
+      );
+    }
+    const cancel = spec.paths['/v1/operations/{key}/cancel'].post;
+    expect(Object.keys(cancel.responses)).toEqual(expect.arrayContaining(['202', '401', '404', '409', '503']));
+    expect(Object.keys(cancel.responses['202'].headers)).toEqual(expect.arrayContaining(['Location', 'Retry-After']));
+    expect(cancel.requestBody).toBeUndefined();
+    const operation = spec.paths['/v1/operations/{key}'].get.responses['200'].content['application/json'].schema;
+    const resolved = operation.$ref ? spec.components.schemas[operation.$ref.split('/').pop()] : operation;
+    expect(resolved.required).toEqual(expect.arrayContaining(['keyExpiresAt', 'cancelRequested']));
+    expect(resolved.properties).toHaveProperty('notification');
+    const cursor = spec.paths['/v1/operations'].get.parameters.find((p: { name: string }) => p.name === 'cursor');
+    expect(cursor.schema).toMatchObject({ minLength: 12, pattern: '^[A-Za-z0-9_-]+$' });
   });
 
   it('serves the Swagger UI at /docs', async () => {

@@ -32,6 +32,7 @@ describe('API config', () => {
       engineTimeoutMs: 5_000,
       temporalUiUrl: 'http://localhost:8233',
       logLevel: 'info',
+      webhooks: { tenants: new Set(), deadlineMs: 86_400_000 },
     });
   });
 

@@ -34,8 +34,10 @@ describe('operation resource', () => {
       step: 'charge_payment',
       createdAt: '2026-01-02T03:04:05.000Z',
       completedAt: null,
+      keyExpiresAt: null,
       steps: memo.steps,
       needsAttention: false,
+      cancelRequested: false,
       links: {
         self: '/v1/operations/order%2F42',
         temporalUi: 'http://localhost:8233/namespaces/default/workflows/acme%2Forder%2F42',
@@ -143,6 +145,40 @@ describe('operation resource', () => {
       ).toBeUndefined();
       expect(operationFromOutcome('acme/order/42', { hello: 'world', ...facts }, closeTime, ctx)).toBeUndefined();
     });
+  });
+
+  it('says when the key will be forgotten: completedAt plus the namespace retention, null while processing', () => {
+    const retentionMs = 7 * 86_400_000;
+    const finished = toOperation(
+      view({ status: { name: 'COMPLETED' }, closeTime }),
+      { status: 'succeeded', result: { chargeId: 'ch_1' }, steps },
+      { ...ctx, retentionMs },
+    );
+    expect(finished.keyExpiresAt).toBe('2026-01-09T03:04:07.500Z');
+    expect(toOperation(view({}), undefined, { ...ctx, retentionMs }).keyExpiresAt).toBeNull();
+  });
+
+  it('says a cancel was requested: from the description while running, from the outcome once it ended', () => {
+    const raw = { workflowExtendedInfo: { cancelRequested: true } };
+    expect(toOperation(view({ raw }), undefined, ctx).cancelRequested).toBe(true);
+    expect(toOperation(view({ raw: { workflowExtendedInfo: { cancelRequested: false } } }), undefined, ctx).cancelRequested).toBe(
+      false,
+    );
+    const error = { code: 'cancelled', message: 'cancelled before charge_payment', compensations: [] };
+    const cancelled = toOperation(
+      view({ status: { name: 'COMPLETED' }, closeTime }),
+      { status: 'failed', error, steps, cancelRequested: true },
+      ctx,
+    );
+    expect(cancelled).toMatchObject({ status: 'failed', error, cancelRequested: true });
+  });
+
+  it('shows a pending notification only for an operation started with a webhook', () => {
+    expect(toOperation(view({ memo: { ...memo, notify: true } }), undefined, ctx).notification).toEqual({
+      status: 'pending',
+      attempts: 0,
+    });
+    expect(toOperation(view({}), undefined, ctx)).not.toHaveProperty('notification');
   });
 
   it('falls back to the workflow ID for the key when the memo has none', () => {

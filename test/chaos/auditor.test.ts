@@ -6,6 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { audit, type AuditInput } from '../../chaos/auditor.js';
 import { outcomeSignature, type OpRecord } from '../../chaos/client.js';
 import type { PlannedOp } from '../../chaos/plan.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../../chaos/webhook-receiver.js';
+import { Webhook } from 'standardwebhooks';
 
 type Doc = Record<string, unknown>;
 
@@ -229,5 +231,100 @@ describe('the chaos auditor', () => {
     const { violations, outcomes } = await audit(input(ops, records));
     expect(violations).toEqual([]);
     expect(outcomes).toMatchObject({ openNeedsAttention: 1, needsAttention: 1, open: 0 });
+  });
+
+  it('accepts a cancelled checkout that moved no money and kept no hold', async () => {
+    const { ops, records } = consistentWorld();
+    const cancelled = {
+      key: 'cart-1',
+      status: 'failed',
+      cancelRequested: true,
+      error: { code: 'cancelled', compensations: ['reverse_charge', 'release_reservation'] },
+    };
+    world.api = [new Map([...world.api[0], ['cart-1', cancelled]]), new Map([...world.api[1], ['cart-1', { ...cancelled }]])];
+    records.get('cart-1')!.outcomes = [{ via: 'api-0 POST', signature: outcomeSignature(cancelled) }];
+    records.get('cart-1')!.cancel = { status: 202, step: 'charge_payment' };
+    world.charges.set('default/cart-1/charge', { status: 'reversed', chargeId: 'ch_2', account: 'acc_a', amount: 700 });
+    world.reservations.set('default/cart-1/reserve', { status: 'released', items: [{ sku: 'sku_a', quantity: 2 }] });
+    world.accounts.set('acc_a', { id: 'acc_a', balance: 10_000 - 500 });
+    world.inventory.set('sku_a', { sku: 'sku_a', available: 100, held: 0 });
+    const { violations, outcomes } = await audit(input(ops, records));
+    expect(violations).toEqual([]);
+    expect(outcomes.byCode).toEqual({ cancelled: 1 });
+  });
+
+  it('when a cancelled operation kept its charge, or ended cancelled after a 409, or hid an accepted cancel, says so', async () => {
+    const { ops, records } = consistentWorld();
+    const cancelled = { key: 'cart-1', status: 'failed', cancelRequested: true, error: { code: 'cancelled', compensations: [] } };
+    world.api = [new Map([...world.api[0], ['cart-1', cancelled]]), new Map([...world.api[1], ['cart-1', { ...cancelled }]])];
+    records.get('cart-1')!.outcomes = [{ via: 'api-0 POST', signature: outcomeSignature(cancelled) }];
+    records.get('cart-1')!.cancel = { status: 409, code: 'operation_already_completed' };
+    records.get('pay-1')!.cancel = { status: 202, step: 'charge_payment' };
+    world.reservations.delete('default/cart-1/reserve');
+    world.inventory.set('sku_a', { sku: 'sku_a', available: 100, held: 0 });
+    const { violations } = await audit(input(ops, records));
+    const cart = violations.filter((v) => v.key === 'cart-1').map((v) => v.rule);
+    expect(cart).toContain('I1 money moves at most once');
+    expect(cart).toContain('API: a finished operation is not changed by a cancel');
+    expect(cart).toContain('API: only a cancel cancels');
+    expect(violations).toContainEqual(expect.objectContaining({ rule: 'API: a cancel shows in the resource', key: 'pay-1' }));
+  });
+
+  describe('with a completion webhook', () => {
+    const secret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+    let receiver: WebhookReceiver;
+    beforeAll(async () => {
+      receiver = await startWebhookReceiver({ secret });
+    });
+    afterAll(async () => {
+      await receiver.close();
+    });
+
+    async function deliver(id: string, body: unknown, signWith = secret, answer = 204) {
+      receiver.answerNext(answer);
+      const text = JSON.stringify(body);
+      const at = new Date();
+      const res = await fetch(receiver.url, {
+        method: 'POST',
+        headers: {
+          'webhook-id': id,
+          'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+          'webhook-signature': new Webhook(signWith).sign(id, at, text),
+        },
+        body: text,
+      });
+      expect(res.status).toBe(answer);
+    }
+
+    it('accepts every finished operation delivered once, with redeliveries of the same body, and counts them', async () => {
+      const { ops, records } = consistentWorld();
+      const pay = { type: 'operation.succeeded', data: world.api[0].get('pay-1') };
+      const cart = { type: 'operation.succeeded', data: world.api[0].get('cart-1') };
+      await deliver('default/pay-1/completed', pay, secret, 500);
+      await deliver('default/pay-1/completed', pay);
+      await deliver('default/cart-1/completed', cart);
+      const { violations, webhooks } = await audit({ ...input(ops, records), webhooks: receiver });
+      expect(violations).toEqual([]);
+      expect(webhooks).toEqual({ delivered: 2, posts: 3, redeliveries: 1, refused: 1 });
+    });
+
+    it('reports an undelivered event, a bad signature, a changed body and an event that is not the outcome', async () => {
+      receiver.deliveries.length = 0;
+      const { ops, records } = consistentWorld();
+      const pay = { type: 'operation.succeeded', data: world.api[0].get('pay-1') };
+      await deliver('default/pay-1/completed', pay, `whsec_${Buffer.alloc(32, 8).toString('base64')}`, 500);
+      await deliver('default/pay-1/completed', { ...pay, extra: 1 });
+      const { violations } = await audit({ ...input(ops, records), webhooks: receiver });
+      expect(violations.filter((v) => v.key === 'pay-1').map((v) => v.rule)).toEqual(
+        expect.arrayContaining(['webhooks: every delivery is signed', 'webhooks: a redelivery carries the same body']),
+      );
+      expect(violations).toContainEqual(expect.objectContaining({ rule: 'webhooks: delivered at least once', key: 'cart-1' }));
+
+      receiver.deliveries.length = 0;
+      await deliver('default/pay-1/completed', { type: 'operation.failed', data: { status: 'failed' } });
+      await deliver('default/cart-1/completed', { type: 'operation.succeeded', data: world.api[0].get('cart-1') });
+      const again = await audit({ ...input(ops, records), webhooks: receiver });
+      expect(again.violations).toEqual([expect.objectContaining({ rule: 'webhooks: the event is the outcome', key: 'pay-1' })]);
+    });
   });
 });

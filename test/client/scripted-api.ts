@@ -83,6 +83,7 @@ export function operation(key: string, status: Operation['status'], extra: Parti
       },
     ],
     needsAttention: false,
+    cancelRequested: false,
     links: { self: `/v1/operations/${encodeURIComponent(key)}`, temporalUi: 'http://localhost:8233/x' },
     ...extra,
   };

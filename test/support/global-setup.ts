@@ -10,7 +10,7 @@ import type { TestProject } from 'vitest/node';
 import { startDevServer, type DevServer } from '../../common/dev-server.js';
 import { freePort } from '../../common/supervisor/ports.js';
 import { ensureTemporalCli } from '../../scripts/temporal-cli.js';
-import { WORKFLOWS_PATH } from '../../worker/create.js';
+import { WORKFLOW_BUNDLE_OPTIONS } from '../../worker/create.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -31,7 +31,7 @@ export async function setup(project: TestProject): Promise<void> {
   const [port, uiPort] = [await freePort(), await freePort()];
   const [started, bundle] = await Promise.all([
     startDevServer({ bin, dbFile: join(tmpRoot, 'temporal.db'), port, uiPort, logLevel: 'error', retentionMs: 24 * 3600_000 }),
-    bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundlerLogger }),
+    bundleWorkflowCode({ ...WORKFLOW_BUNDLE_OPTIONS, logger: quietBundlerLogger }),
   ]);
   server = started;
   const workflowBundlePath = join(tmpRoot, 'workflow-bundle.js');

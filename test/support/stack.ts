@@ -11,6 +11,7 @@ import { inject } from 'vitest';
 import { buildApp as buildBankApp } from '../../downstream/bank/app.js';
 import { buildApp as buildReservationsApp } from '../../downstream/reservations/app.js';
 import { openDatabase } from '../../downstream/shared/db.js';
+import type { WorkerWebhooks } from '../../worker/config.js';
 import { createWorker } from '../../worker/create.js';
 import { caller } from './sandbox-harness.js';
 
@@ -165,7 +166,13 @@ export interface WorkerHandle {
   stop(): Promise<void>;
 }
 
-export async function startWorker(opts: { taskQueue: string; bankUrl: string; reservationsUrl?: string }): Promise<WorkerHandle> {
+export async function startWorker(opts: {
+  taskQueue: string;
+  bankUrl: string;
+  reservationsUrl?: string;
+  /** Completion webhooks: each tenant's URL and the signing secret. */
+  webhooks?: WorkerWebhooks;
+}): Promise<WorkerHandle> {
   quietRuntime();
   const connection = await NativeConnection.connect({ address: inject('temporalAddress') });
   const worker = await createWorker({
@@ -175,6 +182,7 @@ export async function startWorker(opts: { taskQueue: string; bankUrl: string; re
     bankUrl: opts.bankUrl,
     reservationsUrl: opts.reservationsUrl ?? 'http://127.0.0.1:9',
     downstreamTimeoutMs: 2_000,
+    ...(opts.webhooks ? { webhooks: opts.webhooks } : {}),
     workflowBundle: { codePath: inject('workflowBundlePath') },
   });
   const running = worker.run();

@@ -3,7 +3,10 @@
 // attempt is local, its retries are regular activities), so a fence at a 60 s deadline or
 // a compensation failing for minutes takes a moment of real time. The workflow code is the
 // bundle the worker runs; only the activities are stand-ins, and they raise the real error
-// classes, so a class name that stops matching its business code fails here.
+// classes, so a class name that stops matching its business code fails here. A run may
+// also be cancelled, before its first step or while a given activity runs. (Completion
+// webhooks are tested on the real dev server, test/e2e: their trigger is the server's
+// parent close policy, which this test server does not apply.)
 import { randomUUID } from 'node:crypto';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, defaultPayloadConverter } from '@temporalio/common';
@@ -17,7 +20,7 @@ import { ensureTemporalTestServer } from '../../scripts/temporal-test-server.js'
 import {
   SearchAttributes,
   type CheckoutRequest,
-  type DownstreamTarget,
+  type NotificationInput,
   type OperationOutcome,
   type OperationSettings,
   type OperationType,
@@ -40,7 +43,8 @@ export type Answer =
 export interface Call {
   activity: ActivityName;
   operation: OperationRef;
-  downstreamKey: string;
+  /** The key a step or compensation sent downstream; none for the webhook's activities. */
+  downstreamKey?: string;
   /** The request beside the target (a charge, a hold), when the activity takes one. */
   request?: unknown;
   attempt: number;
@@ -69,6 +73,12 @@ export interface SagaRun {
 /** The marker a local activity's outcome is recorded in. */
 const LOCAL_ACTIVITY_MARKER = 'core_local_activity';
 
+/** Where a run is cancelled: before its first step, or while the named activity's first attempt runs. */
+export type CancelAt = 'start' | ActivityName;
+
+/** The reason the API sends with a cancel, as the saga must show it. */
+export const CANCEL_REASON = 'by tenant acme through the API at 2030-01-01T00:00:00.000Z';
+
 export const SETTINGS: OperationSettings = { stepDeadlineMs: 60_000, attentionAfterMs: 300_000, holdTtlSeconds: 900 };
 export const CHARGE: PaymentRequest = { account: 'acc_alice', amount: 4200, currency: 'EUR' };
 export const CART: CheckoutRequest = { ...CHARGE, items: [{ sku: 'sku_book', quantity: 2 }] };
@@ -79,23 +89,29 @@ const OK: { [A in ActivityName]: Awaited<ReturnType<Activities[A]>> } = {
   confirmReservation: { status: 'confirmed', reservationId: 'res_1' },
   reverseCharge: { status: 'reversed', chargeId: 'ch_1', refunded: 4200 },
   releaseReservation: { status: 'released', reservationId: 'res_1' },
+  prepareCompletionEvent: { body: '{"type":"operation.succeeded"}' },
+  deliverCompletionEvent: { attempts: 1 },
 };
 
-function scriptedActivities(script: Partial<Record<ActivityName, Answer>>): { activities: Activities; calls: Call[] } {
+function scriptedActivities(
+  script: Partial<Record<ActivityName, Answer>>,
+  onCall: (activity: ActivityName, attempt: number) => Promise<void>,
+): { activities: Activities; calls: Call[] } {
   const calls: Call[] = [];
-  function answer<A extends ActivityName>(
+  async function answer<A extends ActivityName>(
     activity: A,
-    target: DownstreamTarget,
+    target: { operation: OperationRef; downstreamKey?: string },
     request?: unknown,
-  ): Awaited<ReturnType<Activities[A]>> {
+  ): Promise<Awaited<ReturnType<Activities[A]>>> {
     const { attempt } = Context.current().info;
     calls.push({
       activity,
       operation: target.operation,
-      downstreamKey: target.downstreamKey,
+      ...(target.downstreamKey === undefined ? {} : { downstreamKey: target.downstreamKey }),
       attempt,
       ...(request === undefined ? {} : { request }),
     });
+    await onCall(activity, attempt);
     const scripted = script[activity] ?? 'ok';
     const failed = calls.filter((c) => c.activity === activity).length;
     if (scripted === 'unavailable') throw new DownstreamUnavailableError(`${activity}: downstream answered 503`);
@@ -112,6 +128,8 @@ function scriptedActivities(script: Partial<Record<ActivityName, Answer>>): { ac
     reserveItems: async (target, hold) => answer('reserveItems', target, hold),
     confirmReservation: async (target) => answer('confirmReservation', target),
     releaseReservation: async (target) => answer('releaseReservation', target),
+    prepareCompletionEvent: async (input: NotificationInput) => answer('prepareCompletionEvent', input, input),
+    deliverCompletionEvent: async (operation, event) => answer('deliverCompletionEvent', { operation }, event),
   };
   return { activities, calls };
 }
@@ -152,25 +170,37 @@ export async function runSaga(
     request: PaymentRequest | CheckoutRequest;
     script?: Partial<Record<ActivityName, Answer>>;
     settings?: Partial<OperationSettings>;
+    cancel?: CancelAt;
   },
 ): Promise<SagaRun & { operation: OperationRef }> {
   const operation = operationRef('acme', `order-${randomUUID().slice(0, 8)}`);
   const taskQueue = `saga-${randomUUID()}`;
-  const { activities, calls } = scriptedActivities(opts.script ?? {});
+  // Temporal's own cancellation, with the reason the API sends.
+  const requestCancel = () =>
+    env.client.workflowService.requestCancelWorkflowExecution({
+      namespace: 'default',
+      workflowExecution: { workflowId: operation.workflowId },
+      requestId: randomUUID(),
+      reason: CANCEL_REASON,
+    });
+  const { activities, calls } = scriptedActivities(opts.script ?? {}, async (activity, attempt) => {
+    if (opts.cancel === activity && attempt === 1) await requestCancel();
+  });
   const worker = await Worker.create({
     connection: env.nativeConnection,
     taskQueue,
     workflowBundle: { codePath: inject('workflowBundlePath') },
     activities,
   });
+  const settings = { ...SETTINGS, ...opts.settings };
+  const handle = await env.client.workflow.start(type, {
+    taskQueue,
+    workflowId: operation.workflowId,
+    args: [{ tenant: operation.tenant, key: operation.key, request: opts.request, settings }],
+  });
+  // Before any worker polls: the first activation carries the start and the cancel together.
+  if (opts.cancel === 'start') await requestCancel();
   return worker.runUntil(async () => {
-    const handle = await env.client.workflow.start(type, {
-      taskQueue,
-      workflowId: operation.workflowId,
-      args: [
-        { tenant: operation.tenant, key: operation.key, request: opts.request, settings: { ...SETTINGS, ...opts.settings } },
-      ],
-    });
     const outcome = (await handle.result()) as OperationOutcome;
     const [description, history, metadata] = await Promise.all([
       handle.describe(),

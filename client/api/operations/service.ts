@@ -1,12 +1,16 @@
 // Operations on top of Temporal, composed from one module per job: the claim of a key
 // (claim.ts), the deadline of every engine call (engine-deadline.ts), the long poll for an
-// outcome (outcome-wait.ts), the cache of terminal outcomes (outcome-cache.ts), and the
-// visibility listing with its cursor (visibility.ts, cursor.ts).
+// outcome (outcome-wait.ts), the cache of terminal outcomes (outcome-cache.ts), the
+// visibility listing with its cursor (visibility.ts, cursor.ts), the completion webhook's
+// state (notification.ts) and the cancel of a running operation (cancel below).
+import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import type { Logger } from 'pino';
-import type { OperationType } from '../../../workflows/contracts.js';
+import { describeRetention, RetentionCache } from '../../../common/retention.js';
+import type { OperationSettings, OperationType } from '../../../workflows/contracts.js';
 import type { OperationRef } from '../../../workflows/identity.js';
 import type { ApiConfig } from '../config.js';
+import { GrpcCode, grpcCode } from '../engine-errors.js';
 import { fingerprint } from '../fingerprint.js';
 import type { ApiMetrics } from '../metrics.js';
 import {
@@ -24,6 +28,7 @@ import { decodeCursor, encodeCursor } from './cursor.js';
 import { engineDeadline, type EngineCall } from './engine-deadline.js';
 import { OutcomeCache } from './outcome-cache.js';
 import { OutcomeWaits, type KnownOutcome } from './outcome-wait.js';
+import { NotificationReader } from './notification.js';
 import { listPage, visibilityQuery, type ListFilter } from './visibility.js';
 
 export interface SubmitResult {
@@ -57,6 +62,8 @@ export class OperationService {
   private readonly waits: OutcomeWaits;
   private readonly claims = new SharedClaims<SharedClaim>();
   private readonly ctx: ResourceContext;
+  private readonly notifications: NotificationReader;
+  private readonly retention = new RetentionCache();
 
   constructor(private readonly deps: OperationServiceDeps) {
     const { config, client, namespace } = deps;
@@ -64,6 +71,7 @@ export class OperationService {
     this.cache = new OutcomeCache(config.cacheSize, config.cacheTtlMs);
     this.waits = new OutcomeWaits(client, namespace);
     this.ctx = { temporalUiUrl: config.temporalUiUrl, namespace };
+    this.notifications = new NotificationReader(client, this.call, config.cacheSize, config.cacheTtlMs);
   }
 
   /** Claims the key (or finds its claim), then waits up to `waitMs` for the outcome. */
@@ -82,7 +90,7 @@ export class OperationService {
       metrics.cacheHits.inc();
       this.assertSameRequest(cached, incoming);
       metrics.replays.inc({ type });
-      return { operation: cached.operation, replayed: true };
+      return { operation: await this.withNotification(ref, cached.operation), replayed: true };
     }
 
     const { claim, joined } = this.claims.join(ref.workflowId, () => this.claim(ref, incoming));
@@ -93,30 +101,34 @@ export class OperationService {
       metrics.replays.inc({ type });
       if (existingOperation) {
         const operation = await existingOperation();
-        if (isTerminal(operation)) return { operation, replayed };
+        if (isTerminal(operation)) return { operation: await this.withNotification(ref, operation), replayed };
       }
     }
-    if (waitMs <= 0) return { operation: await this.read(handle), replayed };
+    if (waitMs <= 0) return { operation: await this.withNotification(ref, await this.read(handle)), replayed };
     const known = await this.waits.wait(handle, waitMs, signal);
     // The usual end of a new operation: it completed while we waited, and its return value
     // and close time are the whole answer (the claim is the one checked above).
-    const answered = known && operationFromOutcome(ref.workflowId, known.value, known.closedAt, this.ctx);
+    const answered = known && operationFromOutcome(ref.workflowId, known.value, known.closedAt, await this.closedContext());
     if (answered) {
       this.cache.remember(ref.workflowId, claimed, answered);
-      return { operation: answered, replayed };
+      return { operation: await this.withNotification(ref, answered), replayed };
     }
     const operation = await this.read(handle, known);
     // Only a POST that asked to wait can have waited in vain; respond-async asked not to.
     if (!isTerminal(operation)) metrics.waitsTimedOut.inc();
-    return { operation, replayed };
+    return { operation: await this.withNotification(ref, operation), replayed };
   }
 
   private async claim(ref: OperationRef, incoming: Claim): Promise<SharedClaim> {
     const { client, config, metrics } = this.deps;
-    const settings = {
+    const settings: OperationSettings = {
       stepDeadlineMs: config.stepDeadlineMs,
       attentionAfterMs: config.attentionAfterMs,
       holdTtlSeconds: config.holdTtlSeconds,
+      // Only a tenant with a webhook: every other operation's input stays as it was.
+      ...(config.webhooks.tenants.has(ref.tenant)
+        ? { notify: { deadlineMs: config.webhooks.deadlineMs, temporalUiUrl: config.temporalUiUrl } }
+        : {}),
     };
     const outcome = await claimKey(
       {
@@ -155,23 +167,94 @@ export class OperationService {
    */
   private async resource(handle: WorkflowHandle, view: ExecutionView, known?: KnownOutcome): Promise<Operation> {
     const outcome = view.status.name === 'COMPLETED' ? (known ? known.value : await this.call(() => handle.result())) : undefined;
-    const operation = toOperation(view, outcome, this.ctx);
+    const operation = toOperation(view, outcome, await this.contextFor(view));
     this.cache.remember(view.workflowId, claimFromMemo(view.memo), operation);
     return operation;
+  }
+
+  /** The resource context, with the namespace retention once the execution closed (for keyExpiresAt). */
+  private async contextFor(view: ExecutionView): Promise<ResourceContext> {
+    return view.closeTime ? this.closedContext() : this.ctx;
+  }
+
+  /** The context of a finished operation: with the namespace retention (cached), for keyExpiresAt. */
+  private async closedContext(): Promise<ResourceContext> {
+    const { client, namespace } = this.deps;
+    return { ...this.ctx, retentionMs: await this.retention.get(() => this.call(() => describeRetention(client, namespace))) };
+  }
+
+  /** A finished operation with a webhook says how its delivery went: one call, until that is final. */
+  private async withNotification(ref: OperationRef, operation: Operation): Promise<Operation> {
+    if (!operation.notification || !isTerminal(operation)) return operation;
+    return { ...operation, notification: await this.notifications.read(ref) };
   }
 
   async get(ref: OperationRef): Promise<Operation> {
     const cached = this.cache.get(ref.workflowId);
     if (cached) {
       this.deps.metrics.cacheHits.inc();
-      return cached.operation;
+      return this.withNotification(ref, cached.operation);
     }
     try {
-      return await this.read(this.deps.client.workflow.getHandle(ref.workflowId));
+      return await this.withNotification(ref, await this.read(this.deps.client.workflow.getHandle(ref.workflowId)));
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) throw problems.operationNotFound();
       throw err;
     }
+  }
+
+  /**
+   * Asks Temporal to cancel a running operation (its saga stops at the next step boundary and
+   * compensates); answers the operation as it is, with `cancelRequested`. A finished one is
+   * not changed (409); an unknown key, or another tenant's, is not found.
+   */
+  async cancel(ref: OperationRef): Promise<Operation> {
+    const { client, namespace, metrics, now } = this.deps;
+    const count = (result: 'requested' | 'repeated' | 'already_completed' | 'not_found') => metrics.cancellations.inc({ result });
+    const cached = this.cache.get(ref.workflowId);
+    if (cached) {
+      count('already_completed');
+      throw problems.operationAlreadyCompleted(cached.operation.status);
+    }
+    const handle = client.workflow.getHandle(ref.workflowId);
+    const finished = async (): Promise<never> => {
+      // Read (and cached) so later answers need no call; the 409 names how it ended.
+      const operation = await this.get(ref);
+      count('already_completed');
+      throw problems.operationAlreadyCompleted(operation.status);
+    };
+    let description;
+    try {
+      description = await this.call(() => handle.describe());
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+      count('not_found');
+      throw problems.operationNotFound();
+    }
+    if (description.status.name !== 'RUNNING' && description.status.name !== 'PAUSED') return finished();
+    // Temporal ignores a second request anyway; a repeat costs no call.
+    const repeated = description.raw.workflowExtendedInfo?.cancelRequested === true;
+    if (!repeated) {
+      try {
+        await this.call(() =>
+          client.workflowService.requestCancelWorkflowExecution({
+            namespace,
+            workflowExecution: { workflowId: ref.workflowId },
+            requestId: randomUUID(),
+            // Shown in the Temporal UI's history; the saga shows the reason in its current details.
+            identity: `retrysafe API, tenant ${ref.tenant}`,
+            reason: `by tenant ${ref.tenant} through the API at ${now().toISOString()}`,
+          }),
+        );
+      } catch (err) {
+        // It ended between the read and the request.
+        if (grpcCode(err) === GrpcCode.NOT_FOUND) return finished();
+        throw err;
+      }
+    }
+    count(repeated ? 'repeated' : 'requested');
+    const operation = await this.resource(handle, description);
+    return { ...operation, cancelRequested: true };
   }
 
   /** One page of the tenant's operations from the visibility store. */
@@ -186,18 +269,20 @@ export class OperationService {
     }
     const page = await listPage(client, namespace, this.call, { query, pageSize: request.limit, pageToken });
     const operations: Operation[] = [];
+    // A webhook's state would cost a call per row: a list leaves it out, as it leaves out result and error.
+    const row = ({ notification: _notification, ...operation }: Operation): Operation => operation;
     for (const execution of page.executions) {
       const cached = this.cache.get(execution.workflowId);
       if (cached) {
-        operations.push(cached.operation);
+        operations.push(row(cached.operation));
         continue;
       }
-      let operation = toOperation(execution, undefined, this.ctx);
+      let operation = toOperation(execution, undefined, await this.contextFor(execution));
       // Completed, but the search attribute was not updated: only the return value can tell.
       if (execution.status.name === 'COMPLETED' && !isTerminal(operation)) {
         operation = await this.resource(client.workflow.getHandle(execution.workflowId, execution.runId), execution);
       }
-      operations.push(operation);
+      operations.push(row(operation));
     }
     return {
       operations,

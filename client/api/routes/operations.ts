@@ -40,6 +40,8 @@ declare module 'fastify' {
 export interface OperationRoutesOptions {
   service: OperationService;
   defaultWaitMs: number;
+  /** The methods a path supports (for a 405 from a route that serves only some of its paths). */
+  allowedMethods: (path: string) => string[];
 }
 
 export const RETRY_AFTER_PROCESSING_SECONDS = 1;
@@ -75,6 +77,21 @@ const readResponses = {
   503: engineUnavailableResponse,
 };
 
+const cancelResponses = {
+  202: jsonResponse(
+    'Cancel requested (or already requested): the operation stops at its next step boundary, compensates, and ends failed with code cancelled; poll Location',
+    Operation,
+    { Location: H.location, 'Retry-After': H.retryAfter },
+  ),
+  400: problemResponse('invalid_request: the path is not valid percent-encoding'),
+  404: problemResponse('operation_not_found: no operation with this key for this tenant'),
+  409: problemResponse('operation_already_completed: the operation already succeeded or failed; it is not changed'),
+  ...readResponses,
+};
+
+/** `…/cancel` at the end of a path the wildcard route receives: the key is what comes before it. */
+const CANCEL_SUFFIX = '/cancel';
+
 function claimHeaders(request: FastifyRequest, reply: FastifyReply, defaultWaitMs: number): void {
   const key = parseClientKey(request.headers['idempotency-key']);
   if (!key.ok) throw problems.idempotencyKey(key);
@@ -100,7 +117,7 @@ function callerGone(reply: FastifyReply): AbortSignal {
 }
 
 export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> = async (app, opts) => {
-  const { service, defaultWaitMs } = opts;
+  const { service, defaultWaitMs, allowedMethods } = opts;
 
   // Set by claimHeaders before the handler runs; the placeholder must not be a shared object.
   app.decorateRequest('operation', null as unknown as OperationRef);
@@ -198,6 +215,10 @@ export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> 
   app.get(
     '/operations/*',
     {
+      // It does read a key that ends in "/cancel", but the resource documented at
+      // `…/{key}/cancel` is the cancel action, so that is what its Allow header describes
+      // (such a key is read unambiguously %2F-encoded).
+      config: { servesPath: (path: string) => !path.endsWith(CANCEL_SUFFIX) },
       schema: {
         hide: true,
         params: Type.Object({ '*': Type.String() }),
@@ -209,6 +230,57 @@ export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> 
       },
     },
     async (request, reply) => getOperation(request, reply, request.params['*']),
+  );
+
+  const cancelOperation = async (request: FastifyRequest, reply: FastifyReply, key: string) => {
+    if (!isValidKey(key)) throw problems.operationNotFound();
+    const ref = operationRef(request.tenant, key);
+    bindLog(request, reply, { key, workflowId: ref.workflowId });
+    const operation = await service.cancel(ref);
+    request.log.info({ status: operation.status, step: operation.step }, 'cancel requested');
+    reply.code(202).header('location', operation.links.self).header('retry-after', String(RETRY_AFTER_PROCESSING_SECONDS));
+    return operation;
+  };
+
+  app.post(
+    '/operations/:key/cancel',
+    {
+      schema: {
+        summary: 'Cancel a running operation',
+        description:
+          'No body and no Idempotency-Key: the key names the operation, and a repeated cancel is harmless. The step in flight ' +
+          'finishes (its outcome known, or fenced at its deadline), no new step starts, the registered compensations run, ' +
+          'and the operation ends failed with code cancelled; a POST retry of its key then answers that outcome. ' +
+          'URL-encode the key ("/" is %2F).',
+        tags: ['operations'],
+        security,
+        params: Type.Object({ key: Type.String({ description: 'The Idempotency-Key, URL-encoded' }) }),
+        response: cancelResponses,
+      },
+    },
+    async (request, reply) => cancelOperation(request, reply, request.params.key),
+  );
+
+  // Keys may hold "/": `/v1/operations/a/b/cancel` cancels key "a/b". Any other POST under
+  // /v1/operations/ names a path that is read, not written.
+  app.post(
+    '/operations/*',
+    {
+      config: { servesPath: (path: string) => path.endsWith(CANCEL_SUFFIX) },
+      schema: {
+        hide: true,
+        params: Type.Object({ '*': Type.String() }),
+        response: { ...cancelResponses, 405: problemResponse('method_not_allowed') },
+      },
+    },
+    async (request, reply) => {
+      const path = request.params['*'];
+      if (!path.endsWith(CANCEL_SUFFIX)) {
+        const url = request.url.split('?')[0]!;
+        throw problems.methodNotAllowed(request.method, allowedMethods(url));
+      }
+      return cancelOperation(request, reply, path.slice(0, -CANCEL_SUFFIX.length));
+    },
   );
 
   app.get(

@@ -1,0 +1,105 @@
+// Completion webhooks on the Standard Webhooks spec (standardwebhooks.com), through its
+// reference library. The event body is made once (prepareCompletionEvent, kept in the
+// notification workflow's history) and POSTed byte for byte on every attempt; each attempt
+// carries a fresh `webhook-timestamp` and the signature over `<id>.<timestamp>.<body>`, so
+// a redelivery hours later is not refused as a replay by the receiver's tolerance window.
+// The signing secret comes from the worker's config and never enters history.
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { Webhook } from 'standardwebhooks';
+import type { CompletionEvent, NotificationInput } from '../workflows/contracts.js';
+import { completionEventId, type OperationRef } from '../workflows/identity.js';
+import { readFinishedOperation } from './finished-operation.js';
+import { RetentionCache } from '../common/retention.js';
+
+export interface WebhookDeps {
+  /** Each tenant's receiving URL, read at every attempt: a changed URL applies to redeliveries. */
+  urls: ReadonlyMap<string, string>;
+  /** `whsec_…`, the one signing secret. */
+  secret: string;
+  /** Timeout of one POST (below the activity's start-to-close). */
+  timeoutMs: number;
+}
+
+/** Bounded label values of `retrysafe_webhook_deliveries`. */
+export type DeliveryResult = 'delivered' | 'rejected' | 'timeout' | 'unreachable' | 'unconfigured';
+
+/** What every attempt's failure carries, so the workflow can report the attempts made. */
+function notDelivered(message: string, attempt: number): ApplicationFailure {
+  return ApplicationFailure.retryable(message, 'WebhookNotDelivered', { attempt });
+}
+
+export function createWebhookActivities(deps: WebhookDeps | undefined) {
+  const signer = deps ? new Webhook(deps.secret) : undefined;
+  const retention = new RetentionCache();
+
+  return {
+    /** The event's body, from the operation as the API answers it; retried while it still runs. */
+    async prepareCompletionEvent(input: NotificationInput): Promise<CompletionEvent> {
+      const ctx = Context.current();
+      const namespace = ctx.info.workflowNamespace ?? ctx.client.options.namespace;
+      const operation = await readFinishedOperation(ctx.client, namespace, retention, input);
+      if (!operation) throw ApplicationFailure.retryable(`${input.operation.workflowId} is still running`, 'OperationRunning');
+      // The event is the notification: its state would only ever read "pending" here.
+      const { notification: _notification, ...data } = operation;
+      const event = {
+        type: data.status === 'succeeded' ? 'operation.succeeded' : 'operation.failed',
+        timestamp: data.completedAt,
+        data,
+      };
+      return { body: JSON.stringify(event) };
+    },
+
+    /** One POST of the event; any non-2xx, timeout or refused connection is retried until the deadline. */
+    async deliverCompletionEvent(operation: OperationRef, event: CompletionEvent): Promise<{ attempts: number }> {
+      const ctx = Context.current();
+      const { attempt } = ctx.info;
+      const deliveries = ctx.metricMeter.createCounter(
+        'retrysafe_webhook_deliveries',
+        'attempts',
+        'Completion webhook POSTs by result',
+      );
+      const count = (result: DeliveryResult) => deliveries.add(1, { result });
+      const url = deps?.urls.get(operation.tenant);
+      if (!deps || !signer || !url) {
+        // Retried, not dropped: the worker that picks it up next may know the tenant's URL.
+        count('unconfigured');
+        throw notDelivered(`no webhook URL for tenant ${operation.tenant} on this worker`, attempt);
+      }
+      const id = completionEventId(operation);
+      const sentAt = new Date();
+      const meta = { tenant: operation.tenant, key: operation.key, workflowId: operation.workflowId, webhookId: id, attempt };
+      let status: number;
+      try {
+        const res = await fetch(url, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            'user-agent': 'retrysafe-webhooks',
+            'webhook-id': id,
+            'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
+            'webhook-signature': signer.sign(id, sentAt, event.body),
+          },
+          body: event.body,
+          signal: AbortSignal.timeout(deps.timeoutMs),
+          redirect: 'manual',
+        });
+        status = res.status;
+        await res.body?.cancel().catch(() => undefined);
+      } catch (err) {
+        const timedOut = (err as Error).name === 'TimeoutError';
+        count(timedOut ? 'timeout' : 'unreachable');
+        const why = timedOut ? `no answer within ${deps.timeoutMs} ms` : String((err as Error).cause ?? (err as Error).message);
+        ctx.log.warn('webhook not delivered', { ...meta, why });
+        throw notDelivered(`webhook not delivered (attempt ${attempt}): ${why}`, attempt);
+      }
+      if (status < 200 || status > 299) {
+        count('rejected');
+        ctx.log.warn('webhook refused', { ...meta, status });
+        throw notDelivered(`webhook answered ${status} (attempt ${attempt})`, attempt);
+      }
+      count('delivered');
+      ctx.log.info('webhook delivered', { ...meta, status });
+      return { attempts: attempt };
+    },
+  };
+}

@@ -1,0 +1,261 @@
+// POST /v1/operations/{key}/cancel through the real HTTP API, on the dev server, with the
+// sandboxes' ledgers checked: every row of the contract's table, a cancel that lands between
+// a checkout's charge and its confirm (the charge is reversed and the hold released), and
+// cancels racing the last step (either outcome, as long as money and stock agree with it).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { startApi, type ApiHandle } from '../support/api.js';
+import { auditOperation } from '../support/invariants.js';
+import { sample } from '../support/metrics.js';
+import {
+  startBank,
+  startReservations,
+  startWorker,
+  temporalClient,
+  uniqueId,
+  type BankHandle,
+  type ReservationsHandle,
+  type WorkerHandle,
+} from '../support/stack.js';
+import { pendingActivity } from '../workflows/wait-for.js';
+
+const ACME = `sk_acme_${randomUUID()}`;
+const UMBRELLA = `sk_umbrella_${randomUUID()}`;
+const acme = { authorization: `Bearer ${ACME}` };
+const umbrella = { authorization: `Bearer ${UMBRELLA}` };
+
+let bank: BankHandle;
+let reservations: ReservationsHandle;
+let worker: WorkerHandle;
+let api: ApiHandle;
+let temporal: Awaited<ReturnType<typeof temporalClient>>;
+const taskQueue = uniqueId('cancel-e2e');
+
+beforeAll(async () => {
+  [bank, reservations] = await Promise.all([startBank(), startReservations()]);
+  worker = await startWorker({ taskQueue, bankUrl: bank.url, reservationsUrl: reservations.url });
+  api = await startApi({ taskQueue, apiKeys: `${ACME}=acme,${UMBRELLA}=umbrella`, stepDeadlineMs: 20_000 });
+  temporal = await temporalClient();
+});
+
+afterAll(async () => {
+  await api?.close();
+  await worker?.stop();
+  await temporal?.close();
+  await Promise.all([bank?.close(), reservations?.close()]);
+});
+
+async function setUp(balance: number, stock: number) {
+  const account = uniqueId('acc');
+  const sku = uniqueId('sku');
+  await bank.openAccount(account, balance);
+  await reservations.setStock(sku, stock);
+  return { account, sku, body: { account, amount: 4200, currency: 'EUR', items: [{ sku, quantity: 2 }] } };
+}
+
+const start = (key: string, body: unknown, type = 'checkouts', prefer = 'respond-async') =>
+  api.request('POST', `/v1/${type}`, { body, headers: { ...acme, 'idempotency-key': key, prefer } });
+const cancel = (key: string, headers = acme) =>
+  api.request('POST', `/v1/operations/${encodeURIComponent(key)}/cancel`, { headers });
+
+describe('POST /v1/operations/{key}/cancel', () => {
+  it('between a checkout charge and its confirm: 202, the charge reversed, the hold released, the outcome cancelled', async () => {
+    const { account, sku, body } = await setUp(10_000, 10);
+    const key = uniqueId('order');
+    // A slow bank holds the charge in flight while the cancel arrives.
+    await bank.setFaults({ delayMs: 1_500 });
+    try {
+      expect((await start(key, body)).status).toBe(202);
+      await pendingActivity(temporal.client.workflow.getHandle(`acme/${key}`), 'chargePayment');
+      const first = await cancel(key);
+      expect(first.status).toBe(202);
+      expect(first.headers.get('location')).toBe(`/v1/operations/${key}`);
+      expect(first.headers.get('retry-after')).toBe('1');
+      expect(first.body).toMatchObject({ key, status: 'processing', cancelRequested: true, keyExpiresAt: null });
+      // A second cancel is harmless and says the same.
+      const again = await cancel(key);
+      expect(again.status).toBe(202);
+      expect(again.body).toMatchObject({ status: 'processing', cancelRequested: true });
+      const read = await api.request('GET', `/v1/operations/${key}`, { headers: acme });
+      expect(read.body).toMatchObject({ status: 'processing', cancelRequested: true });
+    } finally {
+      await bank.setFaults({ delayMs: 0 });
+    }
+    const final = await api.waitTerminal(key, acme.authorization);
+    expect(final).toMatchObject({
+      status: 'failed',
+      cancelRequested: true,
+      error: { code: 'cancelled', compensations: ['reverse_charge', 'release_reservation'] },
+      steps: [
+        { name: 'reserve_items', status: 'compensated' },
+        { name: 'charge_payment', status: 'compensated' },
+        { name: 'confirm_reservation', status: 'pending' },
+      ],
+    });
+    expect(String((final.error as { message: string }).message)).toContain(
+      'cancelled before confirm_reservation started (cancel requested by tenant acme through the API at ',
+    );
+    // Money and stock: as if it never happened, and the ledgers say why.
+    expect(await bank.balance(account)).toBe(10_000);
+    expect((await bank.charge(`acme/${key}/charge`)).body.status).toBe('reversed');
+    expect((await reservations.reservation(`acme/${key}/reserve`)).body.status).toBe('released');
+    expect(await reservations.stock(sku)).toEqual({ available: 10, held: 0 });
+
+    // The workflow returned that outcome: the execution completed, it was not "Canceled".
+    const handle = temporal.client.workflow.getHandle(`acme/${key}`);
+    expect((await handle.describe()).status.name).toBe('COMPLETED');
+    // The Web UI's current details say who asked, and when.
+    const { currentDetails } = await handle.query<{ currentDetails?: string }>('__temporal_workflow_metadata');
+    expect(currentDetails).toMatch(
+      /\*\*cancel requested\*\* by tenant acme through the API at \d{4}-\d\d-\d\dT[\d:.]+Z · noticed /,
+    );
+
+    // A POST retry of its key gets that outcome, marked as a replay.
+    const retry = await start(key, body, 'checkouts', 'wait=5');
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    expect(retry.body).toMatchObject({ status: 'failed', error: { code: 'cancelled' }, cancelRequested: true });
+
+    // Once finished, a cancel changes nothing: 409.
+    const late = await cancel(key);
+    expect(late.status).toBe(409);
+    expect(late.body).toMatchObject({ code: 'operation_already_completed', status: 409 });
+    expect(late.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  });
+
+  it('of a finished payment: 409 operation_already_completed, and the payment stands', async () => {
+    const account = uniqueId('acc');
+    await bank.openAccount(account, 10_000);
+    const key = uniqueId('pay');
+    const done = await start(key, { account, amount: 1_250, currency: 'EUR' }, 'payments', 'wait=30');
+    expect(done.body.status).toBe('succeeded');
+    const res = await cancel(key);
+    expect(res.status).toBe(409);
+    expect(res.body).toMatchObject({ code: 'operation_already_completed' });
+    const read = await api.request('GET', `/v1/operations/${key}`, { headers: acme });
+    expect(read.body).toMatchObject({ status: 'succeeded', cancelRequested: false, result: done.body.result });
+    expect(await bank.balance(account)).toBe(8_750);
+  });
+
+  it("of an unknown key, or of another tenant's: 404 operation_not_found, and the operation runs on", async () => {
+    expect((await cancel(uniqueId('nobody'))).body).toMatchObject({ status: 404, code: 'operation_not_found' });
+    const { account, body } = await setUp(10_000, 10);
+    const key = uniqueId('order');
+    await bank.setFaults({ delayMs: 1_000 });
+    try {
+      await start(key, body);
+      const foreign = await cancel(key, umbrella);
+      expect(foreign.status).toBe(404);
+      expect(foreign.body.code).toBe('operation_not_found');
+    } finally {
+      await bank.setFaults({ delayMs: 0 });
+    }
+    expect(await api.waitTerminal(key, acme.authorization)).toMatchObject({ status: 'succeeded', cancelRequested: false });
+    expect(await bank.balance(account)).toBe(10_000 - 4_200);
+  });
+
+  it('needs an API key', async () => {
+    const res = await api.request('POST', `/v1/operations/${uniqueId('k')}/cancel`);
+    expect(res.status).toBe(401);
+    expect(res.body.code).toBe('unauthorized');
+  });
+
+  it('of a key holding "/", written plain or encoded', async () => {
+    const account = uniqueId('acc');
+    await bank.openAccount(account, 10_000);
+    await bank.setFaults({ delayMs: 1_500 });
+    const plain = `${uniqueId('tenant-side')}/order/1`;
+    const encoded = `${uniqueId('tenant-side')}/order/2`;
+    try {
+      for (const key of [plain, encoded]) await start(key, { account, amount: 100, currency: 'EUR' }, 'payments');
+      for (const key of [plain, encoded])
+        await pendingActivity(temporal.client.workflow.getHandle(`acme/${key}`), 'chargePayment');
+      const viaWildcard = await api.request('POST', `/v1/operations/${plain}/cancel`, { headers: acme });
+      expect(viaWildcard.status).toBe(202);
+      expect(viaWildcard.body).toMatchObject({ key: plain, cancelRequested: true });
+      const viaParam = await cancel(encoded);
+      expect(viaParam.status).toBe(202);
+      expect(viaParam.body).toMatchObject({ key: encoded, cancelRequested: true });
+    } finally {
+      await bank.setFaults({ delayMs: 0 });
+    }
+    // A payment's only step was in flight: it finishes, and nothing comes after it to stop.
+    for (const key of [plain, encoded]) {
+      const final = await api.waitTerminal(key, acme.authorization);
+      expect(final).toMatchObject({ status: 'succeeded', cancelRequested: true });
+      expect(await auditOperation({ workflowId: `acme/${key}`, type: 'payment', amount: 100, operation: final }, bank)).toEqual(
+        [],
+      );
+    }
+    // Not a cancel: any other POST below /v1/operations/ is 405.
+    const other = await api.request('POST', `/v1/operations/${plain}`, { headers: acme });
+    expect(other.status).toBe(405);
+    expect(other.headers.get('allow')).toBe('GET, HEAD');
+  });
+
+  it('racing the last step: whichever wins, money and stock agree with the outcome', async () => {
+    const { account, sku } = await setUp(1_000_000, 1_000);
+    // The confirm is slow, so cancels arrive before, during and after it.
+    await reservations.setFaults({ delayMs: 300 });
+    const keys: string[] = [];
+    try {
+      await Promise.all(
+        Array.from({ length: 8 }, async (_, i) => {
+          const key = uniqueId(`race-${i}`);
+          keys.push(key);
+          await start(key, { account, amount: 500, currency: 'EUR', items: [{ sku, quantity: 1 }] });
+          await new Promise((r) => setTimeout(r, 250 * i));
+          const res = await cancel(key);
+          expect([202, 409]).toContain(res.status);
+        }),
+      );
+    } finally {
+      await reservations.setFaults({ delayMs: 0 });
+    }
+    let succeeded = 0;
+    for (const key of keys) {
+      const final = await api.waitTerminal(key, acme.authorization);
+      expect(['succeeded', 'failed']).toContain(final.status);
+      if (final.status === 'failed') expect((final.error as { code: string }).code).toBe('cancelled');
+      else succeeded++;
+      const audit = await auditOperation(
+        { workflowId: `acme/${key}`, type: 'checkout', amount: 500, operation: final },
+        bank,
+        reservations,
+      );
+      expect(audit).toEqual([]);
+    }
+    expect(await bank.balance(account)).toBe(1_000_000 - 500 * succeeded);
+    expect(await reservations.stock(sku)).toEqual({ available: 1_000 - succeeded, held: 0 });
+  });
+
+  it('counts each cancel by result, with bounded labels', async () => {
+    const text = await api.registry.metrics();
+    expect(sample(text, 'retrysafe_cancellations_total', { result: 'requested' })).toBeGreaterThanOrEqual(3);
+    expect(sample(text, 'retrysafe_cancellations_total', { result: 'repeated' })).toBeGreaterThanOrEqual(1);
+    expect(sample(text, 'retrysafe_cancellations_total', { result: 'already_completed' })).toBeGreaterThanOrEqual(2);
+    expect(sample(text, 'retrysafe_cancellations_total', { result: 'not_found' })).toBeGreaterThanOrEqual(2);
+  });
+});
+
+describe('every finished answer says when its key is forgotten', () => {
+  it('keyExpiresAt is completedAt plus the namespace retention (24 h on the test server), null while processing', async () => {
+    const account = uniqueId('acc');
+    await bank.openAccount(account, 10_000);
+    const key = uniqueId('pay');
+    await bank.setFaults({ delayMs: 500 });
+    let first;
+    try {
+      first = await start(key, { account, amount: 100, currency: 'EUR' }, 'payments');
+    } finally {
+      await bank.setFaults({ delayMs: 0 });
+    }
+    expect(first.body).toMatchObject({ status: 'processing', completedAt: null, keyExpiresAt: null });
+    const final = await api.waitTerminal(key, acme.authorization);
+    const completedAt = Date.parse(String(final.completedAt));
+    expect(Date.parse(String(final.keyExpiresAt))).toBe(completedAt + 24 * 3_600_000);
+    // The same through a replay (the cached answer) and the list.
+    const replay = await start(key, { account, amount: 100, currency: 'EUR' }, 'payments', 'wait=5');
+    expect(replay.body.keyExpiresAt).toBe(final.keyExpiresAt);
+  });
+});
