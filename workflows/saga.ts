@@ -63,6 +63,15 @@ const UNDO: Record<CompensationName, StepCall<unknown>> = {
   reverse_charge: (call, target) => call.reverseCharge(target),
 };
 
+/**
+ * The compensation that undoes (or fences) each step, as the flows register it. A cancel
+ * fences the steps it stops before with these: see cancelledBefore.
+ */
+const FENCE: Partial<Record<StepName, CompensationName>> = {
+  reserve_items: 'release_reservation',
+  charge_payment: 'reverse_charge',
+};
+
 /** The service each call speaks to, named in its summary in the Temporal UI. */
 const SERVICE: Record<StepName | CompensationName, string> = {
   reserve_items: 'reservations',
@@ -101,7 +110,7 @@ export class Saga {
   private readonly notified: Promise<void> | undefined;
 
   constructor(
-    type: OperationType,
+    private readonly type: OperationType,
     private readonly operation: OperationRef,
     private readonly settings: OperationSettings,
   ) {
@@ -122,6 +131,7 @@ export class Saga {
 
   /** Runs one forward step; `undo` is registered before it runs. */
   async step<T>(name: StepName, { undo }: { undo?: CompensationName }, call: StepCall<T>): Promise<T> {
+    if (undo !== FENCE[name]) throw new Error(`${name} must register ${FENCE[name] ?? 'no compensation'}`);
     if (this.cancel.requested) throw this.cancelledBefore(name);
     const target = this.targetOf(name);
     if (undo) this.compensations.push({ name: undo, step: name, target });
@@ -167,7 +177,26 @@ export class Saga {
     };
   }
 
+  /**
+   * A cancel stops the saga before `step`. With local first attempts that does not prove
+   * `step` and the ones after it never ran: local activities run inside a workflow task, and
+   * their results are recorded only when that task completes. A task whose completion
+   * Temporal refuses (it tried to close the workflow while the cancel arrived) or whose
+   * worker died is run again from history, and that history shows the cancel before any of
+   * the steps the lost task ran. So every step from here on that has a compensation is
+   * fenced by it (keyed, so a step that never ran is refused if it ever arrives); the
+   * compensations then run in reverse like any other.
+   */
   private cancelledBefore(step: StepName): StepFailure {
+    if (patched(LOCAL_FIRST_STEPS)) {
+      const plan: readonly StepName[] = OPERATION_STEPS[this.type];
+      for (const name of plan.slice(plan.indexOf(step))) {
+        const undo = FENCE[name];
+        if (!undo) continue;
+        this.compensations.push({ name: undo, step: name, target: this.targetOf(name) });
+        this.progress.mark(name, 'fenced', 'fenced by the cancel: a local attempt may have run unrecorded');
+      }
+    }
     const why = this.cancel.reason ? `cancel requested ${this.cancel.reason}` : 'a cancel was requested';
     return new StepFailure(CANCELLED_CODE, `the operation was cancelled before ${step} started (${why})`);
   }
