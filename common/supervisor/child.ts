@@ -36,6 +36,9 @@ export interface ChildOptions {
   /** The child's whole environment: nothing else is inherited. */
   env: Record<string, string | undefined>;
   detached: boolean;
+  /** Run as this user and group (a server that refuses root, such as PostgreSQL). */
+  uid?: number;
+  gid?: number;
   onLine(line: string, stream: 'stdout' | 'stderr'): void;
 }
 
@@ -90,6 +93,8 @@ export async function spawnChild(command: Command, opts: ChildOptions): Promise<
     env: opts.env,
     extendEnv: false,
     detached: opts.detached,
+    ...(opts.uid !== undefined ? { uid: opts.uid } : {}),
+    ...(opts.gid !== undefined ? { gid: opts.gid } : {}),
     cleanup: !opts.detached,
     reject: false,
     stdin: 'ignore',

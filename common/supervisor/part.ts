@@ -33,8 +33,13 @@ export interface PartSpec {
   /** When the started process counts as up; at once when absent. */
   ready?: Probe;
   readyTimeoutMs?: number;
-  /** How long a SIGTERM may take before the group is killed. */
+  /** How long the stop signal may take before the group is killed. */
   stopGraceMs?: number;
+  /** The signal that stops it cleanly (default SIGTERM; PostgreSQL's fast shutdown is SIGINT). */
+  stopSignal?: NodeJS.Signals;
+  /** Run as this user and group (a server that refuses to run as root). */
+  uid?: number;
+  gid?: number;
   /** Its own process group (the default): a terminal's Ctrl-C then reaches the supervisor only. */
   detached?: boolean;
   restart?: RestartPolicy;
@@ -116,7 +121,7 @@ export class Part {
   }
 
   /**
-   * Stops the part (SIGTERM, or `signal`; SIGKILL of its group after the grace period),
+   * Stops the part (its stop signal, or `signal`; SIGKILL of its group after the grace period),
    * calling off a start or a restart in progress. Resolves with the exit of the process
    * it stopped, if one was running.
    */
@@ -126,7 +131,7 @@ export class Part {
     this.run?.abort();
     const child = this.child;
     const exit = child?.running()
-      ? await child.stop(opts.signal === 'SIGKILL' ? 0 : this.graceMs, opts.signal ?? 'SIGTERM')
+      ? await child.stop(opts.signal === 'SIGKILL' ? 0 : this.graceMs, opts.signal ?? this.spec.stopSignal ?? 'SIGTERM')
       : undefined;
     await this.bringing?.catch(() => undefined);
     // A start asked for meanwhile owns the state from here.
@@ -207,6 +212,8 @@ export class Part {
         cwd: spec.cwd ?? ROOT,
         env,
         detached: spec.detached ?? true,
+        ...(spec.uid !== undefined ? { uid: spec.uid } : {}),
+        ...(spec.gid !== undefined ? { gid: spec.gid } : {}),
         onLine: (line, stream) => {
           this.output.push(line);
           if (this.output.length > keep) this.output.splice(0, this.output.length - keep);
@@ -226,6 +233,7 @@ export class Part {
       name: this.name,
       timeoutMs: spec.readyTimeoutMs ?? 60_000,
       stopGraceMs: this.graceMs,
+      ...(spec.stopSignal ? { stopSignal: spec.stopSignal } : {}),
       signal,
     });
   }

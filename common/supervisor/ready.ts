@@ -111,6 +111,8 @@ export interface WaitOptions {
   timeoutMs: number;
   /** Grace of the stop that follows a failed or interrupted start. */
   stopGraceMs: number;
+  /** The signal of that stop (default SIGTERM). */
+  stopSignal?: NodeJS.Signals;
   /** Aborted when the start is called off. */
   signal: AbortSignal;
 }
@@ -187,7 +189,7 @@ export async function waitReady(child: Child, watch: OutputWatch, probe: Probe, 
       }),
     ]);
   } catch (err) {
-    await child.stop(opts.stopGraceMs);
+    await child.stop(opts.stopGraceMs, opts.stopSignal);
     throw err;
   } finally {
     probeAbort.abort();
