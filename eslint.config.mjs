@@ -5,7 +5,7 @@ import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.tools/**', '.data/**', 'dist/**', 'test/artifacts/**', 'bench/results/**'] },
+  { ignores: ['node_modules/**', '.tools/**', '.data/**', '**/dist/**', 'test/artifacts/**', 'bench/results/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,3 +1,4 @@
+import { defaultServerConditions } from 'vite';
 import { configDefaults, defineConfig } from 'vitest/config';
 
 /**
@@ -31,15 +32,24 @@ const UNIT = [
   'test/reservations/ttl.test.ts',
   'test/reservations/validation.test.ts',
   'test/chaos/auditor.test.ts',
+  'test/cli/cancel.test.ts',
+  'test/cli/request-checks.test.ts',
   'test/cli/usage.test.ts',
+  'test/cli/webhooks.test.ts',
   'test/client/backoff.test.ts',
-  'test/client/package-export.test.ts',
+  'test/client/cancel.test.ts',
+  'test/client/keys.test.ts',
+  'test/client/types.test.ts',
   'test/launcher/options.test.ts',
   'test/launcher/supervisor.test.ts',
   'test/security/key-comparison.test.ts',
 ];
 
 export default defineConfig({
+  // The client package (client/package.json, linked into node_modules as a workspace)
+  // exports its compiled files; this condition points the repository's own tests at its
+  // TypeScript source instead, so they need no build and never see a stale one.
+  ssr: { resolve: { conditions: ['retrysafe-source', ...defaultServerConditions] } },
   test: {
     // Temporal's native worker and better-sqlite3 want real processes, not worker threads.
     pool: 'forks',

@@ -1,6 +1,8 @@
 // `npm start`: the whole retrysafe stack on one machine — Temporal dev server, sandbox
 // bank, worker, API — started in order, each waited for, then one banner with every URL.
-// Ctrl-C stops everything in reverse order. See scripts/launcher/ for the parts.
+// Ctrl-C stops everything in reverse order. `npm run cluster` (--cluster) runs the same
+// on a multi-process Temporal cluster on PostgreSQL, with two workers and two APIs. See
+// scripts/launcher/ for the parts.
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../common/env.js';
@@ -22,7 +24,7 @@ async function main(): Promise<number> {
       console.log(USAGE);
       return 0;
     }
-    config = loadLauncherConfig(ROOT);
+    config = loadLauncherConfig(ROOT, process.env, { cluster: flags.cluster });
     return await runStack({ config, output, reset: flags.reset, faults: flags.faults, startedAt });
   } catch (err) {
     if (err instanceof UsageError) {

@@ -2,10 +2,9 @@
 // good one looks like, and commander turns that into one line plus a usage hint (exit 2).
 import { InvalidArgumentError } from 'commander';
 import ms from 'ms';
-import { isValidKey, MAX_KEY_LENGTH } from '../api/idempotency-key.js';
+import { isValidKey, MAX_KEY_LENGTH } from '../lib/keys.js';
 
-// The set the API checks against (CURRENCY_CODES in client/api/schemas.ts), read here
-// without loading the schemas, so `--help` and usage errors answer at once.
+// The set the API checks against: the ISO 4217 codes this runtime knows.
 const CURRENCIES: ReadonlySet<string> = new Set(Intl.supportedValuesOf('currency'));
 
 export function parseAmount(raw: string): number {
@@ -72,4 +71,36 @@ export function parseHttpUrl(raw: string): string {
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     throw new InvalidArgumentError('must start with http:// or https://');
   return url.toString().replace(/\/+$/, '');
+}
+
+/** `--cursor`: opaque to the client, but one token of visible ASCII (a value the shell did not mangle). */
+export function parseCursor(raw: string): string {
+  if (!/^[\x21-\x7e]{1,8192}$/.test(raw)) {
+    throw new InvalidArgumentError('must be the cursor printed after the previous page (one word, no spaces)');
+  }
+  return raw;
+}
+
+/** `--port 3100`; 0 takes any free port (the URL printed at start says which). */
+export function parsePort(raw: string): number {
+  const trimmed = raw.trim();
+  if (!/^\d{1,5}$/.test(trimmed) || Number(trimmed) > 65_535) {
+    throw new InvalidArgumentError('must be a port number from 0 to 65535 (0: any free port)');
+  }
+  return Number(trimmed);
+}
+
+/** Standard Webhooks' secret format: `whsec_` and the base64 of the key. */
+const WEBHOOK_SECRET = /^whsec_((?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?)$/;
+/** The API's own floor for the key (RETRYSAFE_WEBHOOK_SECRET). */
+const MIN_WEBHOOK_KEY_BYTES = 24;
+
+/**
+ * What is wrong with a signing secret, or undefined. Not an option parser: commander's
+ * message would repeat the value, and a mistyped secret may still be most of a real one.
+ */
+export function webhookSecretProblem(raw: string): string | undefined {
+  const match = WEBHOOK_SECRET.exec(raw);
+  if (match && Buffer.from(match[1] as string, 'base64').length >= MIN_WEBHOOK_KEY_BYTES) return undefined;
+  return `must be whsec_ followed by the base64 of at least ${MIN_WEBHOOK_KEY_BYTES} bytes, as the API's RETRYSAFE_WEBHOOK_SECRET`;
 }

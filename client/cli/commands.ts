@@ -1,12 +1,10 @@
-// The actions behind pay, checkout, status, wait and list. Each returns its exit code; the
-// outcome goes to stdout (a table, or the API's JSON with --json), advice to stderr.
-import { Value } from 'typebox/value';
-import type { TSchema } from 'typebox';
-import { CheckoutBody, PaymentBody } from '../api/schemas.js';
+// The actions behind pay, checkout, status, wait, list and cancel. Each returns its exit
+// code; the outcome goes to stdout (a table, or the API's JSON with --json), advice to stderr.
 import {
   ApiError,
   createClient,
   IdempotencyConflictError,
+  OperationAlreadyCompletedError,
   OperationFailedError,
   OperationPendingError,
   type CheckoutParams,
@@ -26,29 +24,6 @@ export interface ConnectionOpts {
   timeout: number;
   json?: boolean;
 }
-
-const BODY_OPTIONS: Record<string, string> = {
-  account: '--account',
-  amount: '--amount',
-  currency: '--currency',
-  description: '--description',
-  items: '--item',
-};
-
-/**
- * Checks a request body against the API's own schema before anything is sent, so what the
- * option parsers cannot see (an account id too long, too many items) is still a usage
- * error. Returns "<option> <message>" for the first problem.
- */
-function schemaProblem(schema: TSchema, body: unknown): string | undefined {
-  const [first] = Value.Errors(schema, body);
-  if (first === undefined) return undefined;
-  const field = first.instancePath.split('/')[1] ?? '';
-  return `'${BODY_OPTIONS[field] ?? (field === '' ? 'the request' : field)}' is invalid: ${first.message}`;
-}
-
-export const paymentProblem = (body: PaymentParams) => schemaProblem(PaymentBody, body);
-export const checkoutProblem = (body: CheckoutParams) => schemaProblem(CheckoutBody, body);
 
 /** 700 → "700ms", 1500 → "1.5s", 30000 → "30s". */
 function seconds(milliseconds: number): string {
@@ -78,6 +53,11 @@ function printOperation(op: Operation, opts: ConnectionOpts, notes: { replayed?:
 
 /** Maps what a call threw to output and an exit code. `retry` is the command that repeats the call safely. */
 function report(error: unknown, opts: ConnectionOpts, retry?: string): ExitCode {
+  if (error instanceof OperationAlreadyCompletedError) {
+    printError(error, opts);
+    err(`nothing to cancel: ${error.key ?? 'the operation'} has already completed`);
+    return EXIT.completed;
+  }
   if (error instanceof OperationFailedError) {
     printOperation(error.operation, opts);
     const compensations = error.compensations.length > 0 ? ` (compensations: ${error.compensations.join(', ')})` : '';
@@ -91,19 +71,7 @@ function report(error: unknown, opts: ConnectionOpts, retry?: string): ExitCode 
     return EXIT.pending;
   }
   if (error instanceof ApiError) {
-    if (opts.json) {
-      out(
-        json({
-          error: {
-            status: error.status,
-            code: error.code,
-            message: error.message,
-            key: error.key ?? null,
-            ...(error instanceof IdempotencyConflictError ? { differences: error.differences } : {}),
-          },
-        }),
-      );
-    }
+    printError(error, opts);
     if (error instanceof IdempotencyConflictError) {
       err(`error: ${error.message}`);
       err(`differences: ${error.differences.join(', ') || '(not named)'}; use a new --key for a new operation`);
@@ -119,6 +87,22 @@ function report(error: unknown, opts: ConnectionOpts, retry?: string): ExitCode 
   }
   err(`error: ${error instanceof Error ? error.message : String(error)}`);
   return EXIT.error;
+}
+
+/** With --json, an ApiError is JSON on stdout too, so a script reads one document whatever happened. */
+function printError(error: ApiError, opts: ConnectionOpts): void {
+  if (!opts.json) return;
+  out(
+    json({
+      error: {
+        status: error.status,
+        code: error.code,
+        message: error.message,
+        key: error.key ?? null,
+        ...(error instanceof IdempotencyConflictError ? { differences: error.differences } : {}),
+      },
+    }),
+  );
 }
 
 /** Runs `call` with a spinner (when stderr is a terminal) that is gone before anything is printed. */
@@ -212,5 +196,38 @@ export async function list(filter: ListFilter, opts: ConnectionOpts): Promise<Ex
     return EXIT.ok;
   } catch (error) {
     return report(error, opts);
+  }
+}
+
+/**
+ * Asks the operation to stop at its next step boundary. Exits 0 when the cancel is under
+ * way, or the operation had already ended cancelled (a repeated cancel); 5 when it had
+ * already ended otherwise, printing how; 4 for anything else (unknown key included).
+ */
+export async function cancel(key: string, opts: ConnectionOpts): Promise<ExitCode> {
+  try {
+    const op = await withProgress(`cancelling ${key}`, (progress) => client(opts, progress).operations.cancel(key));
+    printOperation(op, opts);
+    err(`cancel requested: ${key} stops at its next step boundary, undoes what it did and ends failed (cancelled)`);
+    err(`follow it with: retrysafe wait ${shellQuote(key)}`);
+    return EXIT.ok;
+  } catch (error) {
+    if (!(error instanceof OperationAlreadyCompletedError)) return report(error, opts);
+    let op: Operation;
+    try {
+      op = await withProgress(`reading ${key}`, (progress) => client(opts, progress).operations.get(key));
+    } catch {
+      // The 409 already says it ended; how it ended is a courtesy.
+      return report(error, opts);
+    }
+    printOperation(op, opts);
+    if (op.status === 'failed' && op.error?.code === 'cancelled') {
+      err(`already cancelled: ${key} ended failed (cancelled)`);
+      return EXIT.ok;
+    }
+    err(
+      `nothing to cancel: ${key} had already ${op.status === 'succeeded' ? 'succeeded' : `failed (${op.error?.code ?? 'unknown'})`}`,
+    );
+    return EXIT.completed;
   }
 }

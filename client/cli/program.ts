@@ -4,21 +4,44 @@ import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { Command, CommanderError, Option } from 'commander';
 import { DEFAULT_BASE_URL } from '../lib/constants.js';
-import { collectItem, parseAmount, parseCurrency, parseDuration, parseHttpUrl, parseKey, parseLimit, type Item } from './args.js';
+import {
+  collectItem,
+  parseAmount,
+  parseCurrency,
+  parseCursor,
+  parseDuration,
+  parseHttpUrl,
+  parseKey,
+  parseLimit,
+  parsePort,
+  webhookSecretProblem,
+  type Item,
+} from './args.js';
 import type { ConnectionOpts } from './commands.js';
 import type { DemoOpts } from './demo.js';
 import { EXIT } from './exit-codes.js';
+import { checkoutProblem, paymentProblem } from './request-checks.js';
 
-const VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
+// By the package's own name, so the same line reads the version from the source in a
+// checkout and from the compiled files of an installed package.
+const VERSION = (createRequire(import.meta.url)('retrysafe/package.json') as { version: string }).version;
 const DEFAULT_TIMEOUT_MS = 30_000;
+const DEFAULT_WEBHOOK_PORT = 3100;
 
-// The client, its schemas and the renderers load only once a command runs: `--help` and
-// usage errors answer without them.
+// The client, the renderers and the webhook receiver load only once a command runs:
+// `--help` and usage errors answer without them.
 const loadCommands = () => import('./commands.js');
+
+/** `retrysafe webhooks listen` for the listen command: the words that name it. */
+function commandPath(cmd: Command): string {
+  const names: string[] = [];
+  for (let c: Command | null = cmd; c; c = c.parent) names.unshift(c.name());
+  return names.join(' ');
+}
 
 /** The second line of every usage error: the command's synopsis and where to read more. */
 function usage(cmd: Command, synopsis: string): Command {
-  return cmd.showHelpAfterError(`usage: ${synopsis}  (more: ${cmd.parent ? `retrysafe ${cmd.name()}` : 'retrysafe'} --help)`);
+  return cmd.showHelpAfterError(`usage: ${synopsis}  (more: ${commandPath(cmd)} --help)`);
 }
 
 function withConnection(cmd: Command, opts: { timeout?: string } = {}): Command {
@@ -44,6 +67,16 @@ Exit codes:
   2  usage error         3  still processing at the deadline: retrysafe wait <key>
   4  other error (API unreachable, unauthorized, key reused with another request, ...)`;
 
+const CANCEL_EXIT_CODES_HELP = `
+The operation stops at its next step boundary: a step in flight finishes (or reaches its
+deadline), no new step starts, every compensation runs, and it ends failed (cancelled).
+
+Exit codes:
+  0  cancel requested (or the operation had already ended cancelled)
+  2  usage error
+  4  other error (API unreachable, unauthorized, no operation with this key, ...)
+  5  too late: the operation had already ended otherwise (its outcome is printed)`;
+
 const START_HELP = `
 Every call carries an idempotency key (--key, or a new UUID). Retries of network errors,
 timeouts, 429 and 502/503/504 reuse it, so a retry can never charge twice; to repeat a
@@ -57,7 +90,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .showSuggestionAfterError()
     .configureOutput({ writeOut: (s) => process.stdout.write(s), writeErr: (s) => process.stderr.write(s) })
     .addHelpText('after', EXIT_CODES_HELP);
-  usage(program, 'retrysafe <pay|checkout|status|wait|list|demo> [options]');
+  usage(program, 'retrysafe <pay|checkout|status|wait|list|cancel|webhooks|demo> [options]');
 
   const pay = withConnection(
     program
@@ -79,9 +112,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
           currency: o.currency,
           ...(o.description !== undefined ? { description: o.description } : {}),
         };
-        const commands = await loadCommands();
-        usageError(pay, commands.paymentProblem(body));
-        setExit(await commands.pay(body, { ...o, key: o.key ?? randomUUID() }));
+        usageError(pay, paymentProblem(body));
+        setExit(await (await loadCommands()).pay(body, { ...o, key: o.key ?? randomUUID() }));
       },
     );
   usage(pay, 'retrysafe pay --account <id> --amount <minor> --currency <code> [--key <key>] [--json]');
@@ -117,9 +149,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
           ...(o.description !== undefined ? { description: o.description } : {}),
           items: o.item,
         };
-        const commands = await loadCommands();
-        usageError(checkout, commands.checkoutProblem(body));
-        setExit(await commands.checkout(body, { ...o, key: o.key ?? randomUUID() }));
+        usageError(checkout, checkoutProblem(body));
+        setExit(await (await loadCommands()).checkout(body, { ...o, key: o.key ?? randomUUID() }));
       },
     );
   usage(
@@ -131,7 +162,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     program
       .command('status')
       .description('Show an operation as it is now (exit code follows its status)')
-      .argument('<key>', 'the idempotency key'),
+      .argument('<key>', 'the idempotency key', parseKey),
   )
     .addHelpText('after', EXIT_CODES_HELP)
     .action(async (key: string, o: ConnectionOpts) => setExit(await (await loadCommands()).status(key, o)));
@@ -141,7 +172,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     program
       .command('wait')
       .description('Wait for an operation to finish (resumes a pay or checkout that timed out)')
-      .argument('<key>', 'the idempotency key'),
+      .argument('<key>', 'the idempotency key', parseKey),
     { timeout: 'stop waiting after this long (exit 3)' },
   )
     .addHelpText('after', EXIT_CODES_HELP)
@@ -155,7 +186,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
       .addOption(new Option('--status <status>', 'only these').choices(['processing', 'succeeded', 'failed']))
       .addOption(new Option('--type <type>', 'only these').choices(['payment', 'checkout']))
       .option('--limit <n>', 'page size, 1-100', parseLimit, 20)
-      .option('--cursor <cursor>', 'the next page, as printed after the previous one'),
+      .option('--cursor <cursor>', 'the next page, as printed after the previous one', parseCursor),
   )
     .addHelpText('after', EXIT_CODES_HELP)
     .action(
@@ -169,6 +200,53 @@ export function buildProgram(setExit: (code: number) => void): Command {
       ) => setExit(await (await loadCommands()).list({ status: o.status, type: o.type, limit: o.limit, cursor: o.cursor }, o)),
     );
   usage(list, 'retrysafe list [--status processing|succeeded|failed] [--type payment|checkout] [--limit n] [--json]');
+
+  const cancel = withConnection(
+    program
+      .command('cancel')
+      .description('Cancel an operation: it stops at its next step boundary and undoes what it did')
+      .argument('<key>', 'the idempotency key', parseKey),
+  )
+    .addHelpText('after', CANCEL_EXIT_CODES_HELP)
+    .action(async (key: string, o: ConnectionOpts) => setExit(await (await loadCommands()).cancel(key, o)));
+  usage(cancel, 'retrysafe cancel <key> [--json]');
+
+  const webhooks = program
+    .command('webhooks')
+    .description('Completion webhooks: receive them on this machine')
+    .addHelpText('after', '\nSee: retrysafe webhooks listen --help');
+  usage(webhooks, 'retrysafe webhooks listen [--port <n>] [--secret <whsec_key>]');
+  const listen = webhooks
+    .command('listen')
+    .description('Receive completion webhooks, check each signature, print each event as it arrives')
+    .addOption(
+      new Option('--port <n>', 'port on 127.0.0.1 (0: any free port)').default(DEFAULT_WEBHOOK_PORT).argParser(parsePort),
+    )
+    .addOption(
+      new Option('--secret <whsec_key>', "the API's signing secret; without it signatures are not checked").env(
+        'RETRYSAFE_WEBHOOK_SECRET',
+      ),
+    )
+    .option('--json', 'one JSON line per event (for scripts) instead of one line of text')
+    .addHelpText(
+      'after',
+      `
+Each event is answered 204 when its Standard Webhooks signature holds, 400 when it does
+not (wrong secret, altered body, timestamp more than 5 minutes away); the sender retries
+what was not answered 2xx, and a redelivery (same webhook-id) is marked as such.
+
+Exit codes:
+  0  stopped with Ctrl-C     2  usage error     4  the port is taken (or cannot be used)`,
+    )
+    .action(async (o: { port: number; secret?: string; json?: boolean }) => {
+      const secret = o.secret?.trim();
+      if (secret !== undefined) {
+        const problem = webhookSecretProblem(secret);
+        if (problem !== undefined) usageError(listen, `'--secret <whsec_key>' is invalid: ${problem}`);
+      }
+      setExit(await (await import('./webhooks.js')).listen({ port: o.port, secret, json: o.json }));
+    });
+  usage(listen, 'retrysafe webhooks listen [--port <n>] [--secret <whsec_key>] [--json]');
 
   const demo = program
     .command('demo')
@@ -204,7 +282,7 @@ The demo turns the bank's faults on for its own steps and off again at the end.`
   return program;
 }
 
-/** A problem the API's schema found in the body: reported like any other bad argument. */
+/** A field the API would refuse: reported like any other bad argument. */
 function usageError(cmd: Command, problem: string | undefined): void {
   if (problem !== undefined) cmd.error(`error: option ${problem}`, { exitCode: EXIT.usage, code: 'retrysafe.usage' });
 }

@@ -36,7 +36,17 @@ export function operationTable(op: Operation, notes: { replayed?: boolean } = {}
     rows.push(['compensations', op.error.compensations.length > 0 ? op.error.compensations.join(', ') : 'none']);
   }
   if (op.needsAttention) rows.push(['attention', 'a compensation keeps failing: an operator should look']);
-  rows.push(['created', op.createdAt], ['completed', op.completedAt ?? '-'], ['temporal ui', op.links.temporalUi]);
+  if (op.cancelRequested) {
+    rows.push(['cancel', op.status === 'processing' ? 'requested: stops at the next step boundary' : 'requested']);
+  }
+  rows.push(['created', op.createdAt], ['completed', op.completedAt ?? '-']);
+  // An API a release older sends no keyExpiresAt: then the row is left out, not invented.
+  if (op.keyExpiresAt !== undefined) rows.push(['key expires', op.keyExpiresAt ?? 'after completion (the retention)']);
+  if (op.notification) {
+    const { status, attempts } = op.notification;
+    rows.push(['webhook', `${status} (${attempts} ${attempts === 1 ? 'attempt' : 'attempts'})`]);
+  }
+  rows.push(['temporal ui', op.links.temporalUi]);
   table.push(...rows.map(([k, v]) => ({ [k]: v })));
   let out = `${table.toString()}\n`;
   if (op.steps.length > 0) {

@@ -6,17 +6,20 @@
 //     │  network error, timeout, 429/502/503/504: same key, backoff, Retry-After floor
 //     └──202──▶ poll Location (Retry-After apart) until terminal, or the deadline
 //                → OperationPendingError(key); operations.wait(key) resumes
-import { Value } from 'typebox/value';
-import { isValidKey, MAX_KEY_LENGTH } from '../api/idempotency-key.js';
-import { Operation as OperationSchema, OperationList as OperationListSchema } from '../api/schemas.js';
+//
+// A cancel needs no key of its own: the operation's key names it, and asking twice is
+// harmless, so it is retried like a read.
 import { DEFAULT_BASE_URL } from './constants.js';
 import {
   ApiError,
   IdempotencyConflictError,
+  OperationAlreadyCompletedError,
   OperationFailedError,
   OperationPendingError,
   type ProblemDetails,
 } from './errors.js';
+import { isValidKey, MAX_KEY_LENGTH } from './keys.js';
+import { isOperation, isOperationList } from './resource.js';
 import { abortableSleep, DEFAULT_RETRY, parseRetryAfter, RETRYABLE_STATUSES, retryDelay, type RetryPolicy } from './retry.js';
 import type {
   CallMeta,
@@ -126,6 +129,12 @@ export class RetrySafe {
     /** Follows the operation until it ends or the deadline passes, like `create` does after a 202. */
     wait(key: string, options?: WaitOptions): Promise<OperationResult>;
     list(filter?: ListFilter, options?: ReadOptions): Promise<OperationList>;
+    /**
+     * Asks the operation to stop at its next step boundary; it then undoes what it did and
+     * ends `failed` with `cancelled`. Resolves to the operation, `cancelRequested: true`.
+     * Throws OperationAlreadyCompletedError when it had already ended.
+     */
+    cancel(key: string, options?: ReadOptions): Promise<Operation>;
   };
 
   private readonly apiKey: string | undefined;
@@ -162,6 +171,7 @@ export class RetrySafe {
       get: (key, opts) => this.get(key, opts),
       wait: (key, opts) => this.wait(key, opts),
       list: (filter, opts) => this.list(filter, opts),
+      cancel: (key, opts) => this.cancel(key, opts),
     };
   }
 
@@ -190,7 +200,7 @@ export class RetrySafe {
       );
     }
     const ctx = this.context(key, opts);
-    const answer = await this.request(ctx, 'POST', path, params);
+    const answer = await this.request(ctx, 'POST', path, { start: params });
     if (answer.status !== 200 && answer.status !== 202) throw this.errorFor(answer, ctx);
     const replayed = answer.headers.get('idempotent-replayed') === 'true';
     let operation = this.operationFrom(answer, ctx);
@@ -223,8 +233,19 @@ export class RetrySafe {
     const qs = query.toString();
     const answer = await this.request(ctx, 'GET', `/v1/operations${qs ? `?${qs}` : ''}`);
     if (answer.status !== 200) throw this.errorFor(answer, ctx);
-    if (!Value.Check(OperationListSchema, answer.body)) throw this.invalidResponse(answer, ctx);
+    if (!isOperationList(answer.body)) throw this.invalidResponse(answer, ctx);
     return answer.body;
+  }
+
+  private async cancel(key: string, opts: ReadOptions = {}): Promise<Operation> {
+    const ctx = this.context(key, opts);
+    const answer = await this.request(ctx, 'POST', `${operationPath(key)}/cancel`);
+    if (answer.status === 200 || answer.status === 202) return this.operationFrom(answer, ctx);
+    const error = this.errorFor(answer, ctx);
+    if (answer.status === 409 && error.code === 'operation_already_completed') {
+      throw new OperationAlreadyCompletedError(key, error.problem ?? { code: error.code }, error.attempts);
+    }
+    throw error;
   }
 
   /** Polls the operation until it is terminal; the deadline ends the wait, not the operation. */
@@ -269,20 +290,28 @@ export class RetrySafe {
 
   /**
    * One HTTP call with retries. Returns the first answer that is not worth retrying (any
-   * status but 429/502/503/504); throws when the attempts or the deadline run out.
+   * status but 429/502/503/504); throws when the attempts or the deadline run out. `start`
+   * is the body of a call that starts an operation: only those carry the Idempotency-Key.
    */
-  private async request(ctx: Context, method: 'GET' | 'POST', pathOrUrl: string, body?: unknown): Promise<Answer> {
+  private async request(
+    ctx: Context,
+    method: 'GET' | 'POST',
+    pathOrUrl: string,
+    opts: { start?: unknown } = {},
+  ): Promise<Answer> {
     const url = /^https?:\/\//.test(pathOrUrl) ? pathOrUrl : this.baseUrl + pathOrUrl;
+    const starting = opts.start !== undefined;
     for (let attempt = 1; ; attempt++) {
       ctx.signal?.throwIfAborted();
       const remaining = ctx.deadline - this.now();
-      // The server may hold a POST until the outcome is known; ask for less than what is left.
-      const waitSeconds =
-        method === 'POST' ? Math.max(0, Math.min(this.maxWaitSeconds, Math.floor((remaining - WAIT_MARGIN_MS) / 1000))) : 0;
+      // The server may hold a start until the outcome is known; ask for less than what is left.
+      const waitSeconds = starting
+        ? Math.max(0, Math.min(this.maxWaitSeconds, Math.floor((remaining - WAIT_MARGIN_MS) / 1000)))
+        : 0;
       const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'retrysafe-client/0.1' };
       if (this.apiKey !== undefined) headers.authorization = `Bearer ${this.apiKey}`;
-      if (ctx.key !== undefined && method === 'POST') headers['idempotency-key'] = structuredKey(ctx.key);
-      if (method === 'POST') {
+      if (starting) {
+        if (ctx.key !== undefined) headers['idempotency-key'] = structuredKey(ctx.key);
         headers['content-type'] = 'application/json';
         headers.prefer = `wait=${waitSeconds}`;
       }
@@ -296,7 +325,7 @@ export class RetrySafe {
           url,
           method,
           headers,
-          body,
+          opts.start,
           Math.max(1, Math.min(remaining, waitSeconds * 1000 + this.requestTimeoutMs)),
         );
         if (!RETRYABLE_STATUSES.has(answer.status)) return answer;
@@ -368,7 +397,7 @@ export class RetrySafe {
   }
 
   private operationFrom(answer: Answer, ctx: Context): Operation {
-    if (!Value.Check(OperationSchema, answer.body)) throw this.invalidResponse(answer, ctx);
+    if (!isOperation(answer.body)) throw this.invalidResponse(answer, ctx);
     return answer.body;
   }
 

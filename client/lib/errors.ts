@@ -1,6 +1,15 @@
 // What a call can end in besides success. Each error carries the idempotency key, so a
 // caller that catches anything can always resume or retry the same logical operation.
-import type { FailedOperation, Operation } from './types.js';
+import type { FailedOperation, Operation, ProblemCode } from './types.js';
+
+/** Codes the client gives to failures that carry no problem from the API. */
+export type ClientErrorCode = 'network_error' | 'timeout' | 'invalid_response' | `http_${number}`;
+
+/**
+ * The `code` of an ApiError: one of the API's problem codes, or the client's own. Any
+ * other string is a code from a newer API, passed on as it came.
+ */
+export type ApiErrorCode = ProblemCode | ClientErrorCode | (string & {});
 
 /** The problem details the API sent, or what the client could make of a non-API answer. */
 export interface ProblemDetails {
@@ -8,7 +17,7 @@ export interface ProblemDetails {
   title?: string;
   status?: number;
   detail?: string;
-  code: string;
+  code: ApiErrorCode;
   errors?: Array<{ field: string; message: string }>;
   differences?: string[];
   [extra: string]: unknown;
@@ -39,7 +48,7 @@ export class ApiError extends RetrySafeError {
     /** HTTP status, or null when no answer arrived. */
     readonly status: number | null,
     /** The problem `code` (`unauthorized`, `operation_not_found`...), or `network_error`, `timeout`, `invalid_response`. */
-    readonly code: string,
+    readonly code: ApiErrorCode,
     readonly retryable: boolean,
     readonly problem?: ProblemDetails,
     /** Requests made before giving up. */
@@ -67,6 +76,24 @@ export class IdempotencyConflictError extends ApiError {
       attempts,
     );
     this.differences = problem.differences ?? [];
+  }
+}
+
+/**
+ * 409 `operation_already_completed`: a cancel came after the operation had ended. The
+ * operation is not changed; `operations.get(key)` shows how it ended.
+ */
+export class OperationAlreadyCompletedError extends ApiError {
+  constructor(key: string, problem: ProblemDetails, attempts = 1) {
+    super(
+      problem.detail ?? 'the operation has already completed; there is nothing to cancel',
+      key,
+      409,
+      problem.code,
+      false,
+      problem,
+      attempts,
+    );
   }
 }
 

@@ -10,23 +10,35 @@ export type { CallOptions, ClientOptions, Hooks, ReadOptions, RetryEvent, WaitOp
 export {
   ApiError,
   IdempotencyConflictError,
+  OperationAlreadyCompletedError,
   OperationFailedError,
   OperationPendingError,
   RetrySafeError,
+  type ApiErrorCode,
+  type ClientErrorCode,
   type ProblemDetails,
 } from './errors.js';
+export { isValidKey, MAX_KEY_LENGTH } from './keys.js';
+export { isOperation, isOperationList } from './resource.js';
 export { backoffDelay, DEFAULT_RETRY, parseRetryAfter, RETRYABLE_STATUSES, retryDelay, type RetryPolicy } from './retry.js';
 export type {
   CallMeta,
   CheckoutParams,
   FailedOperation,
   ListFilter,
+  NotificationStatus,
   Operation,
+  OperationError,
   OperationList,
+  OperationNotification,
   OperationResult,
   OperationStatus,
+  OperationStep,
   OperationType,
   PaymentParams,
   Problem,
+  ProblemCode,
+  StepStatus,
   SucceededOperation,
+  WebhookEvent,
 } from './types.js';

@@ -1,32 +1,129 @@
-// The client's types come from the API's own TypeBox schemas, so a field added to or
-// renamed in the API changes these types too, and the compiler points at every caller.
-import type { Static } from 'typebox';
-import type {
-  CheckoutBody as CheckoutBodySchema,
-  ListQuery as ListQuerySchema,
-  Operation as OperationSchema,
-  OperationList as OperationListSchema,
-  PaymentBody as PaymentBodySchema,
-  Problem as ProblemSchema,
-} from '../api/schemas.js';
+// The API's resources as plain types. They are written out here, not derived from the
+// server's schemas, so the package's declarations stand on their own; the repository's
+// typecheck compares them with the API's schemas (test/client/types.test.ts), so a field
+// the API adds, renames or retypes fails the build until the client follows.
+
+export type OperationType = 'payment' | 'checkout';
+export type OperationStatus = 'processing' | 'succeeded' | 'failed';
+export type StepStatus = 'pending' | 'running' | 'completed' | 'failed' | 'fenced' | 'compensated';
+export type NotificationStatus = 'pending' | 'delivered' | 'failed';
+
+export interface OperationStep {
+  name: string;
+  status: StepStatus;
+  /** The key the step used at the downstream service: `<tenant>/<key>/charge`. */
+  downstreamKey: string;
+}
+
+export interface OperationError {
+  /** Stable code: insufficient_funds, payment_unavailable, cancelled, ... */
+  code: string;
+  message: string;
+  /** Compensations that ran, in the order they ran. */
+  compensations: string[];
+}
+
+/** The completion webhook of a tenant that has one. */
+export interface OperationNotification {
+  status: NotificationStatus;
+  /** Deliveries tried so far. */
+  attempts: number;
+}
+
+/** The operation resource: every answer about an operation has this shape. */
+export interface Operation {
+  key: string;
+  type: OperationType;
+  status: OperationStatus;
+  /** Current (or last) step; null before the first. */
+  step: string | null;
+  createdAt: string;
+  completedAt: string | null;
+  /** Present when succeeded: `chargeId`, `reservationId`. */
+  result?: Record<string, string>;
+  /** Present when failed. */
+  error?: OperationError;
+  steps: OperationStep[];
+  /** A compensation keeps failing; an operator should look. */
+  needsAttention: boolean;
+  links: { self: string; temporalUi: string };
+  /** A cancel was requested; the operation stops at its next step boundary. */
+  cancelRequested?: boolean;
+  /** When the key will be forgotten (completion + the retention); null while processing. */
+  keyExpiresAt: string | null;
+  /** Present when the tenant has a completion webhook. */
+  notification?: OperationNotification;
+}
+
+export interface OperationList {
+  /** Newest first; built from the visibility store, so result and error are left out. */
+  operations: Operation[];
+  /** Pass as `cursor` for the next page; null on the last page. */
+  nextCursor: string | null;
+}
 
 /** `POST /v1/payments` body: amount in minor units, ISO 4217 currency. */
-export type PaymentParams = Static<typeof PaymentBodySchema>;
-/** `POST /v1/checkouts` body. */
-export type CheckoutParams = Static<typeof CheckoutBodySchema>;
-/** The operation resource: every answer about an operation has this shape. */
-export type Operation = Static<typeof OperationSchema>;
-export type OperationStatus = Operation['status'];
-export type OperationType = Operation['type'];
-export type OperationList = Static<typeof OperationListSchema>;
-/** RFC 9457 problem details as the API sends them. */
-export type Problem = Static<typeof ProblemSchema>;
+export interface PaymentParams {
+  account: string;
+  amount: number;
+  currency: string;
+  description?: string;
+}
 
-/** `GET /v1/operations` filter; `limit` is a number here (the query string carries text). */
-export type ListFilter = Omit<Static<typeof ListQuerySchema>, 'limit'> & { limit?: number };
+/** `POST /v1/checkouts` body. */
+export interface CheckoutParams extends PaymentParams {
+  items: Array<{ sku: string; quantity: number }>;
+}
+
+/** `GET /v1/operations` filter. */
+export interface ListFilter {
+  status?: OperationStatus;
+  type?: OperationType;
+  limit?: number;
+  cursor?: string;
+}
+
+/** The stable `code` of every problem the API answers with. */
+export type ProblemCode =
+  | 'invalid_request'
+  | 'idempotency_key_missing'
+  | 'idempotency_key_invalid'
+  | 'unauthorized'
+  | 'idempotency_key_reused'
+  | 'operation_not_found'
+  | 'operation_already_completed'
+  | 'not_found'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'headers_too_large'
+  | 'request_timeout'
+  | 'engine_unavailable'
+  | 'shutting_down'
+  | 'internal_error';
+
+/** RFC 9457 problem details as the API sends them. */
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: ProblemCode;
+  instance?: string;
+  /** invalid_request: one entry per bad field or header. */
+  errors?: Array<{ field: string; message: string }>;
+  /** idempotency_key_reused: names of the fields that differ. */
+  differences?: string[];
+}
+
+/** The body of a completion webhook (Standard Webhooks; `webhook-id: <tenant>/<key>/completed`). */
+export interface WebhookEvent {
+  type: 'operation.succeeded' | 'operation.failed';
+  timestamp: string;
+  data: Operation;
+}
 
 export type SucceededOperation = Operation & { status: 'succeeded' };
-export type FailedOperation = Operation & { status: 'failed'; error: NonNullable<Operation['error']> };
+export type FailedOperation = Operation & { status: 'failed'; error: OperationError };
 
 /** How a logical call went: the key it used on every request, and what the API said. */
 export interface CallMeta {

@@ -5,7 +5,10 @@
 // signals, and killing it would orphan the real one. execa's `cleanup` does not cover a
 // detached child, so this module keeps its own exit hook (killLeftovers), and every Node
 // child preloads orphan-guard.mjs, which stops it when its parent is killed outright
-// (SIGKILL runs no exit hook).
+// (SIGKILL runs no exit hook). A binary gets the same guard from the kernel when it asks for
+// one (`orphanSignal`): on Linux it is started through util-linux's `setpriv --pdeathsig`,
+// which has the kernel signal it the moment its parent dies.
+import { execFileSync } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { execa } from 'execa';
@@ -19,15 +22,46 @@ export function describeExit(info: ExitInfo): string {
   return info.signal ? `was killed by ${info.signal}` : `exited with code ${info.code ?? '?'}`;
 }
 
-/** What a part runs: a TypeScript entry point of this repository, or a binary with its arguments. */
-export type Command = { entry: string; execArgv?: string[] } | { bin: string; args: string[] };
+/**
+ * What a part runs: a TypeScript entry point of this repository, or any executable with its
+ * arguments (a Go server, PostgreSQL). `orphanSignal` asks that the executable get that
+ * signal if this process dies without stopping it (where the platform can: Linux with
+ * setpriv), as the Node entries stop themselves through the orphan guard.
+ */
+export type Command = { entry: string; execArgv?: string[] } | { bin: string; args: string[]; orphanSignal?: NodeJS.Signals };
 
 const ORPHAN_GUARD = new URL('./orphan-guard.mjs', import.meta.url).href;
 
+let setprivPath: string | null | undefined;
+
+/** util-linux's setpriv when it can set a parent-death signal, else null (macOS, old util-linux). */
+function setpriv(): string | null {
+  if (setprivPath !== undefined) return setprivPath;
+  setprivPath = null;
+  if (process.platform !== 'linux') return setprivPath;
+  for (const candidate of ['/usr/bin/setpriv', '/bin/setpriv']) {
+    try {
+      if (
+        execFileSync(candidate, ['--help'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).includes('--pdeathsig')
+      ) {
+        setprivPath = candidate;
+        break;
+      }
+    } catch {
+      // not there
+    }
+  }
+  return setprivPath;
+}
+
 /** The executable and the arguments that run `command`. */
 export function argvOf(command: Command): [string, string[]] {
-  return 'entry' in command
-    ? [process.execPath, [...(command.execArgv ?? []), '--import', 'tsx', '--import', ORPHAN_GUARD, command.entry]]
+  if ('entry' in command)
+    return [process.execPath, [...(command.execArgv ?? []), '--import', 'tsx', '--import', ORPHAN_GUARD, command.entry]];
+  const guard = command.orphanSignal ? setpriv() : null;
+  // setpriv execs the binary in place: same pid, same process group, its signals unchanged.
+  return guard
+    ? [guard, ['--pdeathsig', command.orphanSignal!, '--', command.bin, ...command.args]]
     : [command.bin, command.args];
 }
 
@@ -36,7 +70,7 @@ export interface ChildOptions {
   /** The child's whole environment: nothing else is inherited. */
   env: Record<string, string | undefined>;
   detached: boolean;
-  /** Run as this user and group (a server that refuses root, such as PostgreSQL). */
+  /** Run as this user and group (a server that refuses to run as root: PostgreSQL). */
   uid?: number;
   gid?: number;
   onLine(line: string, stream: 'stdout' | 'stderr'): void;

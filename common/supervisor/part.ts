@@ -28,18 +28,21 @@ export interface PartSpec {
   cwd?: string;
   /** Variables set on top of this process's environment. */
   env?: Record<string, string>;
+  /** Run as this user and group (PostgreSQL refuses to run as root). */
+  uid?: number;
+  gid?: number;
   /** Inherited variables the child must not see: names, or patterns of names. */
   unsetEnv?: Array<string | RegExp>;
   /** When the started process counts as up; at once when absent. */
   ready?: Probe;
   readyTimeoutMs?: number;
-  /** How long the stop signal may take before the group is killed. */
-  stopGraceMs?: number;
-  /** The signal that stops it cleanly (default SIGTERM; PostgreSQL's fast shutdown is SIGINT). */
+  /**
+   * The signal that asks it to stop cleanly: SIGTERM by default; PostgreSQL's fast
+   * shutdown is SIGINT (its SIGTERM waits for every client to disconnect).
+   */
   stopSignal?: NodeJS.Signals;
-  /** Run as this user and group (a server that refuses to run as root). */
-  uid?: number;
-  gid?: number;
+  /** How long a stop may take before the group is killed. */
+  stopGraceMs?: number;
   /** Its own process group (the default): a terminal's Ctrl-C then reaches the supervisor only. */
   detached?: boolean;
   restart?: RestartPolicy;
@@ -131,7 +134,7 @@ export class Part {
     this.run?.abort();
     const child = this.child;
     const exit = child?.running()
-      ? await child.stop(opts.signal === 'SIGKILL' ? 0 : this.graceMs, opts.signal ?? this.spec.stopSignal ?? 'SIGTERM')
+      ? await child.stop(opts.signal === 'SIGKILL' ? 0 : this.graceMs, opts.signal ?? this.stopSignal)
       : undefined;
     await this.bringing?.catch(() => undefined);
     // A start asked for meanwhile owns the state from here.
@@ -149,6 +152,10 @@ export class Part {
 
   private get graceMs(): number {
     return this.spec.stopGraceMs ?? 10_000;
+  }
+
+  private get stopSignal(): NodeJS.Signals {
+    return this.spec.stopSignal ?? 'SIGTERM';
   }
 
   private delay(n: number): number {
@@ -233,7 +240,7 @@ export class Part {
       name: this.name,
       timeoutMs: spec.readyTimeoutMs ?? 60_000,
       stopGraceMs: this.graceMs,
-      ...(spec.stopSignal ? { stopSignal: spec.stopSignal } : {}),
+      stopSignal: this.stopSignal,
       signal,
     });
   }

@@ -59,9 +59,16 @@ export async function assertPortsFree(claims: PortClaim[]): Promise<void> {
   }
 }
 
-/** Finds "address already in use" in a child's output and the port it names, if any. */
+/**
+ * Finds "address already in use" in a child's output and the port it names, if any: after
+ * the phrase as Node writes it (`EADDRINUSE: address already in use 127.0.0.1:3000`), or
+ * before it as Go does (`listen tcp 127.0.0.1:7239: bind: address already in use`).
+ */
 export function addressInUse(line: string): { port?: number } | undefined {
-  if (!/EADDRINUSE|address already in use/i.test(line)) return undefined;
-  const port = /:(\d{1,5})\b(?![\d.])/.exec(line.slice(line.search(/EADDRINUSE|address already in use/i)));
+  const at = line.search(/EADDRINUSE|address already in use/i);
+  if (at < 0) return undefined;
+  const after = /:(\d{1,5})\b(?![\d.])/.exec(line.slice(at));
+  const before = [...line.slice(0, at).matchAll(/:(\d{1,5})\b(?![\d.])/g)].at(-1);
+  const port = after ?? before;
   return port ? { port: Number(port[1]) } : {};
 }

@@ -77,18 +77,34 @@ export class OutputWatch {
   }
 }
 
-/** A one-line summary of an error in a child's output: pino JSON at level error, or "XxxError: ...". */
-function errorSummary(line: string): string | undefined {
+/** Level names of JSON loggers (zap, as the Go servers log; pino's names) that mean an error. */
+const ERROR_LEVELS = new Set(['error', 'fatal', 'dpanic', 'panic']);
+
+/**
+ * A one-line summary of an error in a child's output: a JSON log line at level error or
+ * above (pino's numeric levels, or a level name as Go's zap writes it), PostgreSQL's
+ * `FATAL:`/`PANIC:` lines, a Go `panic:`, or "XxxError: ...".
+ */
+export function errorSummary(line: string): string | undefined {
   if (line.startsWith('{')) {
     try {
-      const entry = JSON.parse(line) as { level?: number; msg?: string; err?: { message?: string } };
-      if ((entry.level ?? 0) >= 50) return [entry.msg, entry.err?.message].filter(Boolean).join(': ');
+      const entry = JSON.parse(line) as { level?: unknown; msg?: string; err?: { message?: string }; error?: unknown };
+      const { level } = entry;
+      const isError =
+        typeof level === 'number' ? level >= 50 : typeof level === 'string' && ERROR_LEVELS.has(level.toLowerCase());
+      if (isError) {
+        const cause = entry.err?.message ?? (typeof entry.error === 'string' ? entry.error : undefined);
+        return [entry.msg, cause].filter(Boolean).join(': ').slice(0, 300);
+      }
     } catch {
       // not JSON after all
     }
     return undefined;
   }
   const trimmed = line.trim();
+  const pg = /\b(?:FATAL|PANIC):\s+(.*)$/.exec(trimmed);
+  if (pg) return pg[1]!.slice(0, 300);
+  if (/^panic: /.test(trimmed)) return trimmed.slice(0, 300);
   if (/^([A-Z]\w*)?Error\b.*:/.test(trimmed) || /^\w*Error \[/.test(trimmed)) return trimmed.slice(0, 300);
   return undefined;
 }
@@ -111,7 +127,7 @@ export interface WaitOptions {
   timeoutMs: number;
   /** Grace of the stop that follows a failed or interrupted start. */
   stopGraceMs: number;
-  /** The signal of that stop (default SIGTERM). */
+  /** The signal of that stop (SIGTERM unless the part says otherwise). */
   stopSignal?: NodeJS.Signals;
   /** Aborted when the start is called off. */
   signal: AbortSignal;

@@ -170,10 +170,14 @@ export function defineCluster(opts: ClusterOptions): ClusterDefinition {
   });
 
   // History and matching need only the database; the frontend routes to them; the worker
-  // service runs its system workflows through the frontend.
+  // service runs its system workflows through the frontend. Matching starts first and
+  // alone: the first process on an empty database writes the cluster's metadata record,
+  // and two doing it at once race on its primary key (the loser exits). Matching is the
+  // quickest to be ready (~2 s); the history processes then find the record and only read it.
+  const matching = temporal('temporal-matching', 'matching', ports.matching, ['postgres']);
   const backends = [
-    ...ports.history.map((p, i) => temporal(historyNames[i]!, 'history', p, ['postgres'])),
-    temporal('temporal-matching', 'matching', ports.matching, ['postgres']),
+    matching,
+    ...ports.history.map((p, i) => temporal(historyNames[i]!, 'history', p, ['postgres', matching.name])),
   ];
   const frontend = temporal(
     'temporal-frontend',

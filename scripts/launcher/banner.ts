@@ -3,12 +3,12 @@
 import ms from 'ms';
 import type { LauncherConfig } from './options.js';
 import type { Output } from './output.js';
-import { apiUrl, type ServiceSettings, type StackPart } from './parts.js';
+import { apiUrls, type ServiceSettings, type StackPart, type StackTemporalInfo } from './parts.js';
 
 export interface BannerInput {
   config: LauncherConfig;
   settings: ServiceSettings;
-  temporal: { address: string; namespace: string; uiUrl: string | undefined; embedded: boolean };
+  temporal: StackTemporalInfo;
   /** The children, for their own rows and data files. */
   services: Pick<StackPart, 'banner' | 'dataFiles'>[];
   readyMs: number;
@@ -16,11 +16,16 @@ export interface BannerInput {
 
 export function renderBanner(input: BannerInput, out: Output): string {
   const { config, settings, temporal } = input;
-  const api = apiUrl(config);
+  const apis = apiUrls(config);
+  const api = apis[0]!;
   const dim = (s: string) => out.style('dim', s);
   const row = (label: string, value: string, note?: string) => `  ${label.padEnd(15)} ${value}${note ? `  ${dim(note)}` : ''}`;
 
-  const files = [...(temporal.embedded ? ['temporal.db'] : []), ...input.services.flatMap((s) => s.dataFiles ?? [])];
+  const files = [
+    ...(temporal.embedded ? ['temporal.db'] : []),
+    ...(temporal.cluster ? ['postgres/', 'logs/'] : []),
+    ...input.services.flatMap((s) => s.dataFiles ?? []),
+  ];
   const keys =
     settings.apiKeyCount > 0
       ? `${settings.apiKeyCount} configured (tenants: ${settings.tenants.join(', ')})`
@@ -37,7 +42,9 @@ export function renderBanner(input: BannerInput, out: Output): string {
     '',
     out.style('bold', `retrysafe is ready in ${(input.readyMs / 1000).toFixed(1)} s`),
     '',
-    row('API', api),
+    ...apis.map((url, i) =>
+      row(apis.length === 1 ? 'API' : `API ${i + 1}`, url, apis.length > 1 && i === 0 ? 'the curl below' : undefined),
+    ),
     row('API docs', `${api}/docs`),
     row('OpenAPI', `${api}/openapi.json`),
     row('Temporal UI', temporal.uiUrl ?? '(unknown: set TEMPORAL_UI_URL)'),
@@ -46,8 +53,17 @@ export function renderBanner(input: BannerInput, out: Output): string {
       temporal.address,
       temporal.embedded
         ? `namespace ${temporal.namespace}, embedded dev server`
-        : `namespace ${temporal.namespace}, external cluster from TEMPORAL_ADDRESS (no dev server started)`,
+        : temporal.cluster
+          ? `namespace ${temporal.namespace}, the cluster's frontend`
+          : `namespace ${temporal.namespace}, external cluster from TEMPORAL_ADDRESS (no dev server started)`,
     ),
+    ...(temporal.cluster
+      ? [
+          row('Cluster', temporal.cluster.processes.join(', ')),
+          row('PostgreSQL', temporal.cluster.postgres, 'persistence and visibility'),
+          row('Cluster logs', temporal.cluster.logDir, 'one file per process'),
+        ]
+      : []),
     ...input.services.flatMap((s) => s.banner.map((r) => row(r.label, r.value, r.note))),
     row('Data dir', config.dataDir, files.join(', ')),
     row('Retention', ms(config.retentionMs, { long: true }), "a finished operation's key is remembered this long"),

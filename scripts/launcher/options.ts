@@ -6,24 +6,31 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { ConfigError, duration, httpUrl, parseEnv, port } from '../../common/env.js';
+import { portBlockSize } from '../cluster/ports.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
 export const USAGE = `Usage: npm start [-- options]        (or: npx tsx scripts/start.ts [options])
+       npm run cluster [-- options]  (the same with --cluster)
 
 Starts Temporal (dev server, SQLite), the sandbox bank and reservation service, the
 worker and the API, in order,
 and prints their URLs. Ctrl-C stops everything; a second Ctrl-C forces.
 
 Options:
+  --cluster  a multi-process Temporal cluster on PostgreSQL instead of the dev server
+             (frontend, matching, two history processes, worker service, Web UI; built
+             with go the first time), with two workers and two API instances
+             (API_PORT and API_PORT+1); data in .data/cluster
   --reset    delete the data directory first (start from empty data)
   --faults   start the sandbox services with fault injection (SANDBOX_FAULTS=1)
   -h, --help show this help
 
 Environment (defaults in brackets):
-  RETRYSAFE_DATA_DIR [.data]   RETRYSAFE_RETENTION [7d, at least 1h]
-  TEMPORAL_PORT [7233]  TEMPORAL_UI_PORT [8233]  BANK_PORT [4001]
+  RETRYSAFE_DATA_DIR [.data, or .data/cluster with --cluster]   RETRYSAFE_RETENTION [7d, at least 1h]
+  TEMPORAL_PORT [7233; with --cluster the frontend, the cluster's other ports follow it]
+  TEMPORAL_UI_PORT [8233]  BANK_PORT [4001]
   RESERVATIONS_PORT [4002]  WORKER_METRICS_PORT [9464]  API_PORT [3000]  RETRYSAFE_API_KEYS [unset: dev mode]
   TEMPORAL_ADDRESS [unset]: use that cluster instead of starting a dev server
     (with TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*)
@@ -37,6 +44,7 @@ export class UsageError extends Error {
 export interface Flags {
   reset: boolean;
   faults: boolean;
+  cluster: boolean;
   help: boolean;
 }
 
@@ -47,12 +55,18 @@ export function parseFlags(argv: string[]): Flags {
       options: {
         reset: { type: 'boolean' },
         faults: { type: 'boolean' },
+        cluster: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
       allowPositionals: false,
     });
-    return { reset: values.reset ?? false, faults: values.faults ?? false, help: values.help ?? false };
+    return {
+      reset: values.reset ?? false,
+      faults: values.faults ?? false,
+      cluster: values.cluster ?? false,
+      help: values.help ?? false,
+    };
   } catch (err) {
     const { code, message } = err as NodeJS.ErrnoException;
     const quoted = /'([^']+)'/.exec(message)?.[1];
@@ -89,6 +103,8 @@ export const launcherEnv = {
 
 export type TemporalTarget =
   | { mode: 'embedded'; host: string; port: number; uiPort: number; namespace: 'default' }
+  /** The multi-process cluster on PostgreSQL (scripts/cluster), its frontend on `port`. */
+  | { mode: 'cluster'; host: string; port: number; uiPort: number; namespace: 'default' }
   | { mode: 'external'; address: string; namespace: string; uiUrl: string | undefined };
 
 export interface LauncherConfig {
@@ -100,12 +116,21 @@ export interface LauncherConfig {
   reservationsPort: number;
   workerMetricsPort: number;
   api: { host: string; port: number };
+  /**
+   * Workers and API instances: 1, or 2 on the cluster (stateless, on one task queue; the
+   * second API listens on api.port + 1, the second worker's metrics on workerMetricsPort + 1).
+   */
+  instances: number;
   taskQueue: string;
   startTimeoutMs: number;
   stopGraceMs: number;
 }
 
-export function loadLauncherConfig(root: string, env: Record<string, string | undefined> = process.env): LauncherConfig {
+export function loadLauncherConfig(
+  root: string,
+  env: Record<string, string | undefined> = process.env,
+  opts: { cluster?: boolean } = {},
+): LauncherConfig {
   let e: z.infer<z.ZodObject<typeof launcherEnv>>;
   try {
     e = parseEnv(launcherEnv, env);
@@ -121,18 +146,29 @@ export function loadLauncherConfig(root: string, env: Record<string, string | un
     }
     throw err;
   }
+  if (opts.cluster && e.TEMPORAL_ADDRESS) {
+    throw new ConfigError([
+      `TEMPORAL_ADDRESS=${e.TEMPORAL_ADDRESS}: --cluster starts a cluster of its own; unset TEMPORAL_ADDRESS, or use npm start to use that one`,
+    ]);
+  }
+  const local = { host: '127.0.0.1', port: e.TEMPORAL_PORT, uiPort: e.TEMPORAL_UI_PORT, namespace: 'default' as const };
   const temporal: TemporalTarget = e.TEMPORAL_ADDRESS
     ? { mode: 'external', address: e.TEMPORAL_ADDRESS, namespace: e.TEMPORAL_NAMESPACE, uiUrl: e.TEMPORAL_UI_URL }
-    : { mode: 'embedded', host: '127.0.0.1', port: e.TEMPORAL_PORT, uiPort: e.TEMPORAL_UI_PORT, namespace: 'default' };
+    : opts.cluster
+      ? { mode: 'cluster', ...local }
+      : { mode: 'embedded', ...local };
+  const instances = opts.cluster ? 2 : 1;
 
   // Two parts on one port would fail half-way through the start: refuse it up front.
   const claims: [string, number][] = [
     ['BANK_PORT', e.BANK_PORT],
     ['RESERVATIONS_PORT', e.RESERVATIONS_PORT],
-    ['WORKER_METRICS_PORT', e.WORKER_METRICS_PORT],
-    ['API_PORT', e.API_PORT],
   ];
-  if (temporal.mode === 'embedded') claims.unshift(['TEMPORAL_PORT', e.TEMPORAL_PORT], ['TEMPORAL_UI_PORT', e.TEMPORAL_UI_PORT]);
+  for (let i = 0; i < instances; i++) {
+    const plus = i === 0 ? '' : `+${i}`;
+    claims.push([`WORKER_METRICS_PORT${plus}`, e.WORKER_METRICS_PORT + i], [`API_PORT${plus}`, e.API_PORT + i]);
+  }
+  if (temporal.mode !== 'external') claims.unshift(['TEMPORAL_PORT', e.TEMPORAL_PORT], ['TEMPORAL_UI_PORT', e.TEMPORAL_UI_PORT]);
   const problems: string[] = [];
   const seen = new Map<number, string>();
   for (const [name, value] of claims) {
@@ -140,13 +176,24 @@ export function loadLauncherConfig(root: string, env: Record<string, string | un
     if (other) problems.push(`${other} and ${name} are both ${value}: each part needs its own port`);
     else seen.set(value, name);
   }
+  if (temporal.mode === 'cluster') {
+    // The cluster's processes take a block of ports after the frontend's (see scripts/cluster/ports.ts).
+    const last = e.TEMPORAL_PORT + portBlockSize() - 1;
+    for (const [name, value] of claims) {
+      if (name !== 'TEMPORAL_PORT' && value >= e.TEMPORAL_PORT && value <= last)
+        problems.push(`${name}=${value} is inside the cluster's ports ${e.TEMPORAL_PORT}-${last} (from TEMPORAL_PORT)`);
+    }
+    if (last > 65535) problems.push(`TEMPORAL_PORT=${e.TEMPORAL_PORT}: the cluster needs ports up to ${last}`);
+  }
   if (problems.length > 0) throw new ConfigError(problems);
 
   const dataDir = e.RETRYSAFE_DATA_DIR
     ? isAbsolute(e.RETRYSAFE_DATA_DIR)
       ? e.RETRYSAFE_DATA_DIR
       : resolve(e.RETRYSAFE_DATA_DIR)
-    : join(root, '.data');
+    : opts.cluster
+      ? join(root, '.data', 'cluster')
+      : join(root, '.data');
   return {
     root,
     dataDir,
@@ -156,6 +203,7 @@ export function loadLauncherConfig(root: string, env: Record<string, string | un
     reservationsPort: e.RESERVATIONS_PORT,
     workerMetricsPort: e.WORKER_METRICS_PORT,
     api: { host: e.API_HOST, port: e.API_PORT },
+    instances,
     taskQueue: e.RETRYSAFE_TASK_QUEUE,
     startTimeoutMs: e.RETRYSAFE_START_TIMEOUT,
     stopGraceMs: e.RETRYSAFE_STOP_GRACE,

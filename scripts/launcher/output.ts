@@ -11,6 +11,7 @@ const COLORS: Record<string, Color> = {
   reservations: 'green',
   worker: 'cyan',
   api: 'magenta',
+  postgres: 'blue',
 };
 const WIDTH = '[retrysafe]'.length;
 
@@ -22,7 +23,9 @@ export class Output {
   }
 
   private prefix(name: string): string {
-    return this.style(COLORS[name] ?? 'white', `[${name}]`.padEnd(WIDTH));
+    // worker-2, temporal-history-1: the color of the role.
+    const color = COLORS[name] ?? COLORS[name.replace(/-\d+$/, '')] ?? COLORS[name.split('-')[0]!] ?? 'white';
+    return this.style(color, `[${name}]`.padEnd(WIDTH));
   }
 
   /** A line of a child's output, prefixed with its name. */

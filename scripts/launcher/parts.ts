@@ -24,9 +24,19 @@ export interface StackSpec {
   /** Children see TTY-friendly logs when a person is watching. */
   prettyLogs: boolean;
   /** Where the API and worker find Temporal. */
-  temporal: { address: string; namespace: string; uiUrl: string | undefined; embedded: boolean };
+  temporal: StackTemporalInfo;
   /** Opens a connection to that Temporal (the worker's probe looks for its poller). */
   connect?: () => Promise<Connection>;
+}
+
+export interface StackTemporalInfo {
+  address: string;
+  namespace: string;
+  uiUrl: string | undefined;
+  /** The launcher runs the dev server. */
+  embedded: boolean;
+  /** The launcher runs the multi-process cluster: what the banner says about it. */
+  cluster?: { postgres: string; processes: string[]; logDir: string };
 }
 
 export interface ServiceSettings {
@@ -72,22 +82,34 @@ function reachHost(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
 }
 
+/** The first API instance's URL (the one the README's curl uses). */
 export function apiUrl(config: LauncherConfig): string {
-  return `http://${displayHost(config.api.host)}:${config.api.port}`;
+  return apiUrls(config)[0]!;
+}
+
+/** Every API instance's URL, in order: api.port, api.port + 1... */
+export function apiUrls(config: LauncherConfig): string[] {
+  return Array.from({ length: config.instances }, (_, i) => `http://${displayHost(config.api.host)}:${config.api.port + i}`);
+}
+
+/** `worker` and `api` for one instance; `worker-1`, `worker-2`... for several. */
+function instanceName(role: string, i: number, count: number): string {
+  return count === 1 ? role : `${role}-${i + 1}`;
 }
 
 export function stackParts(stack: StackSpec, settings?: { apiKeys?: (s: ServiceSettings) => void }): StackPart[] {
   const { config } = stack;
   const bankUrl = `http://${reachHost(config.bank.host)}:${config.bank.port}`;
   const reservationsUrl = `http://127.0.0.1:${config.reservationsPort}`;
-  const metricsUrl = `http://127.0.0.1:${config.workerMetricsPort}/metrics`;
+  const n = config.instances;
+  const each = <T>(make: (i: number) => T): T[] => Array.from({ length: n }, (_, i) => make(i));
   const common: Record<string, string> = {
     TEMPORAL_ADDRESS: stack.temporal.address,
     TEMPORAL_NAMESPACE: stack.temporal.namespace,
     ...(stack.prettyLogs && process.env.LOG_PRETTY === undefined ? { LOG_PRETTY: '1' } : {}),
   };
-  // With the embedded dev server, cluster credentials meant for elsewhere must not leak in.
-  const unsetEnv = stack.temporal.embedded ? TEMPORAL_CONNECTION_VARS : [];
+  // With a Temporal of our own, cluster credentials meant for elsewhere must not leak in.
+  const unsetEnv = stack.temporal.embedded || stack.temporal.cluster ? TEMPORAL_CONNECTION_VARS : [];
   const sandbox: Record<string, string> = stack.faults ? { SANDBOX_FAULTS: '1' } : {};
   const faultsNote = stack.faults ? 'fault injection on: PUT /_faults' : undefined;
 
@@ -134,55 +156,66 @@ export function stackParts(stack: StackSpec, settings?: { apiKeys?: (s: ServiceS
       dataFiles: ['reservations.db'],
       ready: (ctx) => ctx.http(`${reservationsUrl}/healthz`),
     },
-    {
-      name: 'worker',
-      entry: 'worker/main.ts',
-      env: {
-        ...common,
-        BANK_URL: bankUrl,
-        RESERVATIONS_URL: reservationsUrl,
-        WORKER_METRICS_ADDRESS: `127.0.0.1:${config.workerMetricsPort}`,
-        RETRYSAFE_TASK_QUEUE: config.taskQueue,
-      },
-      unsetEnv,
-      ports: [
-        {
-          part: 'worker',
-          what: 'worker metrics',
-          host: '127.0.0.1',
-          port: config.workerMetricsPort,
-          variable: 'WORKER_METRICS_PORT',
+    ...each((i): StackPart => {
+      const name = instanceName('worker', i, n);
+      const metricsPort = config.workerMetricsPort + i;
+      const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
+      return {
+        name,
+        entry: 'worker/main.ts',
+        env: {
+          ...common,
+          BANK_URL: bankUrl,
+          RESERVATIONS_URL: reservationsUrl,
+          WORKER_METRICS_ADDRESS: `127.0.0.1:${metricsPort}`,
+          RETRYSAFE_TASK_QUEUE: config.taskQueue,
         },
-      ],
-      validate: (env) => void loadWorkerConfig(env),
-      banner: [{ label: 'Worker metrics', value: metricsUrl }],
-      ready: async (ctx) => {
-        // "worker ready" is logged once the worker is built; its poller on the task queue
-        // proves the same even when LOG_LEVEL hides info lines.
-        await Promise.race([ctx.line('its "worker ready" log line', isWorkerReadyLine), pollerProbe(stack, ctx)]);
-        await ctx.http(metricsUrl);
-      },
-    },
-    {
-      name: 'api',
-      entry: 'client/api/server.ts',
-      env: {
-        ...common,
-        API_HOST: config.api.host,
-        API_PORT: String(config.api.port),
-        RETRYSAFE_TASK_QUEUE: config.taskQueue,
-        ...(stack.temporal.uiUrl ? { TEMPORAL_UI_URL: stack.temporal.uiUrl } : {}),
-      },
-      unsetEnv,
-      ports: [{ part: 'api', what: 'API HTTP', host: config.api.host, port: config.api.port, variable: 'API_PORT' }],
-      validate: (env) => {
-        const keys = loadApiConfig(env).apiKeys ?? [];
-        settings?.apiKeys?.({ apiKeyCount: keys.length, tenants: [...new Set(keys.map((k) => k.tenant))] });
-      },
-      // The API's own rows (URLs, docs, keys, the curl) lead the banner: see banner.ts.
-      banner: [],
-      ready: (ctx) => ctx.http(`http://${reachHost(config.api.host)}:${config.api.port}/readyz`),
-    },
+        unsetEnv,
+        ports: [
+          {
+            part: name,
+            what: 'worker metrics',
+            host: '127.0.0.1',
+            port: metricsPort,
+            variable: i === 0 ? 'WORKER_METRICS_PORT' : `WORKER_METRICS_PORT (+${i})`,
+          },
+        ],
+        validate: (env) => void loadWorkerConfig(env),
+        banner: [{ label: n === 1 ? 'Worker metrics' : `Worker ${i + 1} metrics`, value: metricsUrl }],
+        ready: async (ctx) => {
+          // "worker ready" is logged once the worker is built; its poller on the task queue
+          // proves the same even when LOG_LEVEL hides info lines.
+          await Promise.race([ctx.line('its "worker ready" log line', isWorkerReadyLine), pollerProbe(stack, ctx)]);
+          await ctx.http(metricsUrl);
+        },
+      };
+    }),
+    ...each((i): StackPart => {
+      const name = instanceName('api', i, n);
+      const port = config.api.port + i;
+      return {
+        name,
+        entry: 'client/api/server.ts',
+        env: {
+          ...common,
+          API_HOST: config.api.host,
+          API_PORT: String(port),
+          RETRYSAFE_TASK_QUEUE: config.taskQueue,
+          ...(stack.temporal.uiUrl ? { TEMPORAL_UI_URL: stack.temporal.uiUrl } : {}),
+        },
+        unsetEnv,
+        ports: [
+          { part: name, what: 'API HTTP', host: config.api.host, port, variable: i === 0 ? 'API_PORT' : `API_PORT (+${i})` },
+        ],
+        validate: (env) => {
+          const keys = loadApiConfig(env).apiKeys ?? [];
+          settings?.apiKeys?.({ apiKeyCount: keys.length, tenants: [...new Set(keys.map((k) => k.tenant))] });
+        },
+        // The APIs' own rows (URLs, docs, keys, the curl) lead the banner: see banner.ts.
+        banner: [],
+        ready: (ctx) => ctx.http(`http://${reachHost(config.api.host)}:${port}/readyz`),
+      };
+    }),
   ];
 }
 

@@ -2,6 +2,7 @@
 // waited for before the next, then keeps it up: a part that dies is restarted with
 // back-off and the output says so; a signal stops everything in reverse order; a part that
 // cannot start three times in a row stops the stack, with a last line naming it.
+import { join } from 'node:path';
 import ms from 'ms';
 import { describeExit, killLeftovers } from '../../common/supervisor/child.js';
 import type { PartEvent } from '../../common/supervisor/part.js';
@@ -12,8 +13,9 @@ import type { LauncherConfig } from './options.js';
 import type { Output } from './output.js';
 import { renderBanner } from './banner.js';
 import { claimDataDir, resetDataDir, takeOverDataDir } from './data-dir.js';
-import { stackParts, validateParts, type StackSpec } from './parts.js';
-import { startTemporal } from './temporal.js';
+import { stackParts, validateParts, type StackPart, type StackSpec } from './parts.js';
+import { clusterDefinition, startTemporal } from './temporal.js';
+import type { ClusterDefinition } from '../cluster/cluster.js';
 
 export interface RunOptions {
   config: LauncherConfig;
@@ -27,23 +29,29 @@ export interface RunOptions {
 /** Exit codes: 0 stopped on request, 1 a part failed, 130 forced by a second signal. */
 export async function runStack(opts: RunOptions): Promise<number> {
   const { config, output } = opts;
+  const t = config.temporal;
+  const cluster = t.mode === 'cluster' ? clusterDefinition(config) : undefined;
   const stack: StackSpec = {
     config,
     faults: opts.faults,
     prettyLogs: output.tty,
     temporal:
-      config.temporal.mode === 'embedded'
-        ? {
-            address: `${config.temporal.host}:${config.temporal.port}`,
-            namespace: 'default',
-            uiUrl: `http://localhost:${config.temporal.uiPort}`,
-            embedded: true,
-          }
+      t.mode === 'external'
+        ? { address: t.address, namespace: t.namespace, uiUrl: t.uiUrl, embedded: false }
         : {
-            address: config.temporal.address,
-            namespace: config.temporal.namespace,
-            uiUrl: config.temporal.uiUrl,
-            embedded: false,
+            address: `${t.host}:${t.port}`,
+            namespace: 'default',
+            uiUrl: `http://localhost:${t.uiPort}`,
+            embedded: t.mode === 'embedded',
+            ...(cluster
+              ? {
+                  cluster: {
+                    postgres: `127.0.0.1:${cluster.ports.postgres}`,
+                    processes: cluster.processes.map((p) => p.name),
+                    logDir: join(cluster.dataDir, 'logs'),
+                  },
+                }
+              : {}),
           },
   };
   // Every child's settings are checked before anything starts (ConfigError → exit 2).
@@ -87,7 +95,7 @@ export async function runStack(opts: RunOptions): Promise<number> {
     const note = await takeOverDataDir(config.dataDir);
     if (note) output.warn(note);
     // Ports next, all of them: a clash is reported before anything is started.
-    const claims: PortClaim[] = [...temporalClaims(config), ...stackParts(stack).flatMap((s) => s.ports)];
+    const claims: PortClaim[] = [...temporalClaims(config, cluster), ...stackParts(stack).flatMap((s) => s.ports)];
     try {
       await assertPortsFree(claims);
     } catch (err) {
@@ -103,9 +111,11 @@ export async function runStack(opts: RunOptions): Promise<number> {
     try {
       const t0 = performance.now();
       output.info(
-        config.temporal.mode === 'embedded'
+        t.mode === 'embedded'
           ? `starting temporal (dev server on ${stack.temporal.address}, ${config.dataDir}/temporal.db)`
-          : `using the Temporal cluster at ${config.temporal.address} (TEMPORAL_ADDRESS is set: no dev server)`,
+          : t.mode === 'cluster'
+            ? `starting the Temporal cluster (PostgreSQL, two history processes, matching, frontend on ${stack.temporal.address}, worker service, Web UI) in ${config.dataDir}`
+            : `using the Temporal cluster at ${t.address} (TEMPORAL_ADDRESS is set: no dev server)`,
       );
       const temporal = await startTemporal(config, output, supervisor, {
         signal: stopRequest.signal,
@@ -117,23 +127,28 @@ export async function runStack(opts: RunOptions): Promise<number> {
         `temporal ready (${since(t0)}, namespace ${temporal.namespace}, retention ${ms(config.retentionMs, { long: true })})`,
       );
 
-      for (const part of stackParts(stack)) {
-        const t = performance.now();
-        output.info(`starting ${part.name}`);
-        await supervisor
-          .add({
-            name: part.name,
-            command: { entry: part.entry },
-            env: part.env,
-            ...(part.unsetEnv ? { unsetEnv: part.unsetEnv } : {}),
-            ...(part.ready ? { ready: part.ready } : {}),
-            readyTimeoutMs: config.startTimeoutMs,
-            stopGraceMs: config.stopGraceMs,
-            restart: RESTART_WITH_BACKOFF,
-            onLine: (line, stream) => output.child(part.name, line, stream),
-          })
-          .start(stopRequest.signal);
-        output.info(`${part.name} ready (${since(t)})`);
+      // One role after the other; the instances of one role (worker-1 and worker-2) together.
+      for (const wave of byRole(stackParts(stack))) {
+        await Promise.all(
+          wave.map(async (part) => {
+            const t = performance.now();
+            output.info(`starting ${part.name}`);
+            await supervisor
+              .add({
+                name: part.name,
+                command: { entry: part.entry },
+                env: part.env,
+                ...(part.unsetEnv ? { unsetEnv: part.unsetEnv } : {}),
+                ...(part.ready ? { ready: part.ready } : {}),
+                readyTimeoutMs: config.startTimeoutMs,
+                stopGraceMs: config.stopGraceMs,
+                restart: RESTART_WITH_BACKOFF,
+                onLine: (line, stream) => output.child(part.name, line, stream),
+              })
+              .start(stopRequest.signal);
+            output.info(`${part.name} ready (${since(t)})`);
+          }),
+        );
       }
     } catch (err) {
       if (err instanceof AbortedError || stopRequest.signal.aborted) {
@@ -206,13 +221,36 @@ function report(event: PartEvent, output: Output): void {
   }
 }
 
-function temporalClaims(config: LauncherConfig): PortClaim[] {
+function temporalClaims(config: LauncherConfig, cluster: ClusterDefinition | undefined): PortClaim[] {
   const t = config.temporal;
-  if (t.mode !== 'embedded') return [];
-  return [
-    { part: 'temporal', what: 'Temporal gRPC', host: t.host, port: t.port, variable: 'TEMPORAL_PORT' },
-    { part: 'temporal', what: 'Temporal Web UI', host: t.host, port: t.uiPort, variable: 'TEMPORAL_UI_PORT' },
-  ];
+  if (t.mode === 'embedded') {
+    return [
+      { part: 'temporal', what: 'Temporal gRPC', host: t.host, port: t.port, variable: 'TEMPORAL_PORT' },
+      { part: 'temporal', what: 'Temporal Web UI', host: t.host, port: t.uiPort, variable: 'TEMPORAL_UI_PORT' },
+    ];
+  }
+  if (!cluster) return [];
+  return cluster.processes.flatMap((p) =>
+    p.ports.map((use) => ({
+      part: use.part,
+      what: use.what,
+      host: '127.0.0.1',
+      port: use.port,
+      variable: use.port === cluster.ports.ui ? 'TEMPORAL_UI_PORT' : "TEMPORAL_PORT, which the cluster's ports follow",
+    })),
+  );
+}
+
+/** Consecutive parts of one role (`worker-1`, `worker-2`) in one group, in order. */
+function byRole(parts: StackPart[]): StackPart[][] {
+  const waves: StackPart[][] = [];
+  const role = (name: string) => name.replace(/-\d+$/, '');
+  for (const part of parts) {
+    const last = waves.at(-1);
+    if (last && role(last[0]!.name) === role(part.name)) last.push(part);
+    else waves.push([part]);
+  }
+  return waves;
 }
 
 function seconds(ms: number): string {

@@ -4,9 +4,10 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Command } from 'commander';
-import { buildProgram, runCli as runInProcess } from '../../client/cli/program.js';
+import { buildProgram } from '../../client/cli/program.js';
 import { freePort } from '../../common/supervisor/ports.js';
 import { runCli, spawnCli } from '../client/helpers.js';
+import { runHere } from './in-process.js';
 
 /** What `<command> --help` prints, the text added after the options included. */
 function helpOf(command: Command | undefined): string {
@@ -14,21 +15,6 @@ function helpOf(command: Command | undefined): string {
   command?.configureOutput({ writeOut: (s) => (text += s) });
   command?.outputHelp();
   return text;
-}
-
-/** Runs the CLI in this process, capturing what it writes (for the many cheap cases). */
-async function runHere(args: string[]): Promise<{ exitCode: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => ((stdout += String(chunk)), true));
-  const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => ((stderr += String(chunk)), true));
-  try {
-    const exitCode = await runInProcess(args);
-    return { exitCode, stdout, stderr };
-  } finally {
-    out.mockRestore();
-    err.mockRestore();
-  }
 }
 
 // A stand-in API that only counts: a usage error must not reach it.
@@ -65,7 +51,9 @@ describe('help', () => {
     checkout: ['--item <sku[:quantity]>', '--key <key>', '--json'],
     status: ['<key>', '--json'],
     wait: ['<key>', '--timeout <duration>'],
-    list: ['--status <status>', '--type <type>', '--limit <n>'],
+    list: ['--status <status>', '--type <type>', '--limit <n>', '--cursor <cursor>'],
+    cancel: ['<key>', '--json', '--api-url <url>', 'next step boundary', '5  too late'],
+    webhooks: ['listen'],
     demo: ['--bank-url <url>', '--reservations-url <url>', 'npm start -- --faults'],
   };
 
@@ -90,7 +78,48 @@ describe('help', () => {
       for (const w of words) expect(helpOf(command), `${cmd} --help mentions ${w}`).toContain(w);
     }
   });
+
+  it('`webhooks listen --help` names its options, the answers it gives and its exit codes', () => {
+    const program = buildProgram(() => undefined);
+    const listen = program.commands.find((c) => c.name() === 'webhooks')?.commands.find((c) => c.name() === 'listen');
+    const help = helpOf(listen);
+    expect(help).toContain('Usage: retrysafe webhooks listen');
+    for (const w of [
+      '--port <n>',
+      '--secret <whsec_key>',
+      'RETRYSAFE_WEBHOOK_SECRET',
+      '--json',
+      '204',
+      '400',
+      '4  the port is taken',
+    ])
+      expect(help, w).toContain(w);
+  });
 });
+
+// A repeated option takes its last value: these give one option a bad value after good ones.
+const payWith = (option: string, value: string) => [
+  'pay',
+  '--account',
+  'acc_alice',
+  '--amount',
+  '5',
+  '--currency',
+  'EUR',
+  option,
+  value,
+];
+const checkoutWith = (option: string, value: string) => [
+  'checkout',
+  '--account',
+  'a',
+  '--amount',
+  '5',
+  '--currency',
+  'EUR',
+  option,
+  value,
+];
 
 describe('bad arguments: one line naming the problem, a usage line, exit 2, nothing sent', () => {
   const pay = ['pay', '--account', 'acc_alice', '--currency', 'EUR'];
@@ -189,6 +218,124 @@ describe('bad arguments: one line naming the problem, a usage line, exit 2, noth
       'status',
     ],
     ['an unknown --type', ['list', '--type', 'refund'], /Allowed choices are payment, checkout/, 'list'],
+    // Every other option and argument, each with a value it must refuse.
+    ['an empty --account', [...payWith('--account', '')], /option '--account' is invalid: must be 1-128 characters/, 'pay'],
+    [
+      'an --amount over the API limit',
+      [...payWith('--amount', '1000000000001')],
+      /option '--amount' is invalid: must be a whole number from 1 to 1000000000000/,
+      'pay',
+    ],
+    [
+      'a --description too long',
+      [...payWith('--description', 'd'.repeat(501))],
+      /option '--description' is invalid: must be at most 500 characters/,
+      'pay',
+    ],
+    ['a key too long', [...payWith('--key', 'k'.repeat(256))], /'--key <key>' argument 'k+' is invalid/, 'pay'],
+    ['an empty key', [...payWith('--key', '')], /'--key <key>' argument '' is invalid/, 'pay'],
+    ['an option without its value', ['status', 'k', '--api-key'], /option '--api-key <secret>' argument missing/, 'status'],
+    ['an empty --item', [...checkoutWith('--item', '')], /'--item <sku\[:quantity\]>' argument '' is invalid/, 'checkout'],
+    ['an item of quantity 0', [...checkoutWith('--item', 'sku_book:0')], /quantity must be between 1 and 1000/, 'checkout'],
+    [
+      'a sku too long for the API',
+      [...checkoutWith('--item', `${'s'.repeat(129)}:1`)],
+      /option '--item' is invalid: a sku must be 1-128 characters/,
+      'checkout',
+    ],
+    [
+      'more items than the API takes',
+      [
+        'checkout',
+        '--account',
+        'a',
+        '--amount',
+        '5',
+        '--currency',
+        'EUR',
+        ...Array.from({ length: 101 }, (_, i) => ['--item', `s${i}`]).flat(),
+      ],
+      /option '--item' is invalid: give 1-100 items/,
+      'checkout',
+    ],
+    ['a --limit that is not a number', ['list', '--limit', 'ten'], /'--limit <n>' argument 'ten' is invalid/, 'list'],
+    ['a --limit of 0', ['list', '--limit', '0'], /'--limit <n>' argument '0' is invalid/, 'list'],
+    ['a --cursor with a space', ['list', '--cursor', 'a b'], /'--cursor <cursor>' argument 'a b' is invalid/, 'list'],
+    ['an empty --cursor', ['list', '--cursor', ''], /'--cursor <cursor>' argument '' is invalid/, 'list'],
+    [
+      'a --timeout over a day',
+      ['wait', 'k', '--timeout', '2d'],
+      /'--timeout <duration>' argument '2d' is invalid\. must be at most 1 day/,
+      'wait',
+    ],
+    ['a --timeout of 0', ['status', 'k', '--timeout', '0'], /'--timeout <duration>' argument '0' is invalid/, 'status'],
+    [
+      'an --api-url that is not http',
+      ['list', '--api-url', 'ftp://localhost'],
+      /must start with http:\/\/ or https:\/\//,
+      'list',
+    ],
+    ['wait without a key', ['wait'], /missing required argument 'key'/, 'wait'],
+    [
+      'wait with a key holding a space',
+      ['wait', 'a b'],
+      /value 'a b' is invalid for argument 'key'\. must be 1-255 visible ASCII/,
+      'wait',
+    ],
+    ['status with an empty key', ['status', ''], /value '' is invalid for argument 'key'/, 'status'],
+    ['status with two keys', ['status', 'a', 'b'], /too many arguments for 'status'/, 'status'],
+    ['cancel without a key', ['cancel'], /missing required argument 'key'/, 'cancel'],
+    ['cancel with a key holding a space', ['cancel', 'a b'], /value 'a b' is invalid for argument 'key'/, 'cancel'],
+    ['cancel with a key too long', ['cancel', 'k'.repeat(256)], /value 'k+' is invalid for argument 'key'/, 'cancel'],
+    ['cancel with two keys', ['cancel', 'a', 'b'], /too many arguments for 'cancel'/, 'cancel'],
+    [
+      'cancel with a bad --timeout',
+      ['cancel', 'k', '--timeout', 'later'],
+      /'--timeout <duration>' argument 'later' is invalid/,
+      'cancel',
+    ],
+    ['cancel with an unknown option', ['cancel', 'k', '--force'], /unknown option '--force'/, 'cancel'],
+    ['webhooks without a subcommand it knows', ['webhooks', 'serve'], /unknown command 'serve'/, 'webhooks'],
+    [
+      'a --port that is not a number',
+      ['webhooks', 'listen', '--port', 'http'],
+      /'--port <n>' argument 'http' is invalid/,
+      'webhooks listen',
+    ],
+    [
+      'a --port past 65535',
+      ['webhooks', 'listen', '--port', '65536'],
+      /'--port <n>' argument '65536' is invalid/,
+      'webhooks listen',
+    ],
+    ['a negative --port', ['webhooks', 'listen', '--port', '-1'], /'--port <n>' argument '-1' is invalid/, 'webhooks listen'],
+    [
+      'a --secret without the whsec_ prefix',
+      ['webhooks', 'listen', '--secret', 'c2VjcmV0'],
+      /option '--secret <whsec_key>' is invalid: must be whsec_ followed by the base64 of at least 24 bytes/,
+      'webhooks listen',
+    ],
+    [
+      'a --secret too short',
+      ['webhooks', 'listen', '--secret', `whsec_${Buffer.alloc(16).toString('base64')}`],
+      /option '--secret <whsec_key>' is invalid/,
+      'webhooks listen',
+    ],
+    [
+      'a --secret that is not base64',
+      ['webhooks', 'listen', '--secret', `whsec_${'!'.repeat(40)}`],
+      /option '--secret <whsec_key>' is invalid/,
+      'webhooks listen',
+    ],
+    ['an unknown option of listen', ['webhooks', 'listen', '--verbose'], /unknown option '--verbose'/, 'webhooks listen'],
+    ['a bad --bank-url', ['demo', '--bank-url', 'bank'], /'--bank-url <url>' argument 'bank' is invalid/, 'demo'],
+    [
+      'a bad --reservations-url',
+      ['demo', '--reservations-url', 'ftp://x'],
+      /'--reservations-url <url>' argument 'ftp:\/\/x' is invalid/,
+      'demo',
+    ],
+    ['a bad demo --timeout', ['demo', '--timeout', 'forever'], /'--timeout <duration>' argument 'forever' is invalid/, 'demo'],
   ])('(in process) %s', async (_name, args, problem, command) => {
     const run = await runHere(args);
     expect(run.exitCode).toBe(2);
@@ -197,6 +344,18 @@ describe('bad arguments: one line naming the problem, a usage line, exit 2, noth
     expect(lines).toHaveLength(2);
     expect(lines[0]).toMatch(problem);
     expect(lines[1]).toMatch(new RegExp(`^usage: retrysafe ${command} .*--help\\)$`));
+  });
+
+  it('a malformed signing secret is named but never repeated, from the option or from RETRYSAFE_WEBHOOK_SECRET', async () => {
+    const secret = `whsec_${'A'.repeat(20)}`;
+    const fromOption = await runHere(['webhooks', 'listen', '--secret', secret]);
+    vi.stubEnv('RETRYSAFE_WEBHOOK_SECRET', secret);
+    const fromEnv = await runHere(['webhooks', 'listen']).finally(() => vi.unstubAllEnvs());
+    for (const run of [fromOption, fromEnv]) {
+      expect(run.exitCode).toBe(2);
+      expect(run.stderr).toMatch(/^error: option '--secret <whsec_key>' is invalid: must be whsec_/);
+      expect(run.stderr).not.toContain('A'.repeat(20));
+    }
   });
 
   it('no command at all prints the help on stderr and exits 2', async () => {

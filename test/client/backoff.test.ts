@@ -1,8 +1,6 @@
 // The client's retry decisions, isolated: a scripted HTTP server on loopback plays the API,
 // and an injected clock, sleep and random source replace time, so delays are read, not
 // waited for.
-import { once } from 'node:events';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   ApiError,
@@ -10,82 +8,21 @@ import {
   IdempotencyConflictError,
   OperationPendingError,
   type ClientOptions,
-  type Operation,
 } from '../../client/lib/index.js';
+import { operation, problem, startScriptedApi, type ScriptedApi } from './scripted-api.js';
 
-type Scripted = { status: number; headers?: Record<string, string>; body?: unknown } | 'reset';
-
-interface Seen {
-  method: string;
-  url: string;
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
-let server: Server;
-let baseUrl: string;
-let script: Scripted[] = [];
-let seen: Seen[] = [];
+let api: ScriptedApi;
 
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString() });
-      const next = script.shift() ?? { status: 500, body: { code: 'internal_error', detail: 'script ran out' } };
-      if (next === 'reset') {
-        req.socket.destroy();
-        return;
-      }
-      const isProblem = next.status >= 400;
-      res.writeHead(next.status, {
-        'content-type': isProblem ? 'application/problem+json' : 'application/json',
-        ...next.headers,
-      });
-      res.end(next.body === undefined ? '' : JSON.stringify(next.body));
-    });
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  api = await startScriptedApi();
 });
 
 afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((r) => server.close(r));
+  await api.close();
 });
 
 beforeEach(() => {
-  script = [];
-  seen = [];
-});
-
-function operation(key: string, status: Operation['status'], extra: Partial<Operation> = {}): Operation {
-  return {
-    key,
-    type: 'payment',
-    status,
-    step: 'charge_payment',
-    createdAt: '2030-01-01T00:00:00.000Z',
-    completedAt: status === 'processing' ? null : '2030-01-01T00:00:01.000Z',
-    ...(status === 'succeeded' ? { result: { chargeId: 'ch_1' } } : {}),
-    steps: [
-      {
-        name: 'charge_payment',
-        status: status === 'processing' ? 'running' : 'completed',
-        downstreamKey: `default/${key}/charge`,
-      },
-    ],
-    needsAttention: false,
-    links: { self: `/v1/operations/${encodeURIComponent(key)}`, temporalUi: 'http://localhost:8233/x' },
-    ...extra,
-  };
-}
-
-const problem = (status: number, code: string, extra: Record<string, unknown> = {}) => ({
-  status,
-  body: { type: `urn:retrysafe:problem:${code}`, title: code, status, detail: `${code} detail`, code, ...extra },
+  api.reset();
 });
 
 /** A client on a fake clock: `sleeps` lists every delay asked for, and time jumps by it. */
@@ -93,7 +30,7 @@ function fakeTimeClient(opts: ClientOptions & { startAt?: number } = {}) {
   let clock = opts.startAt ?? 1_000_000;
   const sleeps: number[] = [];
   const client = createClient({
-    baseUrl,
+    baseUrl: api.url,
     now: () => clock,
     sleep: async (ms, signal) => {
       signal?.throwIfAborted();
@@ -107,12 +44,12 @@ function fakeTimeClient(opts: ClientOptions & { startAt?: number } = {}) {
 }
 
 const body = { account: 'acc_alice', amount: 1250, currency: 'EUR' };
-const keysSent = () => seen.map((s) => s.headers['idempotency-key']);
+const keysSent = () => api.seen.map((s) => s.headers['idempotency-key']);
 
 describe('backoff', () => {
   it('doubles the ceiling on each retry and stops growing at the cap, with the same key on every request', async () => {
     const key = 'order-backoff';
-    script = [
+    api.script = [
       ...Array.from({ length: 6 }, () => problem(503, 'engine_unavailable')),
       { status: 200, body: operation(key, 'succeeded') },
     ];
@@ -125,12 +62,12 @@ describe('backoff', () => {
     expect(result.status).toBe('succeeded');
     expect(result.meta).toEqual({ key, replayed: false, requests: 7 });
     expect(new Set(keysSent())).toEqual(new Set([`"${key}"`]));
-    expect(seen.every((s) => s.method === 'POST' && s.body === JSON.stringify(body))).toBe(true);
+    expect(api.seen.every((s) => s.method === 'POST' && s.body === JSON.stringify(body))).toBe(true);
   });
 
   it('draws each delay uniformly between zero and the ceiling (full jitter)', async () => {
     const draws = [0.5, 0.25, 0];
-    script = [
+    api.script = [
       problem(503, 'engine_unavailable'),
       problem(503, 'engine_unavailable'),
       problem(503, 'engine_unavailable'),
@@ -146,7 +83,7 @@ describe('backoff', () => {
   });
 
   it('waits at least Retry-After seconds, even when the jitter draws less', async () => {
-    script = [
+    api.script = [
       { ...problem(503, 'engine_unavailable'), headers: { 'retry-after': '3' } },
       { ...problem(429, 'rate_limited'), headers: { 'retry-after': '1' } },
       { status: 200, body: operation('k-ra', 'succeeded') },
@@ -157,7 +94,7 @@ describe('backoff', () => {
   });
 
   it('keeps the backoff when it is longer than Retry-After', async () => {
-    script = [
+    api.script = [
       { ...problem(503, 'engine_unavailable'), headers: { 'retry-after': '1' } },
       { status: 200, body: operation('k-ra2', 'succeeded') },
     ];
@@ -168,7 +105,7 @@ describe('backoff', () => {
 
   it('reads a Retry-After HTTP date against the injected clock', async () => {
     const startAt = Date.parse('2030-06-01T12:00:00Z');
-    script = [
+    api.script = [
       { ...problem(503, 'engine_unavailable'), headers: { 'retry-after': new Date(startAt + 7_000).toUTCString() } },
       { status: 200, body: operation('k-date', 'succeeded') },
     ];
@@ -180,7 +117,7 @@ describe('backoff', () => {
 
 describe('what is retried', () => {
   it('retries 429, 502, 504 and a reset connection, then succeeds with one key', async () => {
-    script = [
+    api.script = [
       problem(429, 'rate_limited'),
       { status: 502, body: 'bad gateway' },
       { status: 504, body: 'gateway timeout' },
@@ -201,37 +138,37 @@ describe('what is retried', () => {
     [404, 'not_found'],
     [500, 'internal_error'],
   ])('does not retry %i (%s): one request, an ApiError with the problem code and the key', async (status, code) => {
-    script = [problem(status, code), { status: 200, body: operation('never', 'succeeded') }];
+    api.script = [problem(status, code), { status: 200, body: operation('never', 'succeeded') }];
     const { client, sleeps } = fakeTimeClient();
     const error = await client.payments.create(body, { idempotencyKey: 'k-final' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApiError);
     expect(error).toMatchObject({ status, code, key: 'k-final', retryable: false });
-    expect(seen).toHaveLength(1);
+    expect(api.seen).toHaveLength(1);
     expect(sleeps).toEqual([]);
   });
 
   it('does not retry 422: an IdempotencyConflictError naming the differing fields', async () => {
-    script = [problem(422, 'idempotency_key_reused', { differences: ['amount', 'currency'] })];
+    api.script = [problem(422, 'idempotency_key_reused', { differences: ['amount', 'currency'] })];
     const { client } = fakeTimeClient();
     const error = await client.payments.create(body, { idempotencyKey: 'k-422' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(IdempotencyConflictError);
     expect(error).toMatchObject({ status: 422, key: 'k-422', differences: ['amount', 'currency'] });
-    expect(seen).toHaveLength(1);
+    expect(api.seen).toHaveLength(1);
   });
 
   it('gives up after maxAttempts with a retryable ApiError that carries the key', async () => {
-    script = Array.from({ length: 5 }, () => problem(503, 'engine_unavailable'));
+    api.script = Array.from({ length: 5 }, () => problem(503, 'engine_unavailable'));
     const { client, sleeps } = fakeTimeClient({ retry: { maxAttempts: 3 } });
     const error = await client.payments.create(body, { idempotencyKey: 'k-budget' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApiError);
     expect(error).toMatchObject({ status: 503, code: 'engine_unavailable', key: 'k-budget', retryable: true, attempts: 3 });
     expect((error as Error).message).toContain('retrying with the same idempotency key (k-budget) is safe');
-    expect(seen).toHaveLength(3);
+    expect(api.seen).toHaveLength(3);
     expect(sleeps).toHaveLength(2);
   });
 
   it('gives up rather than sleep past the deadline', async () => {
-    script = [
+    api.script = [
       { ...problem(503, 'engine_unavailable'), headers: { 'retry-after': '10' } },
       { status: 200, body: operation('x', 'succeeded') },
     ];
@@ -239,24 +176,24 @@ describe('what is retried', () => {
     const error = await client.payments.create(body, { idempotencyKey: 'k-deadline' }).catch((e: unknown) => e);
     expect(error).toMatchObject({ status: 503, key: 'k-deadline', retryable: true, attempts: 1 });
     expect(sleeps).toEqual([]);
-    expect(seen).toHaveLength(1);
+    expect(api.seen).toHaveLength(1);
   });
 
   it('stops at once when the caller aborts, without another request', async () => {
-    script = [problem(503, 'engine_unavailable'), { status: 200, body: operation('x', 'succeeded') }];
+    api.script = [problem(503, 'engine_unavailable'), { status: 200, body: operation('x', 'succeeded') }];
     const controller = new AbortController();
     const { client } = fakeTimeClient({
       signal: controller.signal,
       onRetry: () => controller.abort(new Error('caller gave up')),
     });
     await expect(client.payments.create(body, { idempotencyKey: 'k-abort' })).rejects.toThrow('caller gave up');
-    expect(seen).toHaveLength(1);
+    expect(api.seen).toHaveLength(1);
   });
 });
 
 describe('keys', () => {
   it('makes one new UUID key per logical call and sends it in the structured-field form', async () => {
-    script = [
+    api.script = [
       problem(503, 'engine_unavailable'),
       { status: 200, body: operation('a', 'succeeded') },
       { status: 200, body: operation('b', 'succeeded') },
@@ -271,7 +208,7 @@ describe('keys', () => {
 
   it('escapes quotes and backslashes in a given key', async () => {
     const key = 'order-"7"\\b';
-    script = [{ status: 200, body: operation(key, 'succeeded') }];
+    api.script = [{ status: 200, body: operation(key, 'succeeded') }];
     const { client } = fakeTimeClient();
     await client.payments.create(body, { idempotencyKey: key });
     expect(keysSent()).toEqual(['"order-\\"7\\"\\\\b"']);
@@ -285,11 +222,11 @@ describe('keys', () => {
       status: null,
     });
     await expect(client.payments.create(body, { idempotencyKey: 'é' })).rejects.toBeInstanceOf(ApiError);
-    expect(seen).toHaveLength(0);
+    expect(api.seen).toHaveLength(0);
   });
 
   it('does not let meta leak into the operation JSON', async () => {
-    script = [{ status: 200, body: operation('k-json', 'succeeded') }];
+    api.script = [{ status: 200, body: operation('k-json', 'succeeded') }];
     const { client } = fakeTimeClient();
     const result = await client.payments.create(body, { idempotencyKey: 'k-json' });
     expect(JSON.parse(JSON.stringify(result))).toEqual(operation('k-json', 'succeeded'));
@@ -300,7 +237,7 @@ describe('keys', () => {
 describe('following a 202', () => {
   it('polls Location, Retry-After apart (or the poll interval), until the operation is terminal', async () => {
     const key = 'a/b';
-    script = [
+    api.script = [
       { status: 202, body: operation(key, 'processing'), headers: { location: '/v1/operations/a%2Fb', 'retry-after': '2' } },
       { status: 200, body: operation(key, 'processing') },
       { status: 200, body: operation(key, 'succeeded') },
@@ -311,7 +248,7 @@ describe('following a 202', () => {
     expect(result.result).toEqual({ chargeId: 'ch_1' });
     expect(sleeps).toEqual([2_000, 500]);
     expect(polled).toEqual(['processing', 'processing']);
-    expect(seen.map((s) => `${s.method} ${s.url}`)).toEqual([
+    expect(api.seen.map((s) => `${s.method} ${s.url}`)).toEqual([
       'POST /v1/payments',
       'GET /v1/operations/a%2Fb',
       'GET /v1/operations/a%2Fb',
@@ -320,7 +257,7 @@ describe('following a 202', () => {
   });
 
   it('asks the server to wait less than the time left (Prefer: wait)', async () => {
-    script = [
+    api.script = [
       { status: 200, body: operation('p1', 'succeeded') },
       { status: 200, body: operation('p2', 'succeeded') },
       { status: 200, body: operation('p3', 'succeeded') },
@@ -329,11 +266,11 @@ describe('following a 202', () => {
     await client.payments.create(body, { idempotencyKey: 'p1', timeoutMs: 60_000 });
     await client.payments.create(body, { idempotencyKey: 'p2', timeoutMs: 4_500 });
     await client.payments.create(body, { idempotencyKey: 'p3', timeoutMs: 800 });
-    expect(seen.map((s) => s.headers.prefer)).toEqual(['wait=10', 'wait=3', 'wait=0']);
+    expect(api.seen.map((s) => s.headers.prefer)).toEqual(['wait=10', 'wait=3', 'wait=0']);
   });
 
   it('at the deadline raises OperationPendingError with the key and the last state seen', async () => {
-    script = [
+    api.script = [
       {
         status: 202,
         body: operation('k-pending', 'processing'),
@@ -348,11 +285,11 @@ describe('following a 202', () => {
     expect(error).toMatchObject({ key: 'k-pending', operation: { status: 'processing', key: 'k-pending' } });
     // 1 s (Retry-After), then 0.5 s; the next poll would reach the 2 s deadline.
     expect(sleeps).toEqual([1_000, 500]);
-    expect(seen).toHaveLength(3);
+    expect(api.seen).toHaveLength(3);
   });
 
   it('a failed operation raises OperationFailedError with the business code and the compensations', async () => {
-    script = [
+    api.script = [
       {
         status: 200,
         body: operation('k-failed', 'failed', {
@@ -371,7 +308,7 @@ describe('following a 202', () => {
   });
 
   it('a 200 that is not an operation is an invalid_response, not a success', async () => {
-    script = [{ status: 200, body: { hello: 'proxy page' } }];
+    api.script = [{ status: 200, body: { hello: 'proxy page' } }];
     const { client } = fakeTimeClient();
     await expect(client.payments.create(body, { idempotencyKey: 'k-junk' })).rejects.toMatchObject({
       code: 'invalid_response',

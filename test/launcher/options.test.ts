@@ -23,8 +23,9 @@ function configError(fn: () => unknown): string[] {
 }
 
 describe('flags', () => {
-  it('accepts --reset, --faults and --help', () => {
-    expect(parseFlags(['--reset', '--faults'])).toEqual({ reset: true, faults: true, help: false });
+  it('accepts --reset, --faults, --cluster and --help', () => {
+    expect(parseFlags(['--reset', '--faults'])).toEqual({ reset: true, faults: true, cluster: false, help: false });
+    expect(parseFlags(['--cluster']).cluster).toBe(true);
     expect(parseFlags(['-h']).help).toBe(true);
   });
 
@@ -47,6 +48,37 @@ describe('configuration', () => {
   it('uses the cluster named by TEMPORAL_ADDRESS instead of a dev server', () => {
     const c = loadLauncherConfig(ROOT, { TEMPORAL_ADDRESS: 'temporal.example:7233', TEMPORAL_NAMESPACE: 'payments' });
     expect(c.temporal).toMatchObject({ mode: 'external', address: 'temporal.example:7233', namespace: 'payments' });
+  });
+
+  it('with --cluster, runs its own cluster on TEMPORAL_PORT with two workers and two APIs, in .data/cluster', () => {
+    const c = loadLauncherConfig(ROOT, { API_PORT: '3100' }, { cluster: true });
+    expect(c.temporal).toEqual({ mode: 'cluster', host: '127.0.0.1', port: 7233, uiPort: 8233, namespace: 'default' });
+    expect(c.dataDir).toBe('/repo/.data/cluster');
+    expect(c.instances).toBe(2);
+    const parts = stackParts({ config: c, faults: false, prettyLogs: false, temporal: clusterInfo });
+    expect(parts.map((p) => p.name)).toEqual(['bank', 'reservations', 'worker-1', 'worker-2', 'api-1', 'api-2']);
+    expect(parts.flatMap((p) => p.ports.map((claim) => `${claim.part}:${claim.port}`))).toEqual([
+      'bank:4001',
+      'reservations:4002',
+      'worker-1:9464',
+      'worker-2:9465',
+      'api-1:3100',
+      'api-2:3101',
+    ]);
+    // Pointed at a cluster of our own: credentials meant for another cluster stay out.
+    expect(parts.every((p) => p.unsetEnv?.includes('TEMPORAL_API_KEY'))).toBe(true);
+  });
+
+  it("with --cluster, refuses TEMPORAL_ADDRESS and a port inside the cluster's block", () => {
+    expect(configError(() => loadLauncherConfig(ROOT, { TEMPORAL_ADDRESS: 'elsewhere:7233' }, { cluster: true }))[0]).toMatch(
+      /^TEMPORAL_ADDRESS=elsewhere:7233: --cluster starts a cluster of its own/,
+    );
+    expect(configError(() => loadLauncherConfig(ROOT, { API_PORT: '7254' }, { cluster: true }))).toEqual([
+      "API_PORT=7254 is inside the cluster's ports 7233-7254 (from TEMPORAL_PORT)",
+    ]);
+    expect(configError(() => loadLauncherConfig(ROOT, { BANK_PORT: '3001' }, { cluster: true }))).toEqual([
+      'BANK_PORT and API_PORT+1 are both 3001: each part needs its own port',
+    ]);
   });
 
   it('names each bad variable: a non-number port, a non-duration, a retention under one hour', () => {
@@ -132,10 +164,18 @@ describe('worker readiness line', () => {
 describe('port conflicts in a child output', () => {
   it("finds the port in Node's and Go's messages", () => {
     expect(addressInUse('Error: listen EADDRINUSE: address already in use 127.0.0.1:4001')).toEqual({ port: 4001 });
-    expect(addressInUse('listen tcp 127.0.0.1:7233: bind: address already in use')).toEqual({});
+    expect(addressInUse('listen tcp 127.0.0.1:7233: bind: address already in use')).toEqual({ port: 7233 });
     expect(addressInUse('all good on 127.0.0.1:4001')).toBeUndefined();
   });
 });
+
+const clusterInfo = {
+  address: '127.0.0.1:7233',
+  namespace: 'default',
+  uiUrl: 'http://localhost:8233',
+  embedded: false,
+  cluster: { postgres: '127.0.0.1:7235', processes: ['postgres', 'temporal-frontend'], logDir: '/repo/.data/cluster/logs' },
+};
 
 describe('banner', () => {
   const config = loadLauncherConfig(ROOT, {});
@@ -165,6 +205,34 @@ describe('banner', () => {
     );
     expect(text).not.toContain('Authorization');
     expect(text).not.toContain('fault injection');
+  });
+
+  it('on the cluster, lists both APIs (the curl on the first), the cluster, PostgreSQL and its logs', () => {
+    const c = loadLauncherConfig(ROOT, {}, { cluster: true });
+    const text = renderBanner(
+      {
+        config: c,
+        settings: { apiKeyCount: 0, tenants: [] },
+        temporal: clusterInfo,
+        services: stackParts({ config: c, faults: false, prettyLogs: false, temporal: clusterInfo }),
+        readyMs: 30_000,
+      },
+      output,
+    );
+    for (const expected of [
+      'API 1           http://localhost:3000',
+      'API 2           http://localhost:3001',
+      "namespace default, the cluster's frontend",
+      'postgres, temporal-frontend',
+      '127.0.0.1:7235',
+      '/repo/.data/cluster/logs',
+      'http://127.0.0.1:9465/metrics',
+      'postgres/, logs/, bank.db, reservations.db',
+      `curl -s -X POST http://localhost:3000/v1/payments`,
+    ]) {
+      expect(text).toContain(expected);
+    }
+    expect(text).not.toContain('temporal.db');
   });
 
   it('with API keys, adds the Authorization hint and names the tenants, never a secret', () => {

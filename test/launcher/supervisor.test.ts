@@ -168,3 +168,109 @@ describe('the supervisor', () => {
     ]);
   });
 });
+
+describe('a part that is any executable', () => {
+  it('is stopped with its own stop signal, and killed only when it ignores it past the grace period', async () => {
+    const supervisor = new Supervisor();
+    // Like PostgreSQL: SIGINT is its clean stop, SIGTERM would not end it.
+    const part = supervisor.add(
+      script('pg-like', `process.on('SIGTERM', () => undefined); process.on('SIGINT', () => process.exit(0)); ${STAYS_UP}`, {
+        ready: lineProbe('ready'),
+        stopSignal: 'SIGINT',
+        stopGraceMs: 20_000,
+      }),
+    );
+    await part.start();
+    const { exit } = await part.stop();
+    expect(exit).toEqual({ code: 0, signal: undefined });
+
+    const stubborn = supervisor.add(
+      script('stubborn', `process.on('SIGINT', () => undefined); ${STAYS_UP}`, {
+        ready: lineProbe('ready'),
+        stopSignal: 'SIGINT',
+        stopGraceMs: 300,
+      }),
+    );
+    await stubborn.start();
+    expect((await stubborn.stop()).exit).toEqual({ code: undefined, signal: 'SIGKILL' });
+  });
+
+  it.runIf(process.getuid?.() === 0)('runs as the user and group it names', async () => {
+    const part = new Supervisor().add({
+      name: 'as-nobody',
+      command: { bin: '/bin/sh', args: ['-c', 'echo "ids $(id -u) $(id -g)"; exec sleep 60'] },
+      uid: 65534,
+      gid: 65534,
+      ready: lineProbe('ids'),
+      stopGraceMs: 2_000,
+    });
+    await part.start();
+    expect(part.output).toContain('ids 65534 65534');
+    await part.stop();
+  });
+
+  it.runIf(process.platform === 'linux')(
+    'gets its orphan signal when the process that supervises it is killed outright',
+    async () => {
+      // A supervisor in a child Node process starts `sleep`; SIGKILL of that process runs no
+      // exit hook, so only the kernel's parent-death signal can stop the sleep.
+      const supervisorModule = new URL('../../common/supervisor/supervisor.js', import.meta.url).href;
+      const code = `
+        const { Supervisor } = await import(${JSON.stringify(supervisorModule)});
+        const part = new Supervisor().add({ name: 'sleeper', command: { bin: 'sleep', args: ['600'], orphanSignal: 'SIGTERM' } });
+        await part.start();
+        console.log('pid ' + part.pid);
+        setInterval(() => undefined, 1_000);`;
+      const parent = new Supervisor().add({
+        name: 'parent',
+        command: { bin: process.execPath, args: ['--import', 'tsx', '--input-type=module', '-e', code] },
+        ready: lineProbe('pid '),
+        stopGraceMs: 2_000,
+      });
+      await parent.start();
+      const sleeper = Number(/pid (\d+)/.exec(parent.output.join('\n'))![1]);
+      expect(isRunning(sleeper)).toBe(true);
+      // SIGKILL of the parent alone (not its group): the sleep is in a group of its own anyway.
+      process.kill(parent.pid!, 'SIGKILL');
+      await parent.exited;
+      const deadline = Date.now() + 10_000;
+      while (isRunning(sleeper) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      expect(isRunning(sleeper)).toBe(false);
+    },
+  );
+
+  it.each([
+    [
+      'a Go server logging JSON with a level name, whose port is taken',
+      `{"level":"error","ts":"2026-01-01T00:00:00Z","msg":"Unable to start server","error":"listen tcp 127.0.0.1:7239: bind: address already in use"}`,
+      'port 7239 is already in use (exited with code 1)',
+    ],
+    [
+      'a Go server logging a fatal JSON line',
+      `{"level":"fatal","msg":"Unable to create persistence","error":"dial tcp 127.0.0.1:7235: connect: connection refused"}`,
+      'exited with code 1 before it was ready: Unable to create persistence: dial tcp 127.0.0.1:7235: connect: connection refused',
+    ],
+    [
+      'PostgreSQL',
+      `2026-01-01 00:00:00.000 UTC [42] FATAL:  data directory "/pg" has invalid permissions`,
+      'exited with code 1 before it was ready: data directory "/pg" has invalid permissions',
+    ],
+  ])('says why %s did not start', async (_what, line, message) => {
+    const part = new Supervisor().add(
+      script('server', `console.error(${JSON.stringify(line)}); console.log('{"level":"info","msg":"bye"}'); process.exit(1);`, {
+        // Not 'ready': "already in use" contains it.
+        ready: lineProbe('serving'),
+      }),
+    );
+    await expect(part.start()).rejects.toMatchObject({ message });
+  });
+});
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

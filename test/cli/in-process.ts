@@ -1,0 +1,24 @@
+// The CLI run in the test's own process, its output captured: for the many cheap cases
+// (usage errors, answers of a scripted API) where a process per case would only add time.
+import { vi } from 'vitest';
+import { runCli } from '../../client/cli/program.js';
+
+export interface HereRun {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+export async function runHere(args: string[]): Promise<HereRun> {
+  let stdout = '';
+  let stderr = '';
+  const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => ((stdout += String(chunk)), true));
+  const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => ((stderr += String(chunk)), true));
+  try {
+    const exitCode = await runCli(args);
+    return { exitCode, stdout, stderr };
+  } finally {
+    out.mockRestore();
+    err.mockRestore();
+  }
+}
