@@ -38,7 +38,8 @@ export function probeOf(ready: ReadyProbe): Probe {
 export function partSpecOf(spec: ProcessSpec): PartSpec {
   return {
     name: spec.name,
-    command: { bin: spec.file, args: spec.args },
+    // The kernel stops it (its own clean stop) if the bench dies without stopping it.
+    command: { bin: spec.file, args: spec.args, orphanSignal: spec.stopSignal },
     cwd: spec.cwd,
     env: spec.env,
     // A peer is configured by its spec alone, never by a retrysafe or Temporal setting of ours.
