@@ -67,9 +67,17 @@ function isSettingList(value: unknown): value is TuningSetting[] {
   );
 }
 
+type DynamicConfig = ReadonlyArray<readonly [key: string, value: string | number | boolean]>;
+
+function isDynamicConfig(value: unknown): value is DynamicConfig {
+  return Array.isArray(value) && value.every((e) => Array.isArray(e) && typeof e[0] === 'string');
+}
+
 export function devServerTuning(): Tuning {
-  // Looked up dynamically: the export exists only once the dev server's tuning lands.
-  const exported = (devServer as { DEV_SERVER_TUNING?: unknown }).DEV_SERVER_TUNING;
+  // Both looked up dynamically: the dev server's module exports one or the other (or
+  // neither) depending on how far its tuning has landed, and the bench must build with each.
+  const dev = devServer as { DEV_SERVER_TUNING?: unknown; DEV_SERVER_DYNAMIC_CONFIG?: unknown };
+  const exported = dev.DEV_SERVER_TUNING;
   if (isSettingList(exported)) {
     return {
       settings: exported.map((s) => ({ ...s, why: s.why ?? '' })),
@@ -77,9 +85,10 @@ export function devServerTuning(): Tuning {
       appliedByDevServer: true,
     };
   }
-  if (devServer.DEV_SERVER_DYNAMIC_CONFIG.length > 0) {
+  const dynamicConfig = dev.DEV_SERVER_DYNAMIC_CONFIG;
+  if (isDynamicConfig(dynamicConfig) && dynamicConfig.length > 0) {
     return {
-      settings: devServer.DEV_SERVER_DYNAMIC_CONFIG.map(([key, value]) => ({ name: key, args: dynamic(key, value), why: '' })),
+      settings: dynamicConfig.map(([key, value]) => ({ name: key, args: dynamic(key, value), why: '' })),
       source: 'common/dev-server.ts DEV_SERVER_DYNAMIC_CONFIG',
       appliedByDevServer: true,
     };
