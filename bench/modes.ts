@@ -93,8 +93,8 @@ export const MODES: Record<ModeName, Mode> = {
     checkoutReplays: (c) => (c === 1 ? 300 : 600),
     timelineSample: 20,
     ablationByDefault: true,
-    ablation: { warmupOps: 6, opsC1: 20, opsC32: 128, batchMaxMs: 8_000, budgetMs: 6 * 60_000 },
-    budget: { newOpsMs: 6 * 60_000, replaysMs: 1.5 * 60_000, contentionMs: 45_000 },
+    ablation: { warmupOps: 6, opsC1: 20, opsC32: 96, batchMaxMs: 6_000, budgetMs: 5 * 60_000 },
+    budget: { newOpsMs: 5 * 60_000, replaysMs: 1.5 * 60_000, contentionMs: 45_000 },
     hardLimitMs: 11 * 60_000,
   },
   quick: {
@@ -165,8 +165,9 @@ export interface BenchOptions {
 export const USAGE = `npm run bench -- [--quick | --smoke] [--peers] [--ablation | --no-ablation] [--out DIR] [--name NAME]
                        [--activity-kind auto|regular|local] [--profile] [--keep-data]
 
-  (default)     the full run: concurrency 1, 8, 32, three rounds each, and the ablation (about 15 minutes, 20 with --peers)
-  --quick       one smaller round, no ablation (2–4 minutes)
+  (default)     the full run: concurrency 1, 8, 32, three rounds each, and the ablation (10–15 minutes with --peers on a
+                quiet 2-core machine; each phase has a time budget, so a busy machine gets a shorter report, not a longer run)
+  --quick       one smaller round, no ablation (2–4 minutes, about 5 with --peers)
   --smoke       a handful of operations per scenario (CI)
   --peers       the same checkout on Restate and on DBOS Transact in the same run, beside retrysafe's
                 (their npm packages are installed into bench/peers on first use; DBOS needs PostgreSQL 15+)

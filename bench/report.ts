@@ -834,8 +834,8 @@ export function markdownReport(r: BenchResults, files: { json: string; svg: stri
   );
   out.push('');
   out.push(
-    'Reproduce: `npm run bench -- --peers` (the full run with the peers and the ablation, about 20 min), `npm run bench -- --quick` ' +
-      '(under 2 min on a quiet machine); `--help` lists the flags. `node --import tsx bench/render.ts <results.json>` re-renders a report from its JSON.',
+    `Reproduce: \`${r.command}\` (this run). The full report is \`npm run bench -- --peers\` (the peers and the ablation, ` +
+      '10–15 min on a quiet 2-core machine); `npm run bench -- --quick` takes a few minutes; `--help` lists the flags. `node --import tsx bench/render.ts <results.json>` re-renders a report from its JSON.',
   );
   out.push('');
   return out.join('\n');
