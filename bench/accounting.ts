@@ -1,7 +1,7 @@
 // What one scenario cost each process: CPU time (from /proc), the peak resident memory
 // during the scenario (VmHWM, reset at its start), and the Temporal calls the API made.
 import type { HttpClient } from './http.js';
-import { cpuMs, machineTicks, peakRssMb, resetPeak } from './proc.js';
+import { cpuMs, machineTicks, peakRssMb, resetPeak, treeCpuMs } from './proc.js';
 
 export interface Usage {
   /** CPU ms per process over the scenario. */
@@ -25,7 +25,13 @@ export class Accounting {
     private readonly pids: Record<string, number>,
     private readonly http: HttpClient,
     private readonly apiUrls: string[],
+    /** Processes counted with their whole tree (PostgreSQL forks a backend per connection). */
+    private readonly trees: ReadonlySet<string> = new Set(),
   ) {}
+
+  private cpu(name: string, pid: number): number | undefined {
+    return this.trees.has(name) ? treeCpuMs(pid) : cpuMs(pid);
+  }
 
   private async rpcCounts(): Promise<Record<string, number>> {
     const total: Record<string, number> = {};
@@ -44,7 +50,7 @@ export class Accounting {
     const cpuBefore: Record<string, number> = {};
     for (const [name, pid] of Object.entries(this.pids)) {
       peakReset = resetPeak(pid) && peakReset;
-      const cpu = cpuMs(pid);
+      const cpu = this.cpu(name, pid);
       if (cpu !== undefined) cpuBefore[name] = cpu;
     }
     return async () => {
@@ -60,7 +66,7 @@ export class Accounting {
         capacityMs: 0,
       };
       for (const [name, pid] of Object.entries(this.pids)) {
-        const cpu = cpuMs(pid);
+        const cpu = this.cpu(name, pid);
         if (cpu !== undefined && cpuBefore[name] !== undefined) usage.cpuMs[name] = cpu - cpuBefore[name];
         const peak = peakRssMb(pid);
         if (peak !== undefined) usage.peakRssMb[name] = peak;

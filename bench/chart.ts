@@ -16,6 +16,11 @@ const COLORS: Record<string, string> = {
   replay: '#059669',
   plain: '#94a3b8',
   'replay-uncached': '#d97706',
+  restate: '#0d9488',
+  dbos: '#b45309',
+  'replay-checkout': '#10b981',
+  'replay-restate': '#5eead4',
+  'replay-dbos': '#fcd34d',
 };
 
 const LABELS: Record<string, string> = {
@@ -30,6 +35,11 @@ const LABELS: Record<string, string> = {
   replay: 'replay (API cache)',
   plain: 'plain Fastify endpoint',
   'replay-uncached': 'replay (no cache)',
+  restate: 'checkout on Restate',
+  dbos: 'checkout on DBOS Transact',
+  'replay-checkout': 'checkout replay (API cache)',
+  'replay-restate': 'checkout replay on Restate',
+  'replay-dbos': 'checkout replay on DBOS',
 };
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');

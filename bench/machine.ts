@@ -11,6 +11,8 @@ export interface MachineInfo {
   memoryGiB: number;
   kernel: string;
   loadAverage: string;
+  /** The same at the end of the run: the machine is shared, and its load moves every latency. */
+  loadAverageEnd?: string;
   node: string;
   temporalCli: string;
   packages: Record<string, string>;

@@ -1,26 +1,39 @@
-// `npm run bench`: starts its own stack on loopback (Temporal dev server on a SQLite file,
-// sandboxes, API, workers), warms up, runs the bounded scenarios (bench/scenarios/) and writes
-// bench/results/<name>.json, <name>.md and <name>.svg (and .png when Chromium is there).
-// It stops by itself: fixed counts, and a hard time limit per mode.
-import { cpSync, mkdirSync, writeFileSync } from 'node:fs';
+// `npm run bench`: starts its own stack on loopback (the sandboxes; a Temporal dev server on
+// a SQLite file, the API and the workers; with --peers the same checkout on Restate and on
+// DBOS Transact against the same sandboxes), warms up, runs the bounded scenarios
+// (bench/scenarios/), reads where the time goes from histories, runs the ablation of the
+// server's tuning on fresh engines, and writes bench/results/<name>.json, <name>.md and
+// <name>.svg (and .png when Chromium is there). It stops by itself: fixed counts, a time
+// budget per phase, and a hard time limit.
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join, relative, resolve } from 'node:path';
+import { postgresBinDir } from '../common/postgres.js';
+import { Supervisor } from '../common/supervisor/supervisor.js';
 import { Accounting } from './accounting.js';
 import { latencyChartSvg, renderPng } from './chart.js';
 import { httpClient } from './http.js';
 import { machineInfo } from './machine.js';
+import { hardLimitMs, parseOptions, USAGE, type BenchOptions } from './modes.js';
+import { PEER_NAMES, PEERS_DIR, type PeerName } from './peers/index.js';
+import { ensurePeersInstalled } from './peers/install.js';
+import { startPeer } from './peers/supervised.js';
 import { clockHealth } from './proc.js';
-import { parseOptions, USAGE, type BenchOptions } from './modes.js';
 import { summarizeProfiles } from './profile.js';
 import { markdownReport } from './report.js';
-import { computeRatios, resultsJson, type BenchResults } from './results.js';
+import { computeRatios, computeVerdicts, resultsJson, type BenchResults, type PeerInfo } from './results.js';
+import { runAblation } from './scenarios/ablation.js';
 import { runContention } from './scenarios/contention.js';
-import type { BenchContext } from './scenarios/context.js';
+import { emptyFinished, type ActivityKind, type BenchContext, type PeerTarget } from './scenarios/context.js';
 import { runNewOperations, warmUp } from './scenarios/new-operations.js';
 import { runReplays } from './scenarios/replays.js';
 import { checkoutBody, seedSandboxes, submit, TENANT } from './scenarios/workload.js';
-import { removeDataDir, ROOT, startStack, type Stack } from './stack.js';
+import { bundleWorkflows, removeDataDir, ROOT, startSandboxes, startStack, type Sandboxes, type Stack } from './stack.js';
 import { timeWorkerStartup } from './startup.js';
+import { recordedActivityKind, timelineOf, type Timeline } from './timeline.js';
 import { historyCost } from './transitions.js';
+import { devServerTuning } from './tuning.js';
 import { benchWorkerOptions } from './processes/worker-options.js';
 
 function log(line: string): void {
@@ -46,7 +59,43 @@ function samplePlainBody(): string {
   });
 }
 
+function packageVersion(dir: string, name: string): string {
+  try {
+    return (JSON.parse(readFileSync(join(dir, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
+}
+
+function peerVersions(peer: PeerName): Record<string, string> {
+  if (peer === 'restate') {
+    return Object.fromEntries(
+      ['@restatedev/restate-server', '@restatedev/restate-sdk'].map((p) => [p, packageVersion(PEERS_DIR, p)]),
+    );
+  }
+  let postgres = 'unknown';
+  try {
+    postgres = execFileSync(join(postgresBinDir(), 'postgres'), ['--version'], { encoding: 'utf8' }).trim();
+  } catch {
+    // reported as unknown
+  }
+  return { '@dbos-inc/dbos-sdk': packageVersion(PEERS_DIR, '@dbos-inc/dbos-sdk'), postgresql: postgres };
+}
+
+function commandLine(opts: BenchOptions): string {
+  const flags = [
+    ...(opts.mode.name === 'default' ? [] : [`--${opts.mode.name}`]),
+    ...(opts.peers ? ['--peers'] : []),
+    ...(opts.ablation !== opts.mode.ablationByDefault ? [opts.ablation ? '--ablation' : '--no-ablation'] : []),
+    ...(opts.activityKind === 'auto' ? [] : [`--activity-kind ${opts.activityKind}`]),
+    ...(opts.profile ? ['--profile'] : []),
+  ];
+  return `npm run bench${flags.length ? ` -- ${flags.join(' ')}` : ''}`;
+}
+
 async function run(opts: BenchOptions): Promise<void> {
+  // Before the clock starts: the first --peers run downloads the peers' packages.
+  if (opts.peers) ensurePeersInstalled(log);
   const started = Date.now();
   const startedAt = new Date(started).toISOString();
   const runId = Math.random().toString(36).slice(2, 10);
@@ -55,114 +104,211 @@ async function run(opts: BenchOptions): Promise<void> {
   const outDir = resolve(opts.outDir);
   mkdirSync(outDir, { recursive: true });
   const mode = opts.mode;
-  log(`mode ${mode.name}; data in ${relative(ROOT, dataDir)}; results to ${relative(ROOT, outDir) || '.'}/${opts.name}.*`);
+  const limitMs = hardLimitMs(opts);
+  log(
+    `mode ${mode.name}${opts.peers ? ' with the peers' : ''}${opts.ablation ? ' and the ablation' : ''}; data in ${relative(ROOT, dataDir)}; ` +
+      `results to ${relative(ROOT, outDir) || '.'}/${opts.name}.*; load average ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}`,
+  );
 
   const execArgv: Record<string, string[]> = {};
   if (opts.profile) {
     for (const name of ['api', 'worker']) execArgv[name] = ['--cpu-prof', '--cpu-prof-dir', join(profileDir, name)];
   }
-  const plainBody = samplePlainBody();
-  const stack: Stack = await startStack({
-    dataDir,
-    logLevel: opts.logLevel,
-    execArgv,
-    noCacheApi: mode.concurrencies.some((c) => mode.uncachedReplays(c) > 0),
-    plainBody,
-    log,
-  });
+  const tuning = devServerTuning();
+  if (!tuning.appliedByDevServer) log(`the server's tuning comes from ${tuning.source}`);
+
+  // Everything started is stopped in reverse order (an ablation engine, the run's engine,
+  // the peers, the sandboxes), on success, failure, signal or time limit.
+  let sandboxes: Sandboxes | undefined;
+  let stack: Stack | undefined;
+  let rowStack: Stack | undefined;
+  let journalMode: string | undefined;
+  const peerSupervisor = new Supervisor();
   const http = httpClient(64);
-  let stopped = false;
-  const stopStack = async () => {
-    if (stopped) return { journalMode: undefined };
-    stopped = true;
-    http.close();
-    return stack.stop();
+  const stopEngine = async () => {
+    const s = stack;
+    stack = undefined;
+    if (s) ({ journalMode } = await s.stop());
   };
+  let stopping: Promise<void> | undefined;
+  const stopEverything = () =>
+    (stopping ??= (async () => {
+      http.close();
+      const steps = [() => rowStack?.stop(), stopEngine, () => peerSupervisor.stopAll(), () => sandboxes?.stop()];
+      for (const step of steps)
+        await Promise.resolve(step()).catch((err: unknown) => console.error(`bench: stopping: ${String(err)}`));
+    })());
   const abandon = (code: number) =>
-    void stopStack()
-      .catch(() => undefined)
-      .finally(() => {
-        if (!opts.keepData) removeDataDir(dataDir);
-        process.exit(code);
-      });
+    void stopEverything().finally(() => {
+      if (!opts.keepData) removeDataDir(dataDir);
+      process.exit(code);
+    });
   const hardLimit = setTimeout(() => {
-    console.error(`bench: over its time limit (${mode.hardLimitMs / 60_000} min): stopping`);
+    console.error(`bench: over its time limit (${(limitMs / 60_000).toFixed(1)} min): stopping`);
     abandon(2);
-  }, mode.hardLimitMs);
+  }, limitMs);
   hardLimit.unref();
-  const onSignal = (signal: string) => {
-    console.error(`bench: ${signal}, stopping the stack`);
-    abandon(130);
-  };
-  process.once('SIGINT', () => onSignal('SIGINT'));
-  process.once('SIGTERM', () => onSignal('SIGTERM'));
+  process.once('SIGINT', () => (console.error('bench: SIGINT, stopping the stack'), abandon(130)));
+  process.once('SIGTERM', () => (console.error('bench: SIGTERM, stopping the stack'), abandon(130)));
 
   try {
-    const machine = machineInfo(stack.temporal.version, dataDir);
-    const apiUrls = [stack.urls.api, ...(stack.urls.apiNoCache ? [stack.urls.apiNoCache] : [])];
+    const sandboxesStarting = startSandboxes({ dataDir, logLevel: opts.logLevel, plainBody: samplePlainBody(), execArgv }).then(
+      (s) => (sandboxes = s),
+    );
+    const bundlesBuilding = bundleWorkflows(dataDir);
+    // The peers need the sandboxes only: they start while Temporal does.
+    const peersStarting = sandboxesStarting.then((sb) => {
+      if (!opts.peers) return [];
+      log(`starting the peers: ${PEER_NAMES.join(', ')}`);
+      return Promise.all(
+        PEER_NAMES.map((peer) =>
+          startPeer(peerSupervisor, peer, {
+            dataDir: join(dataDir, 'peers', peer),
+            bankUrl: sb.urls.bank,
+            reservationsUrl: sb.urls.reservations,
+            logLevel: opts.logLevel,
+          }),
+        ),
+      );
+    });
+    const stackStarting = startStack({
+      dataDir,
+      logLevel: opts.logLevel,
+      execArgv,
+      noCacheApi: mode.concurrencies.some((c) => mode.uncachedReplays(c) > 0),
+      sandboxes: sandboxesStarting,
+      bundles: bundlesBuilding,
+      tuning,
+      log,
+    }).then((s) => (stack = s));
+    // Settled, not raced: whatever did start is known to the stop before a failure is thrown.
+    const starts = await Promise.allSettled([stackStarting, peersStarting, bundlesBuilding]);
+    for (const start of starts) if (start.status === 'rejected') throw start.reason;
+    const peers = await peersStarting;
+    const bundles = await bundlesBuilding;
+    if (!stack || !sandboxes) throw new Error('the stack did not start');
+    const engine: Stack = stack;
+
+    const machine = machineInfo(engine.temporal.version, dataDir);
+    const apiUrls = [engine.urls.api, ...(engine.urls.apiNoCache ? [engine.urls.apiNoCache] : [])];
+    const peerTargets: PeerTarget[] = peers.map((p) => ({ peer: p.stack.peer, checkoutUrl: p.stack.checkoutUrl }));
+    const peerPids = Object.fromEntries(peerSupervisor.parts.map((p) => [p.name, p.pid!]));
     const ctx: BenchContext = {
-      stack,
+      stack: engine,
       mode,
       runId,
       http,
-      accounting: new Accounting(stack.pids, http, apiUrls),
+      accounting: new Accounting({ ...engine.pids, ...peerPids }, http, apiUrls, new Set(['postgres'])),
       log,
-      startedAt: performance.now() - (Date.now() - started),
+      phaseStartedAt: performance.now(),
+      activityKind: 'regular',
+      peers: peerTargets,
       skipped: [],
-      finished: { payment: [], checkout: [], bare1: [], bare3: [], 'bare1-tracked': [], 'bare3-tracked': [] },
+      finished: emptyFinished(),
+      charges: new Map(),
     };
     await seedSandboxes(ctx);
-    // One checkout end to end before anything is timed: the whole path works.
-    const probe = await submit(http, stack.urls.api, 'checkout', `bench-${runId}-probe`, checkoutBody());
+    // One checkout end to end before anything is timed: the whole path works, and its
+    // history says which activity kind retrysafe's steps use.
+    const probeKey = `bench-${runId}-probe`;
+    const probe = await submit(http, engine.urls.api, 'checkout', probeKey, checkoutBody());
     if (probe.operation.status !== 'succeeded')
       throw new Error(`probe checkout did not succeed: ${JSON.stringify(probe.operation)}`);
+    const probeHistory = await engine.client.workflow.getHandle(`${TENANT}/${probeKey}`).fetchHistory();
+    const detected = recordedActivityKind(probeHistory.events ?? []);
+    let activityKind: ActivityKind;
+    let how: string;
+    if (opts.activityKind !== 'auto') {
+      activityKind = opts.activityKind;
+      how = `--activity-kind ${opts.activityKind} (the probe checkout's history showed ${detected})`;
+    } else if (detected === 'regular' || detected === 'local') {
+      activityKind = detected;
+      how = "read off the probe checkout's history";
+    } else {
+      throw new Error(
+        `the probe checkout's history shows ${detected} activities: say which baseline R1 compares with (--activity-kind regular|local)`,
+      );
+    }
+    ctx.activityKind = activityKind;
+    log(`retrysafe's steps run as ${activityKind} activities (${how}): the bare baseline uses the same kind`);
 
     log(`warming up (${mode.warmupOps} of each kind)`);
     await warmUp(ctx);
-    log('new operations vs bare Temporal');
+    log(`new operations vs bare Temporal${peerTargets.length ? ' and the peers' : ''}`);
     const newOps = await runNewOperations(ctx);
-    log('replays vs the plain endpoint');
+    log('replays vs the plain endpoint' + (peerTargets.length ? " and the peers' replays" : ''));
     const replays = await runReplays(ctx);
     log(`contention: ${mode.contentionRequests} identical requests for one new key`);
     const contention = await runContention(ctx);
-    log('state transitions and history');
+    log('state transitions, history and where the time goes');
     const history = [];
+    const ids = (kind: keyof BenchContext['finished']) =>
+      kind === 'payment' || kind === 'checkout' ? ctx.finished[kind].map((k) => `${TENANT}/${k}`) : ctx.finished[kind];
     for (const kind of ['payment', 'checkout', 'bare1', 'bare3', 'bare1-tracked', 'bare3-tracked'] as const) {
-      const ids =
-        kind === 'payment' || kind === 'checkout' ? ctx.finished[kind].map((k) => `${TENANT}/${k}`) : ctx.finished[kind];
-      if (ids.length > 0) history.push(await historyCost(stack.client, kind, ids, mode.transitionSample));
+      if (ids(kind).length > 0) history.push(await historyCost(engine.client, kind, ids(kind), mode.transitionSample));
+    }
+    const timeline: Timeline[] = [];
+    const lowest = `-c${Math.min(...mode.concurrencies)}-`;
+    for (const kind of ['checkout', 'bare3', 'payment', 'bare1'] as const) {
+      const sample = ids(kind).filter((id) => id.includes(lowest));
+      if (sample.length > 0) timeline.push(await timelineOf(engine.client, kind, sample, mode.timelineSample));
     }
     let startup: BenchResults['startup'] = null;
-    if (mode.startupRuns > 0 && Date.now() - started > mode.budget.contentionBy + 30_000) {
-      ctx.skipped.push('worker start-up');
-    } else if (mode.startupRuns > 0) {
+    if (mode.startupRuns > 0) {
       log(`worker start-up (worker/main.ts, ${mode.startupRuns} times)`);
-      startup = await timeWorkerStartup(stack.temporal.address, mode.startupRuns, runId);
+      startup = await timeWorkerStartup(engine.temporal.address, mode.startupRuns, runId);
     }
-
     machine.clock.end = clockHealth();
-    const { journalMode } = await stopStack();
+    const peerInfo: PeerInfo[] | null = opts.peers
+      ? peers.map((p) => ({
+          peer: p.stack.peer,
+          durability: p.stack.durability,
+          versions: peerVersions(p.stack.peer),
+          processes: p.parts.map((part) => part.name),
+        }))
+      : null;
+    const mainArgv = engine.temporal.argv;
+    // The ablation gets the machine to itself: the run's engine and the peers stop first.
+    await stopEngine();
+    await peerSupervisor.stopAll();
+
+    let ablation: BenchResults['ablation'] = null;
+    if (opts.ablation) {
+      log(`ablation of the server's tuning (${tuning.settings.length} settings, at most ${mode.ablation.budgetMs / 60_000} min)`);
+      ablation = await runAblation(ctx, {
+        dataDir,
+        logLevel: opts.logLevel,
+        sandboxes,
+        bundles,
+        tuning,
+        counts: mode.ablation,
+        onEngine: (s) => (rowStack = s),
+      });
+    }
+    machine.loadAverageEnd = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+    await stopEverything();
     const profiles = opts.profile ? summarizeProfiles(profileDir) : [];
     if (opts.profile) cpSync(profileDir, join(outDir, 'profiles', opts.name), { recursive: true });
 
     const scenarios = [...newOps, ...replays];
     const svg = latencyChartSvg(scenarios, `retrysafe benchmark ${opts.name} (${mode.name})`);
-    const svgPath = join(outDir, `${opts.name}.svg`);
-    writeFileSync(svgPath, svg);
-    const pngPath = join(outDir, `${opts.name}.png`);
-    const png = await renderPng(svg, pngPath);
+    writeFileSync(join(outDir, `${opts.name}.svg`), svg);
+    const png = await renderPng(svg, join(outDir, `${opts.name}.png`));
+    const ratios = computeRatios(scenarios, mode.concurrencies);
     const results: BenchResults = {
-      schema: 1,
+      schema: 2,
       name: opts.name,
       mode: mode.name,
-      command: `npm run bench${mode.name === 'default' ? '' : ` -- --${mode.name}`}${opts.profile ? ' --profile' : ''}`,
+      command: commandLine(opts),
       startedAt,
       durationMs: Date.now() - started,
       machine,
       temporal: {
-        cli: stack.temporal.version.split('\n')[0]!,
-        argv: stack.temporal.argv,
-        pragmasPassed: stack.temporal.argv.flatMap((a, i, all) => (all[i - 1] === '--sqlite-pragma' ? [a] : [])),
+        cli: engine.temporal.version.split('\n')[0]!,
+        argv: mainArgv,
+        pragmasPassed: mainArgv.flatMap((a, i, all) => (all[i - 1] === '--sqlite-pragma' ? [a] : [])),
         journalMode,
         dataFs: machine.dataFs,
       },
@@ -172,7 +318,7 @@ async function run(opts: BenchOptions): Promise<void> {
           ? JSON.stringify(benchWorkerOptions)
           : 'SDK defaults (as worker/main.ts)',
         apiCache: 'RETRYSAFE_CACHE_SIZE 10000, RETRYSAFE_CACHE_TTL 10m (defaults); second API: RETRYSAFE_CACHE_SIZE=0',
-        bundleMs: stack.bundleMs,
+        bundleMs: bundles.ms,
         batchMaxMs: mode.batchMaxMs,
         profiled: opts.profile,
         counts: {
@@ -180,11 +326,13 @@ async function run(opts: BenchOptions): Promise<void> {
           rounds: mode.rounds,
           opsPerRound: Object.fromEntries(mode.concurrencies.map((c) => [c, mode.ops(c)])),
           replaysPerRound: Object.fromEntries(mode.concurrencies.map((c) => [c, mode.replays(c)])),
+          checkoutReplaysPerRound: Object.fromEntries(mode.concurrencies.map((c) => [c, mode.checkoutReplays(c)])),
+          ...(opts.peers ? { peerOpsPerRound: Object.fromEntries(mode.concurrencies.map((c) => [c, mode.peerOps(c)])) } : {}),
           warmup: mode.warmupOps,
           contention: `${mode.contentionRequests} × ${mode.contentionTrials} trials per type`,
         },
       },
-      ratios: computeRatios(scenarios, mode.concurrencies),
+      ratios,
       skipped: ctx.skipped,
       scenarios,
       contention,
@@ -196,18 +344,28 @@ async function run(opts: BenchOptions): Promise<void> {
         png: png.ok ? `${opts.name}.png` : null,
         pngNote: png.ok ? 'rendered by Chromium' : png.reason,
       },
+      activityKind: { used: activityKind, detected, how },
+      tuning: { source: tuning.source, appliedByDevServer: tuning.appliedByDevServer, settings: [...tuning.settings] },
+      peers: peerInfo,
+      verdicts: [],
+      timeline,
+      ablation,
     };
+    results.verdicts = computeVerdicts(results);
     const jsonPath = join(outDir, `${opts.name}.json`);
     writeFileSync(jsonPath, resultsJson(results));
     writeFileSync(
       join(outDir, `${opts.name}.md`),
       markdownReport(results, { json: `${opts.name}.json`, svg: `${opts.name}.svg`, png: png.ok ? `${opts.name}.png` : null }),
     );
+    for (const v of results.verdicts)
+      log(`verdict: ${v.figure}: ${v.now} (target ${v.target}, moonshot ${v.moonshot}) → ${v.met}`);
     log(
-      `wrote ${relative(ROOT, jsonPath)}, ${opts.name}.md, ${opts.name}.svg${png.ok ? `, ${opts.name}.png` : ` (no PNG: ${png.reason})`} in ${((Date.now() - started) / 1000).toFixed(0)} s`,
+      `wrote ${relative(ROOT, jsonPath)}, ${opts.name}.md, ${opts.name}.svg${png.ok ? `, ${opts.name}.png` : ` (no PNG: ${png.reason})`} in ` +
+        `${((Date.now() - started) / 1000).toFixed(0)} s; load average at the end ${machine.loadAverageEnd}`,
     );
   } finally {
-    await stopStack();
+    await stopEverything();
     clearTimeout(hardLimit);
     if (!opts.keepData) removeDataDir(dataDir);
   }

@@ -29,13 +29,48 @@ export interface Mode {
   /** Also start the retrysafe workflows with a Temporal client, without the API (decomposition). */
   direct: boolean;
   /**
-   * Time budget from the start of the run: no new-operation batch starts after
-   * `newOpsBy`, no replay batch after `replaysBy`, no contention trial beyond the first
-   * after `contentionBy`. A slow (busy) machine gets a shorter report, not a longer run.
+   * Checkouts per peer batch (--peers): a peer's checkout takes a fraction of retrysafe's,
+   * so a batch of the same count would be over before its rate could be read.
    */
-  budget: { newOpsBy: number; replaysBy: number; contentionBy: number };
-  /** The run is aborted past this (it never should be). */
+  peerOps(concurrency: number): number;
+  /** Replays of finished checkouts per concurrency and round, retrysafe's and each peer's. */
+  checkoutReplays(concurrency: number): number;
+  /** Histories read per kind for "where the time goes". */
+  timelineSample: number;
+  /** Whether the ablation runs without --ablation. */
+  ablationByDefault: boolean;
+  ablation: AblationCounts;
+  /**
+   * Time budget of each phase, from its start: no new-operation batch starts after
+   * `newOpsMs`, no replay batch after `replaysMs`, no contention trial beyond the first
+   * after `contentionMs`. A slow (busy) machine gets a shorter report, not a longer run.
+   */
+  budget: { newOpsMs: number; replaysMs: number; contentionMs: number };
+  /** The run without the ablation and the peers is aborted past this (it never should be). */
   hardLimitMs: number;
+}
+
+/** With the peers, the new-operation phase has more batches (each short): its budget grows by this factor. */
+export const PEERS_BUDGET_FACTOR = 1.25;
+
+/** The hard time limit of a run with these options: the mode's, plus the ablation's budget and the peers' start. */
+export function hardLimitMs(opts: { mode: Mode; peers: boolean; ablation: boolean }): number {
+  const { mode } = opts;
+  return (
+    mode.hardLimitMs +
+    (opts.peers ? mode.budget.newOpsMs * (PEERS_BUDGET_FACTOR - 1) + 2 * 60_000 : 0) +
+    (opts.ablation ? mode.ablation.budgetMs + 2 * 60_000 : 0)
+  );
+}
+
+/** The ablation's counts: per row (one server configuration), retrysafe checkouts and bare workflows. */
+export interface AblationCounts {
+  warmupOps: number;
+  opsC1: number;
+  opsC32: number;
+  batchMaxMs: number;
+  /** No row starts after this long from the ablation's start; the rows left out are listed. */
+  budgetMs: number;
 }
 
 export const MODES: Record<ModeName, Mode> = {
@@ -54,7 +89,12 @@ export const MODES: Record<ModeName, Mode> = {
     batchMaxMs: 6_000,
     replayBatchMaxMs: 3_000,
     direct: true,
-    budget: { newOpsBy: 6.5 * 60_000, replaysBy: 8 * 60_000, contentionBy: 8.5 * 60_000 },
+    peerOps: (c) => (c === 1 ? 100 : c <= 8 ? 400 : 1000),
+    checkoutReplays: (c) => (c === 1 ? 300 : 600),
+    timelineSample: 20,
+    ablationByDefault: true,
+    ablation: { warmupOps: 6, opsC1: 20, opsC32: 96, batchMaxMs: 6_000, budgetMs: 5 * 60_000 },
+    budget: { newOpsMs: 5 * 60_000, replaysMs: 1.5 * 60_000, contentionMs: 45_000 },
     hardLimitMs: 11 * 60_000,
   },
   quick: {
@@ -72,8 +112,13 @@ export const MODES: Record<ModeName, Mode> = {
     batchMaxMs: 3_000,
     replayBatchMaxMs: 1_500,
     direct: false,
-    budget: { newOpsBy: 75_000, replaysBy: 90_000, contentionBy: 95_000 },
-    hardLimitMs: 3 * 60_000,
+    peerOps: (c) => (c === 1 ? 40 : c <= 8 ? 160 : 400),
+    checkoutReplays: (c) => (c === 1 ? 100 : 200),
+    timelineSample: 8,
+    ablationByDefault: false,
+    ablation: { warmupOps: 4, opsC1: 8, opsC32: 64, batchMaxMs: 4_000, budgetMs: 3 * 60_000 },
+    budget: { newOpsMs: 75_000, replaysMs: 30_000, contentionMs: 5_000 },
+    hardLimitMs: 4 * 60_000,
   },
   smoke: {
     name: 'smoke',
@@ -90,13 +135,25 @@ export const MODES: Record<ModeName, Mode> = {
     batchMaxMs: 4_000,
     replayBatchMaxMs: 2_000,
     direct: false,
-    budget: { newOpsBy: 90_000, replaysBy: 100_000, contentionBy: 100_000 },
+    peerOps: (c) => c * 4,
+    checkoutReplays: () => 20,
+    timelineSample: 2,
+    ablationByDefault: false,
+    ablation: { warmupOps: 1, opsC1: 2, opsC32: 8, batchMaxMs: 3_000, budgetMs: 60_000 },
+    budget: { newOpsMs: 90_000, replaysMs: 10_000, contentionMs: 1_000 },
     hardLimitMs: 3 * 60_000,
   },
 };
 
+export type ActivityKindOption = 'auto' | 'regular' | 'local';
+
 export interface BenchOptions {
   mode: Mode;
+  /** Race the same checkout on Restate and DBOS Transact (installs them on first use). */
+  peers: boolean;
+  ablation: boolean;
+  /** Which bare baseline R1 compares with: auto reads the kind off a checkout's history. */
+  activityKind: ActivityKindOption;
   outDir: string;
   /** File name stem: `<date>` for the default mode, `<date>-<mode>` otherwise, or --name. */
   name: string;
@@ -105,11 +162,18 @@ export interface BenchOptions {
   logLevel: string;
 }
 
-export const USAGE = `npm run bench -- [--quick | --smoke] [--out DIR] [--name NAME] [--profile] [--keep-data]
+export const USAGE = `npm run bench -- [--quick | --smoke] [--peers] [--ablation | --no-ablation] [--out DIR] [--name NAME]
+                       [--activity-kind auto|regular|local] [--profile] [--keep-data]
 
-  (default)     the full run: concurrency 1, 8, 32, three rounds each (under 10 minutes)
-  --quick       one smaller round (under 2 minutes)
+  (default)     the full run: concurrency 1, 8, 32, three rounds each, and the ablation (10–15 minutes with --peers on a
+                quiet 2-core machine; each phase has a time budget, so a busy machine gets a shorter report, not a longer run)
+  --quick       one smaller round, no ablation (2–4 minutes, about 5 with --peers)
   --smoke       a handful of operations per scenario (CI)
+  --peers       the same checkout on Restate and on DBOS Transact in the same run, beside retrysafe's
+                (their npm packages are installed into bench/peers on first use; DBOS needs PostgreSQL 15+)
+  --ablation    each tuning setting of the embedded Temporal server switched off in turn (default: full run only)
+  --no-ablation leave the ablation out of the full run
+  --activity-kind  the bare baseline's activity kind for R1 (default auto: the kind retrysafe's checkout recorded)
   --out DIR     where <name>.json, <name>.md and <name>.svg go (default bench/results)
   --name NAME   file name stem (default: the date, with -quick / -smoke appended)
   --profile     run the API and the worker with --cpu-prof and add their top functions
@@ -122,6 +186,10 @@ export function parseOptions(argv: string[], today: Date = new Date()): BenchOpt
     options: {
       quick: { type: 'boolean', default: false },
       smoke: { type: 'boolean', default: false },
+      peers: { type: 'boolean', default: false },
+      ablation: { type: 'boolean', default: false },
+      'no-ablation': { type: 'boolean', default: false },
+      'activity-kind': { type: 'string', default: 'auto' },
       out: { type: 'string' },
       name: { type: 'string' },
       profile: { type: 'boolean', default: false },
@@ -134,12 +202,19 @@ export function parseOptions(argv: string[], today: Date = new Date()): BenchOpt
   });
   if (values.help) return 'help';
   if (values.quick && values.smoke) throw new Error('--quick and --smoke exclude each other');
+  if (values.ablation && values['no-ablation']) throw new Error('--ablation and --no-ablation exclude each other');
+  const activityKind = values['activity-kind'];
+  if (activityKind !== 'auto' && activityKind !== 'regular' && activityKind !== 'local')
+    throw new Error('--activity-kind: auto, regular or local');
   const mode = MODES[values.smoke ? 'smoke' : values.quick ? 'quick' : 'default'];
   const date = today.toISOString().slice(0, 10);
   if (values.name !== undefined && !/^[\w.-]{1,100}$/.test(values.name))
     throw new Error('--name: letters, digits, ".", "_", "-" only');
   return {
     mode,
+    peers: values.peers,
+    ablation: values.ablation || (mode.ablationByDefault && !values['no-ablation']),
+    activityKind,
     outDir: values.out ?? 'bench/results',
     name: values.name ?? (mode.name === 'default' ? date : `${date}-${mode.name}`),
     profile: values.profile,

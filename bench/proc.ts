@@ -2,7 +2,7 @@
 // resident-set high-water mark, which `clear_refs` resets so a peak belongs to one
 // scenario. Elsewhere the readers answer undefined and the report says "n/a".
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 
 const CLOCK_TICKS = (() => {
   try {
@@ -22,6 +22,43 @@ export function cpuMs(pid: number): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** A process and every living process under it (PostgreSQL's backends are children of the postmaster). */
+export function processTree(root: number): number[] {
+  const parents = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const tree = [root];
+  for (let i = 0; i < tree.length; i++) for (const [pid, parent] of parents) if (parent === tree[i]) tree.push(pid);
+  return tree;
+}
+
+/**
+ * CPU time a process tree has used so far, in ms: every living member's own time plus the
+ * time of the children each has reaped (cutime + cstime), so a backend that exits between
+ * two readings is still counted. Undefined when the root is gone.
+ */
+export function treeCpuMs(root: number): number | undefined {
+  if (cpuMs(root) === undefined) return undefined;
+  let total = 0;
+  for (const pid of processTree(root)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      total += ((Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) * 1000) / CLOCK_TICKS;
+    } catch {
+      // gone meanwhile: its time is in its parent's cutime from now on
+    }
+  }
+  return total;
 }
 
 function statusKb(pid: number, field: 'VmHWM' | 'VmRSS'): number | undefined {

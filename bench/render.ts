@@ -4,7 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { latencyChartSvg, renderPng } from './chart.js';
 import { markdownReport } from './report.js';
-import { computeRatios, resultsJson, type BenchResults } from './results.js';
+import { computeRatios, computeVerdicts, resultsJson, type BenchResults } from './results.js';
 
 const file = process.argv[2];
 if (!file) {
@@ -12,11 +12,12 @@ if (!file) {
   process.exit(64);
 }
 const results = JSON.parse(readFileSync(file, 'utf8')) as BenchResults;
-// Ratios are recomputed, so a change to how they are derived reaches old runs too.
+// Ratios and verdicts are recomputed, so a change to how they are derived reaches old runs too.
 results.ratios = computeRatios(
   results.scenarios,
   (results.settings.counts.concurrencies as number[] | undefined) ?? results.ratios.map((r) => r.concurrency),
 );
+results.verdicts = computeVerdicts(results);
 writeFileSync(file, resultsJson(results));
 const dir = dirname(file);
 const name = basename(file, '.json');

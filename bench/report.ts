@@ -1,6 +1,7 @@
 // The Markdown report of a run: ratios first, then each scenario's table, the machine,
 // the versions and the flags. Everything in it comes from the results JSON beside it.
-import { TARGETS, clockTrouble, find, type BenchResults } from './results.js';
+import { TARGETS, clockTrouble, computeVerdicts, find, type BenchResults, type Met } from './results.js';
+import { ALL_ON } from './scenarios/ablation.js';
 import type { Kind, ScenarioResult } from './scenarios/measure.js';
 
 const n1 = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : 'n/a');
@@ -42,7 +43,43 @@ const KIND_LABEL: Record<Kind, string> = {
   replay: 'replay (cached)',
   'replay-uncached': 'replay (no cache)',
   plain: 'plain endpoint',
+  restate: 'checkout on Restate',
+  dbos: 'checkout on DBOS',
+  'replay-checkout': 'checkout replay (cached)',
+  'replay-restate': 'checkout replay on Restate',
+  'replay-dbos': 'checkout replay on DBOS',
 };
+
+const PEER_KINDS = new Set<Kind>(['restate', 'dbos', 'replay-restate', 'replay-dbos']);
+
+const MET: Record<Met, string> = {
+  moonshot: '🌙 moonshot',
+  target: '✅ target',
+  missed: '❌ missed',
+  'not measured': '— not measured',
+};
+
+/** The processes that do a kind's work (the driver, the bench process, is shown apart unless it is the client). */
+const PARTS: Partial<Record<Kind, string[]>> = {
+  payment: ['api', 'worker', 'temporal', 'bank', 'reservations'],
+  checkout: ['api', 'worker', 'temporal', 'bank', 'reservations'],
+  bare1: ['baselineWorker', 'temporal', 'orchestrator'],
+  bare3: ['baselineWorker', 'temporal', 'orchestrator'],
+  restate: ['restate-server', 'restate-service', 'bank', 'reservations'],
+  dbos: ['postgres', 'dbos-service', 'bank', 'reservations'],
+};
+
+const PART_LABEL: Record<string, string> = {
+  orchestrator: 'bench (Temporal client)',
+  baselineWorker: 'worker',
+  postgres: 'PostgreSQL',
+};
+
+/** CPU ms per operation of each process that does `s`'s work, and their sum. */
+function systemCpu(s: ScenarioResult): { total: number; parts: Array<[string, number]> } {
+  const parts = (PARTS[s.kind] ?? []).map((p): [string, number] => [p, cpuPerOp(s, p)]);
+  return { total: parts.reduce((a, [, v]) => a + (Number.isFinite(v) ? v : 0), 0), parts };
+}
 
 export function markdownReport(r: BenchResults, files: { json: string; svg: string; png: string | null }): string {
   const out: string[] = [];
@@ -51,8 +88,44 @@ export function markdownReport(r: BenchResults, files: { json: string; svg: stri
   out.push('');
   out.push(
     `\`${r.command}\` · mode **${r.mode}** · started ${r.startedAt} · took ${(r.durationMs / 1000).toFixed(0)} s · ` +
-      `${r.machine.cores} cores, ${r.machine.cpuModel}. Raw numbers: [${files.json}](${files.json}).` +
+      `${r.machine.cores} cores, ${r.machine.cpuModel} · **load average ${r.machine.loadAverage}** at the start` +
+      `${r.machine.loadAverageEnd ? `, ${r.machine.loadAverageEnd} at the end` : ''} (1, 5, 15 min; above ${r.machine.cores} every process here waited for a core). ` +
+      `Raw numbers: [${files.json}](${files.json}).` +
       (r.settings.profiled ? ' **Profiled run**: the API and the worker ran under --cpu-prof, which slows them.' : ''),
+  );
+  out.push('');
+  if (r.mode !== 'default') {
+    out.push(
+      `> **A ${r.mode} run**: fewer operations and one round per concurrency, so its figures are indicative. ` +
+        'The report to quote is a full `npm run bench -- --peers` on a quiet machine.',
+    );
+    out.push('');
+  }
+  if (r.tuning && !r.tuning.appliedByDevServer) {
+    out.push(
+      `> **Server tuning from ${r.tuning.source}**: this run's dev servers got ${r.tuning.settings.map((t) => `\`${t.args.join(' ')}\``).join(', ')}, ` +
+        'which `npm start` does not apply yet.',
+    );
+    out.push('');
+  }
+
+  const verdicts = r.verdicts ?? computeVerdicts(r);
+  out.push('## Verdicts');
+  out.push('');
+  out.push(
+    "Each computed from this run's own numbers. Peers: the same checkout saga (reserve → charge → confirm, keys derived " +
+      "from the idempotency key, compensations registered first) on Restate and on DBOS Transact, against retrysafe's own " +
+      'sandboxes, through the same HTTP driver at the same concurrencies' +
+      (r.peers ? '' : ' — not in this run (`npm run bench -- --peers`)') +
+      '. R1 and R2 divide by bare Temporal on the same server with activities of the same kind ' +
+      `(${r.activityKind ? `**${r.activityKind.used}**, ${r.activityKind.how}` : 'regular'}).`,
+  );
+  out.push('');
+  out.push(
+    table(
+      ['figure', 'now', 'target', 'moonshot', 'verdict', 'from'],
+      verdicts.map((v) => [v.figure, v.now, v.target, v.moonshot, MET[v.met], v.note ?? '']),
+    ),
   );
   out.push('');
   out.push('## Ratios (and their targets)');
@@ -84,61 +157,13 @@ export function markdownReport(r: BenchResults, files: { json: string; svg: stri
   ];
   out.push(table(['ratio', ...cs.map((c) => `c=${c}`), 'target'], rows));
   out.push('');
-  const execs = r.contention.map((t) => t.executions);
-  const effects = r.contention.map((t) => t.charges);
-  const units = r.contention.filter((t) => t.unitsTaken !== null).map((t) => t.unitsTaken!);
-  const verdict: Array<[string, string, boolean]> = [
-    [
-      'R1 (worst)',
-      n2(
-        worst(
-          r.ratios.flatMap((x) => [x.r1Payment, x.r1Checkout]),
-          Math.min,
-        ),
-      ),
-      worst(
-        r.ratios.flatMap((x) => [x.r1Payment, x.r1Checkout]),
-        Math.min,
-      ) >= TARGETS.r1,
-    ],
-    [
-      'R2 p99 (worst)',
-      n2(
-        worst(
-          r.ratios.flatMap((x) => [x.r2PaymentP99, x.r2CheckoutP99]),
-          Math.max,
-        ),
-      ),
-      worst(
-        r.ratios.flatMap((x) => [x.r2PaymentP99, x.r2CheckoutP99]),
-        Math.max,
-      ) <= TARGETS.r2p99,
-    ],
-    [
-      'R4 (worst)',
-      n2(
-        worst(
-          r.ratios.map((x) => x.r4),
-          Math.max,
-        ),
-      ),
-      worst(
-        r.ratios.map((x) => x.r4),
-        Math.max,
-      ) <= TARGETS.r4,
-    ],
-    ['contention: executions per key', execs.join(', '), execs.length > 0 && execs.every((e) => e === TARGETS.executions)],
-    [
-      'contention: downstream effects per key (charges; units held)',
-      `${effects.join(', ')}${units.length ? `; ${units.join(', ')}` : ''}`,
-      effects.length > 0 && effects.every((e) => e === TARGETS.effects) && units.every((u) => u === 1),
-    ],
-  ];
+  const r4Worst = worst(
+    r.ratios.map((x) => x.r4),
+    Math.max,
+  );
   out.push(
-    table(
-      ['target', 'measured', 'met'],
-      verdict.map(([a, b, ok]) => [a, b, check(ok)]),
-    ),
+    `R4 (worst over c): ${n2(r4Worst)} against its target ≤ ${TARGETS.r4}: ${check(r4Worst <= TARGETS.r4)}. ` +
+      `Bare baselines in this run: ${r.activityKind?.used ?? 'regular'} activities.`,
   );
   out.push('');
   const clocks = [r.machine.clock.start, r.machine.clock.end].filter((c): c is NonNullable<typeof c> => c !== undefined);
@@ -370,7 +395,171 @@ export function markdownReport(r: BenchResults, files: { json: string; svg: stri
   );
   out.push('');
 
-  out.push('## 5. State transitions and history per operation');
+  if (r.peers?.length) {
+    out.push('## 5. The peers: the same checkout on Restate and on DBOS Transact');
+    out.push('');
+    out.push(
+      "Each peer runs retrysafe's checkout saga (bench/peers: the same request, the same derived keys, compensations " +
+        "registered before their step) against this run's bank and reservation service, behind the same HTTP contract " +
+        "(POST /v1/checkouts with an Idempotency-Key, answered once the checkout ended). Driven by the bench's own client " +
+        "and closed loop, interleaved with retrysafe's checkout batches (ABBA). A peer batch has more checkouts than " +
+        "retrysafe's (each takes a fraction of the time), so that its rate can be read. CPU: every process that does the " +
+        "checkout's work (the PostgreSQL server with all its backends), the sandboxes included, ÷ checkouts; the driver is not counted.",
+    );
+    out.push('');
+    const systems: Kind[] = ['checkout', 'bare3', ...r.peers.map((p) => p.peer as Kind)];
+    out.push(
+      table(
+        ['system', 'c', 'ops/s', 'p50 / p95 / p99 ms', 'n', 'errors', 'CPU ms/checkout', 'of it'],
+        cs.flatMap((c) =>
+          systems.map((k) => {
+            const s = find(r.scenarios, k, c);
+            const cpu = s ? systemCpu(s) : undefined;
+            return [
+              KIND_LABEL[k],
+              c,
+              n1(s?.steadyOpsPerSec ?? Number.NaN),
+              pct(s),
+              s?.ops ?? 0,
+              s?.errors ?? 0,
+              n1(cpu?.total ?? Number.NaN),
+              cpu ? cpu.parts.map(([p, v]) => `${PART_LABEL[p] ?? p} ${n1(v)}`).join(' · ') : '',
+            ];
+          }),
+        ),
+      ),
+    );
+    out.push('');
+    out.push('Replays (a retry of a finished checkout, same key and body):');
+    out.push('');
+    out.push(
+      table(
+        ['system', 'c', 'req/s', 'p50 / p95 / p99 ms', "mean (Little's law) ms", 'n', 'errors'],
+        cs.flatMap((c) =>
+          (['replay-checkout', ...r.peers!.map((p) => `replay-${p.peer}` as Kind)] as Kind[]).map((k) => {
+            const s = find(r.scenarios, k, c);
+            return [
+              KIND_LABEL[k],
+              c,
+              n1(s?.opsPerSec ?? Number.NaN),
+              pct(s),
+              ms(s?.littleMeanMs ?? Number.NaN),
+              s?.ops ?? 0,
+              s?.errors ?? 0,
+            ];
+          }),
+        ),
+      ),
+    );
+    out.push('');
+    out.push(
+      table(
+        ['peer', 'versions', 'durability (set, and checked where the engine can be asked)', 'processes'],
+        r.peers.map((p) => [
+          p.peer,
+          Object.entries(p.versions)
+            .map(([k, v]) => `${k} ${v}`)
+            .join(', '),
+          p.durability.join('; '),
+          p.processes.join(', '),
+        ]),
+      ),
+    );
+    out.push('');
+  }
+
+  if (r.timeline?.length) {
+    out.push('## 6. Where the time goes');
+    out.push('');
+    out.push(
+      `Inside Temporal, from the histories of ${r.timeline[0]!.sampled} operations per kind at c=${cs[0]} (medians of each phase's ` +
+        'per-operation total, so the rows need not add up exactly): each workflow task from scheduled to started (waiting ' +
+        'for the history service to dispatch it and a worker to poll it) and from started to completed (the worker running ' +
+        'the workflow code), each activity from scheduled to started and started to completed, each local activity from ' +
+        "its task's start (or the previous local activity's completion) to the completion its marker records: it runs " +
+        'inside the workflow task, so that row is part of the task\'s. "Outside the history" is the ' +
+        "client's end-to-end p50 minus start → close: the API, the start RPC and the wait for the result. An activity " +
+        'dispatch near 0 ms is eager dispatch: the worker got the activity in the answer to its workflow task completion.',
+    );
+    out.push('');
+    for (const [own, bare] of [
+      ['checkout', 'bare3'],
+      ['payment', 'bare1'],
+    ] as const) {
+      const a = r.timeline.find((t) => t.kind === own);
+      const b = r.timeline.find((t) => t.kind === bare);
+      if (!a) continue;
+      const phases = [...new Set([...a.phases.map((p) => p.phase), ...(b?.phases.map((p) => p.phase) ?? [])])];
+      const value = (t: typeof a | undefined, phase: string) => {
+        const p = t?.phases.find((x) => x.phase === phase);
+        return p ? ms(p.medianMs) : '—';
+      };
+      const label = (phase: string) => {
+        const m = /^step (\d+)/.exec(phase);
+        if (!m) return phase;
+        const i = Number(m[1]) - 1;
+        return `${phase} — ${a.stepNames[i] ?? '?'}${b?.stepNames[i] ? ` / ${b.stepNames[i]}` : ''}`;
+      };
+      const e2e = (k: Kind, t: typeof a | undefined) => {
+        const s = find(r.scenarios, k, cs[0]!);
+        return s && t ? s.latencyMs.p50 - t.startToCloseMs : Number.NaN;
+      };
+      out.push(`### ${own} vs ${KIND_LABEL[bare]} (${r.activityKind?.used ?? 'regular'} activities), ms`);
+      out.push('');
+      out.push(
+        table(
+          ['phase', own, KIND_LABEL[bare]],
+          [
+            ...phases.map((ph) => [label(ph), value(a, ph), value(b, ph)]),
+            ['start → close (in the history)', ms(a.startToCloseMs), ms(b?.startToCloseMs ?? Number.NaN)],
+            ['workflow tasks per operation', a.workflowTasks, b?.workflowTasks ?? '—'],
+            [
+              `client end-to-end p50, c=${cs[0]}`,
+              ms(find(r.scenarios, own, cs[0]!)?.latencyMs.p50 ?? Number.NaN),
+              ms(find(r.scenarios, bare, cs[0]!)?.latencyMs.p50 ?? Number.NaN),
+            ],
+            ['outside the history (API, start RPC, result)', ms(e2e(own, a)), ms(e2e(bare, b))],
+          ],
+        ),
+      );
+      out.push('');
+    }
+    out.push(
+      'CPU per operation by process (user + system, all threads, from /proc; PostgreSQL with its backends), at each ' +
+        "concurrency: where the machine's two cores go. The bench process is the Temporal client of the bare workflows, " +
+        'and the HTTP client of everything else (not counted there).',
+    );
+    out.push('');
+    const cpuKinds = (['payment', 'bare1', 'checkout', 'bare3', 'restate', 'dbos'] as Kind[]).filter((k) =>
+      r.scenarios.some((s) => s.kind === k),
+    );
+    // One column per role: the baseline's worker shares the worker column.
+    const column = (p: string) => (p === 'baselineWorker' ? 'worker' : p);
+    const columns = [...new Set(cpuKinds.flatMap((k) => (PARTS[k] ?? []).map(column)))];
+    out.push(
+      table(
+        ['operation', 'c', 'all ms/op', ...columns.map((p) => PART_LABEL[p] ?? p)],
+        cpuKinds.flatMap((k) =>
+          cs.map((c) => {
+            const s = find(r.scenarios, k, c);
+            const cpu = s ? systemCpu(s) : undefined;
+            return [
+              KIND_LABEL[k],
+              c,
+              n1(cpu?.total ?? Number.NaN),
+              ...columns.map((col) => {
+                const p = (PARTS[k] ?? []).find((x) => column(x) === col);
+                return p && s ? n1(cpuPerOp(s, p)) : '';
+              }),
+            ];
+          }),
+        ),
+      ),
+    );
+    out.push('');
+  }
+
+  out.push('## 7. State transitions and history per operation');
   out.push('');
   out.push(
     'Medians over a sample of executions from this run (DescribeWorkflowExecution: `stateTransitionCount`, `historyLength`, `historySizeBytes`).',
@@ -419,7 +608,7 @@ export function markdownReport(r: BenchResults, files: { json: string; svg: stri
   );
   out.push('');
 
-  out.push('## 6. CPU time and peak memory per operation');
+  out.push('## 8. CPU time and peak memory per operation');
   out.push('');
   out.push(
     'CPU: user + system time of each process over the scenario (all threads, /proc/<pid>/stat) ÷ operations. ' +
@@ -444,28 +633,30 @@ export function markdownReport(r: BenchResults, files: { json: string; svg: stri
         'machine busy',
         'of it not ours',
       ],
-      r.scenarios.map((s) => {
-        const workerName = s.kind.startsWith('bare') ? 'baselineWorker' : 'worker';
-        const total = Object.entries(s.usage.cpuMs).reduce((a, [, v]) => a + v, 0) / s.ops;
-        const apiName = s.kind === 'replay-uncached' ? 'apiNoCache' : s.kind === 'plain' ? 'plain' : 'api';
-        return [
-          KIND_LABEL[s.kind],
-          s.concurrency,
-          n2(cpuPerOp(s, workerName)),
-          n1(s.usage.peakRssMb[workerName] ?? Number.NaN),
-          n2(cpuPerOp(s, apiName)),
-          n2(cpuPerOp(s, 'temporal')),
-          n2(cpuPerOp(s, 'bank')),
-          n2(cpuPerOp(s, 'reservations')),
-          n2(cpuPerOp(s, 'orchestrator')),
-          n2(total),
-          ['plain', 'bare1', 'bare3', 'bare1-tracked', 'bare3-tracked', 'payment-direct', 'checkout-direct'].includes(s.kind)
-            ? '—'
-            : rpcsPerOp(s),
-          s.usage.capacityMs > 0 ? `${((s.usage.machineBusyMs / s.usage.capacityMs) * 100).toFixed(0)}%` : 'n/a',
-          s.usage.machineBusyMs > 0 ? `${((s.usage.foreignMs / s.usage.machineBusyMs) * 100).toFixed(0)}%` : 'n/a',
-        ];
-      }),
+      r.scenarios
+        .filter((s) => !PEER_KINDS.has(s.kind))
+        .map((s) => {
+          const workerName = s.kind.startsWith('bare') ? 'baselineWorker' : 'worker';
+          const total = Object.entries(s.usage.cpuMs).reduce((a, [, v]) => a + v, 0) / s.ops;
+          const apiName = s.kind === 'replay-uncached' ? 'apiNoCache' : s.kind === 'plain' ? 'plain' : 'api';
+          return [
+            KIND_LABEL[s.kind],
+            s.concurrency,
+            n2(cpuPerOp(s, workerName)),
+            n1(s.usage.peakRssMb[workerName] ?? Number.NaN),
+            n2(cpuPerOp(s, apiName)),
+            n2(cpuPerOp(s, 'temporal')),
+            n2(cpuPerOp(s, 'bank')),
+            n2(cpuPerOp(s, 'reservations')),
+            n2(cpuPerOp(s, 'orchestrator')),
+            n2(total),
+            ['plain', 'bare1', 'bare3', 'bare1-tracked', 'bare3-tracked', 'payment-direct', 'checkout-direct'].includes(s.kind)
+              ? '—'
+              : rpcsPerOp(s),
+            s.usage.capacityMs > 0 ? `${((s.usage.machineBusyMs / s.usage.capacityMs) * 100).toFixed(0)}%` : 'n/a',
+            s.usage.machineBusyMs > 0 ? `${((s.usage.foreignMs / s.usage.machineBusyMs) * 100).toFixed(0)}%` : 'n/a',
+          ];
+        }),
     ),
   );
   out.push('');
@@ -491,6 +682,66 @@ export function markdownReport(r: BenchResults, files: { json: string; svg: stri
     );
   }
   out.push('');
+
+  if (r.ablation) {
+    const a = r.ablation;
+    out.push("## 9. Ablation of the embedded server's tuning");
+    out.push('');
+    out.push(
+      `Each row a fresh engine (dev server on a new SQLite file, API, both workers) on this run's sandboxes, with the run's ` +
+        "own engine and the peers stopped: every setting, none (the dev server's own defaults), then each one switched off " +
+        `in turn. Per row: ${a.counts.opsC1} checkouts and ${a.counts.opsC1} bare three-step workflows ` +
+        `(${r.activityKind?.used ?? 'regular'} activities) at c=1, ${a.counts.opsC32} of each at c=32, after ${a.counts.warmupOps} ` +
+        `of each to warm up; ops/s by Little's law as above. Settings from ${a.tuningSource}.`,
+    );
+    out.push('');
+    const base = a.rows.find((x) => x.name === ALL_ON);
+    const delta = (v: number, b: number | undefined, lowerIsBetter: boolean) => {
+      if (b === undefined || !Number.isFinite(v) || !Number.isFinite(b) || b === 0) return '';
+      const x = v / b;
+      return ` (×${n2(x)}${Math.abs(x - 1) >= 0.15 ? ((lowerIsBetter ? x > 1 : x < 1) ? ' worse' : ' better') : ''})`;
+    };
+    out.push(
+      table(
+        [
+          'server',
+          'checkout c=1 p50 ms',
+          'checkout c=32 ops/s',
+          'bare c=1 p50 ms',
+          'bare c=32 ops/s',
+          'n (c=1 / c=32)',
+          'errors',
+        ],
+        a.rows.map((row) => [
+          row.name,
+          `${ms(row.checkout.c1P50Ms)}${delta(row.checkout.c1P50Ms, base?.checkout.c1P50Ms, true)}`,
+          `${n1(row.checkout.c32OpsPerSec)}${delta(row.checkout.c32OpsPerSec, base?.checkout.c32OpsPerSec, false)}`,
+          `${ms(row.bare.c1P50Ms)}${delta(row.bare.c1P50Ms, base?.bare.c1P50Ms, true)}`,
+          `${n1(row.bare.c32OpsPerSec)}${delta(row.bare.c32OpsPerSec, base?.bare.c32OpsPerSec, false)}`,
+          `${row.checkout.n.c1}+${row.bare.n.c1} / ${row.checkout.n.c32}+${row.bare.n.c32}`,
+          row.checkout.errors + row.bare.errors,
+        ]),
+      ),
+    );
+    out.push('');
+    if (a.skipped.length) {
+      out.push(
+        `**Ablation time budget ran out** (${(a.counts.budgetMs / 60_000).toFixed(0)} min): left out ${a.skipped.join('; ')}.`,
+      );
+      out.push('');
+    }
+    if (a.settings.length) {
+      out.push(
+        table(
+          ['setting', 'arguments', 'why'],
+          a.settings.map((t) => [t.name, `\`${t.args.join(' ')}\``, t.why]),
+        ),
+      );
+      out.push('');
+    }
+    out.push('(×: the row ÷ the first row; "worse"/"better" when it moved by 15 % or more.)');
+    out.push('');
+  }
 
   if (r.startup) {
     out.push('## Worker start-up');
@@ -536,7 +787,10 @@ export function markdownReport(r: BenchResults, files: { json: string; svg: stri
         ['CPU', `${m.cpuModel}, ${m.cores} cores (shared)`],
         ['memory', `${m.memoryGiB} GiB`],
         ['kernel', m.kernel],
-        ['load average at start', m.loadAverage],
+        [
+          'load average (1, 5, 15 min)',
+          `${m.loadAverage} at the start${m.loadAverageEnd ? `, ${m.loadAverageEnd} at the end` : ''}`,
+        ],
         [
           'latency clock (performance.now)',
           clocks
@@ -557,8 +811,20 @@ export function markdownReport(r: BenchResults, files: { json: string; svg: stri
             : "none: the dev server's defaults (connect attributes `mode=rwc` only, one connection)",
         ],
         ['SQLite journal_mode (read back from the file)', r.temporal.journalMode ?? 'unknown'],
-        ['SQLite synchronous', "not set: SQLite's default, FULL (each commit is fsynced)"],
+        [
+          'SQLite synchronous',
+          r.temporal.pragmasPassed.find((p) => p.startsWith('synchronous=')) ??
+            "not set: SQLite's default, FULL (each commit is fsynced)",
+        ],
         ['data directory filesystem', `${r.temporal.dataFs} — a file on disk, not an in-memory database`],
+        [
+          'server tuning',
+          r.tuning ? `${r.tuning.settings.map((t) => t.name).join(', ') || 'none'} (from ${r.tuning.source})` : 'n/a',
+        ],
+        [
+          'activity kind of the steps (and the bare baseline)',
+          r.activityKind ? `${r.activityKind.used} (${r.activityKind.how})` : 'regular',
+        ],
         ['log level of the stack', r.settings.logLevel],
         ['worker options (both workers)', r.settings.workerOptions],
         ['API cache', r.settings.apiCache],
@@ -568,7 +834,8 @@ export function markdownReport(r: BenchResults, files: { json: string; svg: stri
   );
   out.push('');
   out.push(
-    'Reproduce: `npm run bench` (under 10 min), `npm run bench -- --quick` (under 2 min on a quiet machine); `--help` lists the flags. `node --import tsx bench/render.ts <results.json>` re-renders a report from its JSON.',
+    `Reproduce: \`${r.command}\` (this run). The full report is \`npm run bench -- --peers\` (the peers and the ablation, ` +
+      '10–15 min on a quiet 2-core machine); `npm run bench -- --quick` takes a few minutes; `--help` lists the flags. `node --import tsx bench/render.ts <results.json>` re-renders a report from its JSON.',
   );
   out.push('');
   return out.join('\n');

@@ -1,7 +1,11 @@
-// The bench's own stack, as a user runs it, through the repository's one supervisor: a
-// Temporal dev server on a SQLite file (common/dev-server.ts), the sandboxes and the API as
-// `node --import tsx <entry>` processes, and two worker processes (retrysafe and the bare
-// baseline) with prebuilt bundles. Everything listens on 127.0.0.1 and stop() stops it in
+// The bench's own stack, as a user runs it, through the repository's one supervisor, in
+// two layers: the sandboxes (bank, reservations, the plain replay endpoint), started once
+// per run and shared by everything that checks out, the peers included; and an engine on
+// top of them: a Temporal dev server on a SQLite file (common/dev-server.ts, or the same
+// server without some of its tuning for the ablation), the API as a `node --import tsx`
+// process, and two worker processes (retrysafe and the bare baseline) with prebuilt
+// bundles. An engine can be stopped and another started on the same sandboxes, which is
+// how the ablation compares server settings. Everything listens on 127.0.0.1 and stops in
 // reverse order: the APIs first, Temporal last (so SQLite closes cleanly).
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -9,40 +13,16 @@ import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import Database from 'better-sqlite3';
-import { startDevServer } from '../common/dev-server.js';
 import type { PartSpec } from '../common/supervisor/part.js';
 import { freePort } from '../common/supervisor/ports.js';
 import { httpProbe, lineProbe, type Probe } from '../common/supervisor/ready.js';
 import { Supervisor } from '../common/supervisor/supervisor.js';
 import { ensureTemporalCli, temporalCliVersion } from '../scripts/temporal-cli.js';
 import { WORKFLOW_BUNDLE_OPTIONS } from '../worker/create.js';
+import { startDevServerWithout, type Tuning } from './tuning.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BASELINE_WORKFLOWS = fileURLToPath(new URL('./baseline/workflows.ts', import.meta.url));
-
-export interface StackOptions {
-  dataDir: string;
-  /** LOG_LEVEL of every child. */
-  logLevel: string;
-  /** Extra node flags per child name (e.g. --cpu-prof for the API). */
-  execArgv?: Record<string, string[]>;
-  /** Also start a second API with RETRYSAFE_CACHE_SIZE=0 (replays without the cache). */
-  noCacheApi: boolean;
-  /** Body the plain replay baseline answers with. */
-  plainBody: string;
-  log: (line: string) => void;
-}
-
-export interface Stack {
-  temporal: { address: string; pid: number; bin: string; version: string; argv: string[]; dbFile: string };
-  client: Client;
-  urls: { api: string; apiNoCache?: string; plain: string; bank: string; reservations: string };
-  taskQueues: { retrysafe: string; baseline: string };
-  /** Process ids by role, for /proc accounting. */
-  pids: Record<string, number>;
-  bundleMs: number;
-  stop(): Promise<{ journalMode: string | undefined }>;
-}
 
 /**
  * A Node process of the bench (`node --import tsx <entry>`): this process's environment
@@ -65,6 +45,71 @@ export function benchProcess(
   };
 }
 
+export interface Sandboxes {
+  urls: { bank: string; reservations: string; plain: string };
+  /** Process ids by role, for /proc accounting. */
+  pids: Record<string, number>;
+  stop(): Promise<void>;
+}
+
+export async function startSandboxes(opts: {
+  dataDir: string;
+  logLevel: string;
+  plainBody: string;
+  execArgv?: Record<string, string[]>;
+}): Promise<Sandboxes> {
+  mkdirSync(opts.dataDir, { recursive: true });
+  const supervisor = new Supervisor();
+  const [bankPort, reservationsPort, plainPort] = await Promise.all([freePort(), freePort(), freePort()]);
+  const urls = {
+    bank: `http://127.0.0.1:${bankPort}`,
+    reservations: `http://127.0.0.1:${reservationsPort}`,
+    plain: `http://127.0.0.1:${plainPort}`,
+  };
+  const part = (name: string, entry: string, env: Record<string, string>, ready: Probe) =>
+    supervisor.add(benchProcess(name, entry, { LOG_LEVEL: opts.logLevel, ...env }, ready, opts.execArgv?.[name] ?? []));
+  try {
+    await Promise.all([
+      part(
+        'bank',
+        'downstream/bank/server.ts',
+        { BANK_HOST: '127.0.0.1', BANK_PORT: String(bankPort), BANK_DB: join(opts.dataDir, 'bank.db') },
+        httpProbe(`${urls.bank}/healthz`),
+      ).start(),
+      part(
+        'reservations',
+        'downstream/reservations/server.ts',
+        {
+          RESERVATIONS_HOST: '127.0.0.1',
+          RESERVATIONS_PORT: String(reservationsPort),
+          RESERVATIONS_DB: join(opts.dataDir, 'reservations.db'),
+        },
+        httpProbe(`${urls.reservations}/healthz`),
+      ).start(),
+      part(
+        'plain',
+        'bench/processes/plain.ts',
+        { BENCH_PLAIN_PORT: String(plainPort), BENCH_PLAIN_BODY: opts.plainBody },
+        lineProbe('bench plain listening'),
+      ).start(),
+    ]);
+  } catch (err) {
+    await supervisor.stopAll();
+    throw err;
+  }
+  return {
+    urls,
+    pids: Object.fromEntries(supervisor.parts.map((p) => [p.name, p.pid!])),
+    stop: () => supervisor.stopAll(),
+  };
+}
+
+export interface Bundles {
+  retrysafe: string;
+  baseline: string;
+  ms: number;
+}
+
 const quietBundler = {
   log: () => undefined,
   trace: () => undefined,
@@ -73,6 +118,48 @@ const quietBundler = {
   warn: (m: string) => console.warn(m),
   error: (m: string) => console.error(m),
 };
+
+/** Both workers' workflow bundles, built once per run and written under `dataDir`. */
+export async function bundleWorkflows(dataDir: string): Promise<Bundles> {
+  mkdirSync(dataDir, { recursive: true });
+  const started = performance.now();
+  const [retrysafe, baseline] = await Promise.all([
+    bundleWorkflowCode({ ...WORKFLOW_BUNDLE_OPTIONS, logger: quietBundler }),
+    bundleWorkflowCode({ workflowsPath: BASELINE_WORKFLOWS, logger: quietBundler }),
+  ]);
+  const paths = { retrysafe: join(dataDir, 'retrysafe-bundle.js'), baseline: join(dataDir, 'baseline-bundle.js') };
+  writeFileSync(paths.retrysafe, retrysafe.code);
+  writeFileSync(paths.baseline, baseline.code);
+  return { ...paths, ms: performance.now() - started };
+}
+
+export interface StackOptions {
+  /** Where this engine's SQLite file goes. */
+  dataDir: string;
+  /** LOG_LEVEL of every child. */
+  logLevel: string;
+  /** Extra node flags per child name (e.g. --cpu-prof for the API). */
+  execArgv?: Record<string, string[]>;
+  /** Also start a second API with RETRYSAFE_CACHE_SIZE=0 (replays without the cache). */
+  noCacheApi: boolean;
+  sandboxes: Promise<Sandboxes>;
+  bundles: Promise<Bundles>;
+  tuning: Tuning;
+  /** Names of tuning settings to leave out (the ablation); none for the run proper. */
+  without?: readonly string[];
+  log: (line: string) => void;
+}
+
+export interface Stack {
+  temporal: { address: string; pid: number; bin: string; version: string; argv: string[]; dbFile: string };
+  client: Client;
+  urls: { api: string; apiNoCache?: string; plain: string; bank: string; reservations: string };
+  taskQueues: { retrysafe: string; baseline: string };
+  /** Process ids by role, for /proc accounting (the sandboxes' included). */
+  pids: Record<string, number>;
+  /** Stops this engine (not the sandboxes, which it borrowed). */
+  stop(): Promise<{ journalMode: string | undefined }>;
+}
 
 export async function startStack(opts: StackOptions): Promise<Stack> {
   const { dataDir, log } = opts;
@@ -88,70 +175,26 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     const bin = ensureTemporalCli();
     const version = temporalCliVersion(bin);
     const dbFile = join(dataDir, 'temporal.db');
-    const [port, bankPort, reservationsPort, plainPort, apiPort, apiNoCachePort] = await Promise.all(
-      Array.from({ length: 6 }, () => freePort()),
-    );
-    const bank = `http://127.0.0.1:${bankPort}`;
-    const reservations = `http://127.0.0.1:${reservationsPort}`;
-    const plain = `http://127.0.0.1:${plainPort}`;
+    const [port, apiPort, apiNoCachePort] = await Promise.all(Array.from({ length: 3 }, () => freePort()));
     const suffix = Math.random().toString(36).slice(2, 8);
     const taskQueues = { retrysafe: `bench-retrysafe-${suffix}`, baseline: `bench-baseline-${suffix}` };
-
+    const without = opts.without ?? [];
     log(
-      `starting Temporal (${version.split('\n')[0]}) on 127.0.0.1:${port} with the SQLite file ${relative(ROOT, dbFile)}, the sandboxes and the plain endpoint; bundling the workflows`,
+      `starting Temporal (${version.split('\n')[0]}) on 127.0.0.1:${port} with the SQLite file ${relative(ROOT, dbFile)}` +
+        (without.length ? `, without: ${without.join(', ')}` : ''),
     );
-    const bundleStarted = performance.now();
-    const bundles = Promise.all([
-      bundleWorkflowCode({ ...WORKFLOW_BUNDLE_OPTIONS, logger: quietBundler }),
-      bundleWorkflowCode({ workflowsPath: BASELINE_WORKFLOWS, logger: quietBundler }),
-    ]).then((b) => ({ bundles: b, ms: performance.now() - bundleStarted }));
     // Registered first, so that it is stopped last.
-    const temporal = startDevServer({
-      bin,
-      dbFile,
-      port: port!,
-      headless: true,
-      logLevel: 'warn',
-      retentionMs: 24 * 3600_000,
-      supervisor,
-    });
-    const part = (name: string, entry: string, env: Record<string, string>, ready: Probe) =>
-      supervisor.add(benchProcess(name, entry, { LOG_LEVEL: opts.logLevel, ...env }, ready, opts.execArgv?.[name] ?? []));
-    // Nothing of these needs Temporal: started alongside it.
-    const sideParts = Promise.all([
-      part(
-        'bank',
-        'downstream/bank/server.ts',
-        { BANK_HOST: '127.0.0.1', BANK_PORT: String(bankPort), BANK_DB: join(dataDir, 'bank.db') },
-        httpProbe(`${bank}/healthz`),
-      ).start(),
-      part(
-        'reservations',
-        'downstream/reservations/server.ts',
-        {
-          RESERVATIONS_HOST: '127.0.0.1',
-          RESERVATIONS_PORT: String(reservationsPort),
-          RESERVATIONS_DB: join(dataDir, 'reservations.db'),
-        },
-        httpProbe(`${reservations}/healthz`),
-      ).start(),
-      part(
-        'plain',
-        'bench/processes/plain.ts',
-        { BENCH_PLAIN_PORT: String(plainPort), BENCH_PLAIN_BODY: opts.plainBody },
-        lineProbe('bench plain listening'),
-      ).start(),
-    ]);
-    // Observed here so that a failure is not unhandled while Temporal starts.
-    sideParts.catch(() => undefined);
-    bundles.catch(() => undefined);
-
-    const server = await temporal;
+    const server = await startDevServerWithout(
+      { bin, dbFile, port: port!, headless: true, logLevel: 'warn', retentionMs: 24 * 3600_000, supervisor },
+      opts.tuning,
+      without,
+    );
     connection = await Connection.connect({ address: server.address });
     const client = new Client({ connection, namespace: 'default' });
     const temporalEnv = { TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: 'default' };
+    const part = (name: string, entry: string, env: Record<string, string>, ready: Probe) =>
+      supervisor.add(benchProcess(name, entry, { LOG_LEVEL: opts.logLevel, ...env }, ready, opts.execArgv?.[name] ?? []));
 
-    log('starting the APIs and, once bundled, the workers');
     const apiEnv = (p: number, extra: Record<string, string> = {}) => ({
       ...temporalEnv,
       API_HOST: '127.0.0.1',
@@ -173,15 +216,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
         : []),
     ]);
     apis.catch(() => undefined);
-
-    const {
-      bundles: [retrysafeBundle, baselineBundle],
-      ms: bundleMs,
-    } = await bundles;
-    const retrysafeBundlePath = join(dataDir, 'retrysafe-bundle.js');
-    const baselineBundlePath = join(dataDir, 'baseline-bundle.js');
-    writeFileSync(retrysafeBundlePath, retrysafeBundle!.code);
-    writeFileSync(baselineBundlePath, baselineBundle!.code);
+    const [sandboxes, bundles] = await Promise.all([opts.sandboxes, opts.bundles]);
     const workers = Promise.all([
       part(
         'worker',
@@ -190,9 +225,9 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
           ...temporalEnv,
           BENCH_WORKER_KIND: 'retrysafe',
           BENCH_TASK_QUEUE: taskQueues.retrysafe,
-          BENCH_WORKFLOW_BUNDLE: retrysafeBundlePath,
-          BANK_URL: bank,
-          RESERVATIONS_URL: reservations,
+          BENCH_WORKFLOW_BUNDLE: bundles.retrysafe,
+          BANK_URL: sandboxes.urls.bank,
+          RESERVATIONS_URL: sandboxes.urls.reservations,
         },
         lineProbe('bench worker ready'),
       ).start(),
@@ -203,14 +238,14 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
           ...temporalEnv,
           BENCH_WORKER_KIND: 'baseline',
           BENCH_TASK_QUEUE: taskQueues.baseline,
-          BENCH_WORKFLOW_BUNDLE: baselineBundlePath,
+          BENCH_WORKFLOW_BUNDLE: bundles.baseline,
         },
         lineProbe('bench worker ready'),
       ).start(),
     ]);
-    await Promise.all([sideParts, apis, workers]);
+    await Promise.all([apis, workers]);
 
-    const pids: Record<string, number> = { orchestrator: process.pid };
+    const pids: Record<string, number> = { orchestrator: process.pid, ...sandboxes.pids };
     for (const p of supervisor.parts) pids[p.name] = p.pid!;
 
     return {
@@ -219,13 +254,10 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       urls: {
         api: `http://127.0.0.1:${apiPort}`,
         ...(opts.noCacheApi ? { apiNoCache: `http://127.0.0.1:${apiNoCachePort}` } : {}),
-        plain,
-        bank,
-        reservations,
+        ...sandboxes.urls,
       },
       taskQueues,
       pids,
-      bundleMs,
       async stop() {
         await stopAll();
         return { journalMode: readJournalMode(dbFile) };

@@ -1,11 +1,15 @@
 // One peer on this machine with the sandboxes it calls: the bank and the reservation
 // service (`node --import tsx downstream/<name>/server.ts`) and the peer's processes, all
-// on free loopback ports, under one data directory. For the peers' own scripts
-// (measure.ts, try.ts); the bench proper starts the same specs under its supervisor.
+// on free loopback ports, under one data directory and the repository's one supervisor.
+// For the peers' own scripts (measure.ts, try.ts); the bench proper starts the same
+// specs next to its own stack (./supervised.ts).
 import { join } from 'node:path';
-import { PEER_PORTS, PEERS_DIR, peerStack, type PeerName, type PeerStack, type ProcessSpec } from './index.js';
+import { httpProbe } from '../../common/supervisor/ready.js';
+import { freePort } from '../../common/supervisor/ports.js';
+import { Supervisor } from '../../common/supervisor/supervisor.js';
+import { PEERS_DIR, type PeerName, type PeerStack } from './index.js';
 import { ensurePeersInstalled } from './install.js';
-import { freePort, start, type Running } from './spawn.js';
+import { startPeer } from './supervised.js';
 
 const ROOT = join(PEERS_DIR, '..', '..');
 
@@ -13,33 +17,12 @@ export interface LocalPeer {
   stack: PeerStack;
   bank: string;
   reservations: string;
-  processes: Running[];
+  /** Every process started, in start order. */
+  processes: Array<{ name: string; pid: number }>;
   /** Stops every process, the peer's first. */
   stop(): Promise<void>;
 }
 
-function sandbox(name: 'bank' | 'reservations', port: number, dataDir: string, logLevel: string): ProcessSpec {
-  const prefix = name === 'bank' ? 'BANK' : 'RESERVATIONS';
-  return {
-    name,
-    file: process.execPath,
-    args: ['--import', 'tsx', join(ROOT, 'downstream', name, 'server.ts')],
-    env: {
-      [`${prefix}_HOST`]: '127.0.0.1',
-      [`${prefix}_PORT`]: String(port),
-      [`${prefix}_DB`]: join(dataDir, `${name}.db`),
-      LOG_LEVEL: logLevel,
-    },
-    cwd: ROOT,
-    ready: { http: `http://127.0.0.1:${port}/healthz` },
-    stopSignal: 'SIGTERM',
-  };
-}
-
-/**
- * Starts the sandboxes, then `peer` (prepare, its processes in order, setup). On a failure
- * whatever started is stopped again before the error is thrown.
- */
 export interface LocalOptions {
   dataDir: string;
   logLevel?: string;
@@ -49,40 +32,46 @@ export interface LocalOptions {
   onSandboxesReady?: (urls: { bank: string; reservations: string }) => Promise<void>;
 }
 
+/**
+ * Starts the sandboxes, then `peer` (prepare, its processes in order, setup). On a failure
+ * whatever started is stopped again before the error is thrown.
+ */
 export async function startLocal(peer: PeerName, opts: LocalOptions): Promise<LocalPeer> {
   ensurePeersInstalled();
   const logLevel = opts.logLevel ?? 'warn';
-  const processes: Running[] = [];
-  const stop = async () => {
-    for (const part of [...processes].reverse()) {
-      await part.stop().catch((err: unknown) => console.error(`${part.name} did not stop: ${String(err)}`));
-    }
-  };
+  const supervisor = new Supervisor();
+  const stop = () => supervisor.stopAll();
   try {
-    const bankPort = await freePort();
-    const reservationsPort = await freePort();
-    const bank = `http://127.0.0.1:${bankPort}`;
-    const reservations = `http://127.0.0.1:${reservationsPort}`;
-    processes.push(await start(sandbox('bank', bankPort, opts.dataDir, logLevel)));
-    processes.push(await start(sandbox('reservations', reservationsPort, opts.dataDir, logLevel)));
+    const sandbox = async (name: 'bank' | 'reservations') => {
+      const port = await freePort();
+      const prefix = name === 'bank' ? 'BANK' : 'RESERVATIONS';
+      const url = `http://127.0.0.1:${port}`;
+      await supervisor
+        .add({
+          name,
+          command: { entry: join(ROOT, 'downstream', name, 'server.ts') },
+          env: {
+            [`${prefix}_HOST`]: '127.0.0.1',
+            [`${prefix}_PORT`]: String(port),
+            [`${prefix}_DB`]: join(opts.dataDir, `${name}.db`),
+            LOG_LEVEL: logLevel,
+          },
+          ready: httpProbe(`${url}/healthz`),
+        })
+        .start();
+      return url;
+    };
+    const bank = await sandbox('bank');
+    const reservations = await sandbox('reservations');
     await opts.onSandboxesReady?.({ bank, reservations });
-
-    const ports: Record<string, number> = {};
-    for (const name of PEER_PORTS[peer]) ports[name] = await freePort();
-    const common = {
+    const { stack } = await startPeer(supervisor, peer, {
       dataDir: join(opts.dataDir, peer),
       bankUrl: bank,
       reservationsUrl: reservations,
       logLevel,
       execArgv: opts.execArgv,
-    };
-    const stack =
-      peer === 'restate'
-        ? peerStack('restate', { ...common, ports: ports as never })
-        : peerStack('dbos', { ...common, ports: ports as never });
-    stack.prepare();
-    for (const spec of stack.processes) processes.push(await start(spec));
-    await stack.setup();
+    });
+    const processes = supervisor.parts.map((p) => ({ name: p.name, pid: p.pid! }));
     return { stack, bank, reservations, processes, stop };
   } catch (err) {
     await stop();

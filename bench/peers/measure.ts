@@ -11,13 +11,13 @@
 // latency (the same keys again), checks that every checkout charged once, took its stock
 // once and replays to the same chargeId, and runs acc_bob's declined checkout (its hold
 // must be released). It prints a table and one JSON line, and stops everything.
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { httpClient, type HttpClient } from '../http.js';
 import { closedLoop, type BatchResult } from '../load.js';
-import { cpuMs } from '../proc.js';
+import { treeCpuMs } from '../proc.js';
 import { summarize } from '../stats.js';
 import { PEER_NAMES, PEERS_DIR, type PeerName } from './index.js';
 import { startLocal, type LocalPeer } from './local.js';
@@ -44,27 +44,10 @@ async function checkout(http: HttpClient, url: string, key: string, body: unknow
   return JSON.parse(res.text) as Outcome;
 }
 
-/** A process and every process under it (PostgreSQL's backends are children of the postmaster). */
-function processTree(root: number): number[] {
-  const parents = new Map<number, number>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const tree = [root];
-  for (let i = 0; i < tree.length; i++) for (const [pid, parent] of parents) if (parent === tree[i]) tree.push(pid);
-  return tree;
-}
-
 /** CPU time used so far by each named process tree, in ms (Linux /proc; 0 elsewhere). */
 function cpuByProcess(processes: { name: string; pid: number }[]): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const p of processes) out[p.name] = processTree(p.pid).reduce((sum, pid) => sum + (cpuMs(pid) ?? 0), 0);
+  for (const p of processes) out[p.name] = treeCpuMs(p.pid) ?? 0;
   return out;
 }
 

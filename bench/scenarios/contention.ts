@@ -5,7 +5,7 @@ import type { Client } from '@temporalio/client';
 import { httpClient, type HttpClient } from '../http.js';
 import { summarize, type LatencySummary } from '../stats.js';
 import type { Usage } from '../accounting.js';
-import { overBudget, type BenchContext } from './context.js';
+import { overBudget, startPhase, type BenchContext } from './context.js';
 import { AMOUNT, checkoutBody, paymentBody, submit, TENANT, type Tally } from './workload.js';
 
 export interface ContentionTrial {
@@ -59,9 +59,10 @@ export async function runContention(ctx: BenchContext): Promise<ContentionTrial[
   const n = ctx.mode.contentionRequests;
   // Its own sockets: all requests must be in flight together, not queued behind each other.
   const burst = httpClient(n);
+  startPhase(ctx);
   try {
     for (let t = 0; t < ctx.mode.contentionTrials; t++) {
-      if (t > 0 && overBudget(ctx, ctx.mode.budget.contentionBy)) {
+      if (t > 0 && overBudget(ctx, ctx.mode.budget.contentionMs)) {
         ctx.skipped.push(`contention trials ${t + 1}–${ctx.mode.contentionTrials}`);
         break;
       }

@@ -1,9 +1,22 @@
 // What every scenario of a run is given: the stack, the mode's counts and time budget, the
-// HTTP client and the accounting, and where it records what it finished or skipped.
+// HTTP client and the accounting, the peers to race (if any), and where it records what it
+// finished or skipped.
 import type { Accounting } from '../accounting.js';
 import type { HttpClient } from '../http.js';
 import type { Mode } from '../modes.js';
+import type { PeerName } from '../peers/index.js';
 import type { Stack } from '../stack.js';
+
+/** How retrysafe's steps reach their activities, and so which bare baseline R1 divides by. */
+export type ActivityKind = 'regular' | 'local';
+
+export type FinishedKind = 'payment' | 'checkout' | 'bare1' | 'bare3' | 'bare1-tracked' | 'bare3-tracked' | PeerName;
+
+export interface PeerTarget {
+  peer: PeerName;
+  /** Where a checkout is POSTed: retrysafe's body and Idempotency-Key header. */
+  checkoutUrl: string;
+}
 
 export interface BenchContext {
   stack: Stack;
@@ -12,15 +25,43 @@ export interface BenchContext {
   http: HttpClient;
   accounting: Accounting;
   log: (line: string) => void;
-  /** performance.now() at the start of the run, for the mode's time budget. */
-  startedAt: number;
+  /** performance.now() at the start of the current phase, for the mode's time budget. */
+  phaseStartedAt: number;
+  activityKind: ActivityKind;
+  peers: PeerTarget[];
   /** Batches and trials left out because the time budget ran out. */
   skipped: string[];
-  /** Keys (retrysafe) and workflow IDs (bare) of finished operations, by kind. */
-  finished: Record<'payment' | 'checkout' | 'bare1' | 'bare3' | 'bare1-tracked' | 'bare3-tracked', string[]>;
+  /** Keys (retrysafe, peers) and workflow IDs (bare) of finished operations, by kind. */
+  finished: Record<FinishedKind, string[]>;
+  /** chargeId of each finished checkout by `<kind>:<key>`, so a replay can be checked against it. */
+  charges: Map<string, string>;
 }
 
-/** Whether the run is past `by` ms of its budget: a busy machine gets a shorter report, not a longer run. */
-export function overBudget(ctx: BenchContext, by: number): boolean {
-  return performance.now() - ctx.startedAt > by;
+export function emptyFinished(): Record<FinishedKind, string[]> {
+  return {
+    payment: [],
+    checkout: [],
+    bare1: [],
+    bare3: [],
+    'bare1-tracked': [],
+    'bare3-tracked': [],
+    restate: [],
+    dbos: [],
+  };
+}
+
+/** Starts a phase of the run: its budget counts from here. */
+export function startPhase(ctx: BenchContext): void {
+  ctx.phaseStartedAt = performance.now();
+}
+
+/** Whether the current phase is past `ms` of its budget: a busy machine gets a shorter report, not a longer run. */
+export function overBudget(ctx: BenchContext, ms: number): boolean {
+  return performance.now() - ctx.phaseStartedAt > ms;
+}
+
+/** The bare baseline's workflow type for `kind`, in the activity kind retrysafe's steps use. */
+export function bareWorkflowType(kind: 'bare1' | 'bare3' | 'bare1-tracked' | 'bare3-tracked', activity: ActivityKind): string {
+  const [base, tracked] = kind.split('-') as ['bare1' | 'bare3', string | undefined];
+  return `${base}${activity === 'local' ? 'Local' : ''}${tracked ? 'Tracked' : ''}`;
 }

@@ -17,7 +17,14 @@ export type Kind =
   | 'bare3-tracked'
   | 'replay'
   | 'replay-uncached'
-  | 'plain';
+  | 'plain'
+  /** The same checkout on a peer (--peers). */
+  | 'restate'
+  | 'dbos'
+  /** Retries of finished checkouts: retrysafe's (API cache) and each peer's. */
+  | 'replay-checkout'
+  | 'replay-restate'
+  | 'replay-dbos';
 
 export interface ScenarioResult {
   kind: Kind;

@@ -1,13 +1,16 @@
 // Replays: finished payments POSTed again through the API (its cache, then a second API
-// without one), against a plain Fastify endpoint answering a body of the same size.
+// without one), against a plain Fastify endpoint answering a body of the same size; and
+// finished checkouts POSTed again, retrysafe's and (with --peers) each peer's, each
+// checked to answer the chargeId the first answer carried.
 import type { BenchContext } from './context.js';
-import { overBudget } from './context.js';
+import { overBudget, startPhase } from './context.js';
 import { measured, merge, type Batch, type Kind, type ScenarioResult } from './measure.js';
-import { paymentBody } from './workload.js';
+import { checkoutBody, paymentBody, submitToPeer } from './workload.js';
 
 export async function runReplays(ctx: BenchContext): Promise<ScenarioResult[]> {
   const keys = ctx.finished.payment;
   if (keys.length === 0) throw new Error('no finished payment to replay');
+  startPhase(ctx);
   const body = JSON.stringify(paymentBody());
   const results: ScenarioResult[] = [];
   const replay = (apiUrl: string) => async (i: number) => {
@@ -27,6 +30,28 @@ export async function runReplays(ctx: BenchContext): Promise<ScenarioResult[]> {
     });
     if (res.status !== 200) throw new Error(`plain → ${res.status}`);
   };
+  const checkouts = checkoutBody();
+  const checkoutKeys = ctx.finished.checkout;
+  const replayCheckout = async (i: number) => {
+    const key = checkoutKeys[i % checkoutKeys.length]!;
+    const res = await ctx.http.send('POST', `${ctx.stack.urls.api}/v1/checkouts`, {
+      headers: { 'content-type': 'application/json', 'idempotency-key': key },
+      body: JSON.stringify(checkouts),
+    });
+    const chargeId =
+      res.status === 200 ? (JSON.parse(res.text) as { result?: { chargeId?: string } }).result?.chargeId : undefined;
+    if (res.headers['idempotent-replayed'] !== 'true' || chargeId !== ctx.charges.get(`checkout:${key}`))
+      throw new Error(`checkout replay of ${key} → ${res.status} chargeId ${String(chargeId)}`);
+  };
+  const replayPeer = (target: BenchContext['peers'][number]) => {
+    const peerKeys = ctx.finished[target.peer];
+    return async (i: number) => {
+      const key = peerKeys[i % peerKeys.length]!;
+      const outcome = await submitToPeer(ctx.http, target.checkoutUrl, key, checkouts);
+      if (outcome.result?.chargeId !== ctx.charges.get(`${target.peer}:${key}`))
+        throw new Error(`${target.peer} replay of ${key}: chargeId ${String(outcome.result?.chargeId)}`);
+    };
+  };
   for (const c of ctx.mode.concurrencies) {
     const batches = new Map<Kind, Batch[]>();
     for (let round = 0; round < ctx.mode.rounds; round++) {
@@ -34,11 +59,18 @@ export async function runReplays(ctx: BenchContext): Promise<ScenarioResult[]> {
         ['replay', ctx.mode.replays(c), replay(ctx.stack.urls.api)],
         ['plain', ctx.mode.replays(c), plain],
       ];
+      const checkoutPlan: Array<[Kind, number, (i: number) => Promise<void>]> = [];
+      if (checkoutKeys.length > 0) checkoutPlan.push(['replay-checkout', ctx.mode.checkoutReplays(c), replayCheckout]);
+      for (const target of ctx.peers) {
+        if (ctx.finished[target.peer].length > 0)
+          checkoutPlan.push([`replay-${target.peer}`, ctx.mode.checkoutReplays(c), replayPeer(target)]);
+      }
+      plan.push(...checkoutPlan);
       if (round % 2 === 1) plan.reverse();
       if (ctx.stack.urls.apiNoCache)
         plan.push(['replay-uncached', ctx.mode.uncachedReplays(c), replay(ctx.stack.urls.apiNoCache)]);
       for (const [kind, n, op] of plan) {
-        if (overBudget(ctx, ctx.mode.budget.replaysBy)) {
+        if (overBudget(ctx, ctx.mode.budget.replaysMs)) {
           ctx.skipped.push(`${kind} c=${c} round ${round + 1}`);
           continue;
         }
@@ -46,7 +78,7 @@ export async function runReplays(ctx: BenchContext): Promise<ScenarioResult[]> {
         batches.set(kind, [...(batches.get(kind) ?? []), batch]);
       }
     }
-    for (const kind of ['replay', 'plain', 'replay-uncached'] as Kind[]) {
+    for (const kind of ['replay', 'plain', 'replay-uncached', 'replay-checkout', 'replay-restate', 'replay-dbos'] as Kind[]) {
       const b = batches.get(kind);
       if (b) {
         const merged = merge(b);

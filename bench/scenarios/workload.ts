@@ -74,3 +74,20 @@ export async function submit(
   }
   return { status: res.status, replayed, operation };
 }
+
+/** A peer's answer: the outcome of its checkout (a subset of retrysafe's operation resource). */
+export interface PeerOutcome {
+  status?: string;
+  result?: { chargeId?: string; reservationId?: string };
+  error?: { code?: string; compensations?: string[] };
+}
+
+/** POST a checkout to a peer; it answers 200 with the outcome once the checkout has ended. */
+export async function submitToPeer(http: HttpClient, url: string, key: string, body: unknown): Promise<PeerOutcome> {
+  const res = await http.send('POST', url, {
+    headers: { 'content-type': 'application/json', 'idempotency-key': key },
+    body: JSON.stringify(body),
+  });
+  if (res.status !== 200) throw new Error(`POST ${url} (${key}) → ${res.status} ${res.text.slice(0, 200)}`);
+  return JSON.parse(res.text) as PeerOutcome;
+}

@@ -1,0 +1,162 @@
+// The ablation of the embedded server's tuning: the same measurement on a fresh engine
+// (dev server on a new SQLite file, API, both workers) per configuration: every setting,
+// none (the dev server's own defaults), and each setting switched off in turn. Each row
+// measures retrysafe's checkout and the bare three-step workflow of the same activity
+// kind at concurrency 1 (p50) and 32 (operations/s). The sandboxes are the run's own;
+// the run's engine and the peers are stopped first, so a row has the machine to itself.
+import { join } from 'node:path';
+import { Accounting } from '../accounting.js';
+import { closedLoop } from '../load.js';
+import type { AblationCounts } from '../modes.js';
+import { startStack, type Bundles, type Sandboxes, type Stack } from '../stack.js';
+import type { Tuning } from '../tuning.js';
+import { emptyFinished, type BenchContext } from './context.js';
+import { measured, merge, type Batch } from './measure.js';
+import { bareWorkflow, newOperation } from './new-operations.js';
+
+export interface AblationFigures {
+  c1P50Ms: number;
+  c32OpsPerSec: number;
+  n: { c1: number; c32: number };
+  errors: number;
+}
+
+export interface AblationRow {
+  name: string;
+  without: string[];
+  argv: string[];
+  checkout: AblationFigures;
+  bare: AblationFigures;
+}
+
+export interface AblationResult {
+  tuningSource: string;
+  settings: Array<{ name: string; args: readonly string[]; why: string }>;
+  counts: AblationCounts;
+  rows: AblationRow[];
+  /** Rows the time budget left out. */
+  skipped: string[];
+}
+
+export const ALL_ON = 'every setting (as shipped)';
+export const ALL_OFF = "none (the dev server's defaults)";
+
+/**
+ * The configurations, in the order they run: all on and all off first (the whole effect,
+ * kept when the time budget cuts the list short), then each setting off in turn.
+ */
+export function ablationPlan(tuning: Tuning): Array<{ name: string; without: string[] }> {
+  const names = tuning.settings.map((s) => s.name);
+  if (names.length === 0) return [{ name: ALL_OFF, without: [] }];
+  return [
+    { name: ALL_ON, without: [] },
+    ...(names.length > 1 ? [{ name: ALL_OFF, without: names }] : []),
+    ...names.map((n) => ({ name: `without ${n}`, without: [n] })),
+  ];
+}
+
+function figures(c1: Batch[], c32: Batch[]): AblationFigures {
+  const one = c1.length ? merge(c1) : undefined;
+  const many = c32.length ? merge(c32) : undefined;
+  return {
+    c1P50Ms: one?.latencyMs.p50 ?? Number.NaN,
+    c32OpsPerSec: many?.steadyOpsPerSec ?? Number.NaN,
+    n: { c1: one?.ops ?? 0, c32: many?.ops ?? 0 },
+    errors: (one?.errors ?? 0) + (many?.errors ?? 0),
+  };
+}
+
+export async function runAblation(
+  base: BenchContext,
+  opts: {
+    dataDir: string;
+    logLevel: string;
+    sandboxes: Sandboxes;
+    bundles: Bundles;
+    tuning: Tuning;
+    counts: AblationCounts;
+    /** Called with each row's engine once it runs, so an abort can stop it. */
+    onEngine: (stack: Stack | undefined) => void;
+  },
+): Promise<AblationResult> {
+  const { counts, tuning } = opts;
+  const started = performance.now();
+  const rows: AblationRow[] = [];
+  const skipped: string[] = [];
+  const plan = ablationPlan(tuning);
+  for (const [i, row] of plan.entries()) {
+    if (performance.now() - started > counts.budgetMs) {
+      skipped.push(row.name);
+      continue;
+    }
+    base.log(`ablation ${i + 1}/${plan.length}: ${row.name}`);
+    const stack = await startStack({
+      dataDir: join(opts.dataDir, `ablation-${i}`),
+      logLevel: opts.logLevel,
+      noCacheApi: false,
+      sandboxes: Promise.resolve(opts.sandboxes),
+      bundles: Promise.resolve(opts.bundles),
+      tuning,
+      without: row.without,
+      log: base.log,
+    });
+    opts.onEngine(stack);
+    try {
+      const ctx: BenchContext = {
+        ...base,
+        stack,
+        accounting: new Accounting(stack.pids, base.http, [stack.urls.api]),
+        finished: emptyFinished(),
+        charges: new Map(),
+        skipped: [],
+      };
+      const tag = `abl${i}`;
+      const warm = Math.min(4, counts.warmupOps);
+      await closedLoop(counts.warmupOps, warm, (n) => newOperation(ctx, 'checkout', `${tag}-warm`)(n), counts.batchMaxMs);
+      await closedLoop(
+        counts.warmupOps,
+        warm,
+        (n) => bareWorkflow(ctx, stack.client, 'bare3', `${tag}-warm`)(n),
+        counts.batchMaxMs,
+      );
+      const batches = { checkout: { c1: [] as Batch[], c32: [] as Batch[] }, bare: { c1: [] as Batch[], c32: [] as Batch[] } };
+      // Alternating which goes first, so that drift during a row does not favour one side.
+      const order = i % 2 === 0 ? (['checkout', 'bare'] as const) : (['bare', 'checkout'] as const);
+      for (const [c, n, slot] of [
+        [1, counts.opsC1, 'c1'],
+        [32, counts.opsC32, 'c32'],
+      ] as const) {
+        for (const who of order) {
+          const op =
+            who === 'checkout'
+              ? newOperation(ctx, 'checkout', `${tag}-c${c}`)
+              : bareWorkflow(ctx, stack.client, 'bare3', `${tag}-c${c}`);
+          batches[who][slot].push(
+            await measured(ctx, who === 'checkout' ? 'checkout' : 'bare3', c, n, (k) => op(k), counts.batchMaxMs),
+          );
+        }
+      }
+      const result: AblationRow = {
+        ...row,
+        argv: stack.temporal.argv,
+        checkout: figures(batches.checkout.c1, batches.checkout.c32),
+        bare: figures(batches.bare.c1, batches.bare.c32),
+      };
+      base.log(
+        `  checkout c=1 p50 ${result.checkout.c1P50Ms.toFixed(1)} ms, c=32 ${result.checkout.c32OpsPerSec.toFixed(1)}/s; ` +
+          `bare c=1 p50 ${result.bare.c1P50Ms.toFixed(1)} ms, c=32 ${result.bare.c32OpsPerSec.toFixed(1)}/s`,
+      );
+      rows.push(result);
+    } finally {
+      await stack.stop();
+      opts.onEngine(undefined);
+    }
+  }
+  return {
+    tuningSource: tuning.source,
+    settings: tuning.settings.map((s) => ({ name: s.name, args: s.args, why: s.why })),
+    counts,
+    rows,
+    skipped,
+  };
+}
