@@ -64,8 +64,6 @@ export interface ChaosStack {
   reservationsUrl: string;
   apiUrls: [string, string];
   counts: LogCounts;
-  /** The parts by name: bank, reservations, worker-0/1, api-0/1, and temporal or the cluster's processes. */
-  partNames(): string[];
   /** Exits nobody planned: a process that died on its own (the run's own kills are not counted). */
   unexpectedExits(): Record<string, number>;
   setFaults(service: Service, faults: Record<string, unknown>): Promise<void>;
@@ -79,6 +77,7 @@ export interface ChaosStack {
   /** Stops a part (its stop signal, or `signal`); it stays down until startPart(). */
   stopPart(name: string, signal?: NodeJS.Signals): Promise<void>;
   startPart(name: string): Promise<void>;
+  /** Parts by name: bank, reservations, worker-0/1, api-0/1, and temporal or the cluster's processes. */
   running(name: string): boolean;
   /** Every part running (after the fault phase): restarts what is down, in start order. */
   ensureAllUp(): Promise<void>;
@@ -403,7 +402,6 @@ export async function startChaosStack(dir: string, log: ChaosLog, topology: Topo
     counts,
     initialBalances,
     initialStock,
-    partNames: () => supervisor.parts.map((p) => p.name),
     unexpectedExits: () =>
       Object.fromEntries(
         supervisor.parts.map((p) => [p.name, p.unexpectedExits - (planned.get(p.name) ?? 0)] as const).filter(([, n]) => n > 0),
