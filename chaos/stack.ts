@@ -86,6 +86,11 @@ export interface ChaosStack {
   stop(): Promise<void>;
 }
 
+/** Whether a sandbox's injected faults stop its requests before they commit. */
+function holdsRequests(faults: Record<string, unknown>): boolean {
+  return Number(faults.delayMs ?? 0) > 0 || faults.down === true || Number(faults.failBeforeCommit ?? 0) > 0;
+}
+
 /**
  * Requests a Node part has received and not yet answered, from its request log lines.
  * A request whose client gave up is answered into the void without a log line (a sandbox
@@ -416,9 +421,14 @@ export async function startChaosStack(dir: string, log: ChaosLog, topology: Topo
     async kill(name, opts = {}) {
       const target = byName(name);
       const requests = inFlight.get(name);
+      const service = (['bank', 'reservations'] as const).find((s) => s === name);
       if (opts.afterRequestMs !== undefined && requests) {
         // Until a request is in flight at the moment of the kill (bounded: a part nobody calls is killed anyway).
-        const until = Date.now() + 15_000;
+        const until = Date.now() + 30_000;
+        // A sandbox holding its requests before the commit (an injected delay, downtime or
+        // failure) would only ever be cut there: wait for the window to end, so that the kill
+        // can land between a request's commit and its answer.
+        while (service && holdsRequests(currentFaults[service]) && Date.now() < until) await sleep(100);
         do {
           await requests.busy(until - Date.now());
           await sleep(opts.afterRequestMs);
@@ -444,7 +454,6 @@ export async function startChaosStack(dir: string, log: ChaosLog, topology: Topo
       }
       const downMs = Date.now() - killedAt;
       // A sandbox keeps its injected faults in memory: the new process gets the current ones.
-      const service = (['bank', 'reservations'] as const).find((s) => s === name);
       if (service) await setFaults(service, currentFaults[service]);
       return { inFlight: cut, downMs };
     },
