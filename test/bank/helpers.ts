@@ -3,12 +3,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { buildApp, type BankDeps } from '../../downstream/bank/app.js';
 import { openDatabase } from '../../downstream/shared/db.js';
 import type { SandboxApp } from '../../downstream/shared/http.js';
-import { caller, listenOnLoopback, type Answer, type Call } from '../support/sandbox-harness.js';
+import { caller, listenOnLoopback, sandboxKey, type Answer, type Call } from '../support/sandbox-harness.js';
 
 export { expectProblem, sleep, type Answer } from '../support/sandbox-harness.js';
 
@@ -70,10 +69,7 @@ export async function startBank(
   };
 }
 
-/** A key nobody else in the run uses, shaped like a derived downstream key. */
-export function uniqueKey(step = 'charge'): string {
-  return `test/${randomUUID()}/${step}`;
-}
+export const uniqueKey = (step = 'charge'): string => sandboxKey(step);
 
 export function path(key: string): string {
   return encodeURIComponent(key);

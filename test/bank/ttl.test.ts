@@ -1,10 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { IdempotentExecutor } from '../../downstream/shared/idempotency.js';
 import { openDatabase } from '../../downstream/shared/db.js';
-import { sleep, startBank, uniqueKey } from './helpers.js';
+import { startBank, uniqueKey } from './helpers.js';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -13,15 +13,15 @@ afterAll(() => {
 
 describe('idempotency key TTL', () => {
   it('purges expired keys; the key may then be used again while the ledger keeps the old charge', async () => {
-    const bank = await startBank({ keyTtlMs: 300 });
+    const bank = await startBank({ keyTtlMs: 3_000 });
     try {
       const key = uniqueKey();
       const first = await bank.charge(key, { account: 'acc_alice', amount: 100, currency: 'EUR' });
       expect(first.status).toBe(201);
       expect((await bank.charge(key, { account: 'acc_alice', amount: 200, currency: 'EUR' })).status).toBe(422);
 
-      await sleep(500);
-      expect(bank.keyRows(key)).toBe(0); // the timer purged it, not just the lookup
+      // The timer purges it, not just the lookup: wait for the row to go.
+      await vi.waitFor(() => expect(bank.keyRows(key)).toBe(0), { timeout: 15_000, interval: 50 });
 
       const reused = await bank.charge(key, { account: 'acc_alice', amount: 200, currency: 'EUR' });
       expect(reused.status).toBe(201);
@@ -40,8 +40,8 @@ describe('idempotency key TTL', () => {
       const key = uniqueKey();
       await bank.call('POST', `/charges/${encodeURIComponent(key)}/reverse`);
       expect((await bank.charge(key, { account: 'acc_alice', amount: 100, currency: 'EUR' })).status).toBe(410);
-      await sleep(400);
-      expect(bank.keyRows(key)).toBe(0);
+      // The timer purges it, not just the lookup: wait for the row to go.
+      await vi.waitFor(() => expect(bank.keyRows(key)).toBe(0), { timeout: 15_000, interval: 50 });
       expect((await bank.charge(key, { account: 'acc_alice', amount: 100, currency: 'EUR' })).status).toBe(410);
       expect(bank.balance('acc_alice')).toBe(1_000_000);
     } finally {

@@ -9,9 +9,9 @@ import { expect } from 'vitest';
 import { buildApp, type ReservationsDeps } from '../../downstream/reservations/app.js';
 import { openDatabase } from '../../downstream/shared/db.js';
 import type { SandboxApp } from '../../downstream/shared/http.js';
-import { caller, listenOnLoopback, type Answer, type Call } from '../support/sandbox-harness.js';
+import { caller, listenOnLoopback, sandboxKey, type Answer, type Call } from '../support/sandbox-harness.js';
 
-export { expectProblem, sleep, type Answer } from '../support/sandbox-harness.js';
+export { expectProblem, manualClock, sleep, type Answer } from '../support/sandbox-harness.js';
 
 export interface Stock {
   sku: string;
@@ -95,21 +95,7 @@ export async function startReservations(
   };
 }
 
-/** A key nobody else in the run uses, shaped like a derived downstream key. */
-export function uniqueKey(step = 'reserve'): string {
-  return `test/${randomUUID()}/${step}`;
-}
-
-/** A clock the test moves by hand: expiry and key TTL without sleeping. */
-export function manualClock(start = Date.parse('2030-01-01T00:00:00Z')) {
-  let t = start;
-  return {
-    now: () => t,
-    advance(ms: number) {
-      t += ms;
-    },
-  };
-}
+export const uniqueKey = (step = 'reserve'): string => sandboxKey(step);
 
 /** The network-level failure a client sees, or undefined when an answer came back. */
 export async function networkError(p: Promise<unknown>): Promise<string | undefined> {

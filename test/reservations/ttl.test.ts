@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { manualClock, sleep, startReservations, uniqueKey } from './helpers.js';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { manualClock, startReservations, uniqueKey } from './helpers.js';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -11,7 +11,7 @@ afterAll(() => {
 
 describe('idempotency key TTL', () => {
   it('purges expired keys; the key may then be used again while the ledger keeps the old reservation', async () => {
-    const rsv = await startReservations({ keyTtlMs: 300 });
+    const rsv = await startReservations({ keyTtlMs: 3_000 });
     try {
       const sku = await rsv.newSku(10);
       const key = uniqueKey();
@@ -20,8 +20,8 @@ describe('idempotency key TTL', () => {
       expect((await rsv.confirm(key)).status).toBe(200);
       expect((await rsv.hold(key, { items: [{ sku, quantity: 2 }] })).status).toBe(422);
 
-      await sleep(500);
-      expect(rsv.keyRows(key)).toBe(0); // the timer purged it, not just the lookup
+      // The timer purges it, not just the lookup: wait for the row to go.
+      await vi.waitFor(() => expect(rsv.keyRows(key)).toBe(0), { timeout: 15_000, interval: 50 });
 
       const reused = await rsv.hold(key, { items: [{ sku, quantity: 2 }] });
       expect(reused.status).toBe(201);
@@ -43,8 +43,8 @@ describe('idempotency key TTL', () => {
       const key = uniqueKey();
       await rsv.release(key);
       expect((await rsv.hold(key, { items: [{ sku, quantity: 1 }] })).status).toBe(410);
-      await sleep(400);
-      expect(rsv.keyRows(key)).toBe(0);
+      // The timer purges it, not just the lookup: wait for the row to go.
+      await vi.waitFor(() => expect(rsv.keyRows(key)).toBe(0), { timeout: 15_000, interval: 50 });
       const late = await rsv.hold(key, { items: [{ sku, quantity: 1 }] });
       expect(late.status).toBe(410);
       expect(late.headers.get('idempotent-replayed')).toBe('false');

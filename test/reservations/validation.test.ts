@@ -17,25 +17,10 @@ describe('the Idempotency-Key header', () => {
     expect(await rsv.stock('sku_pen')).toMatchObject({ held: 0 });
   });
 
-  it('513 characters → 400 idempotency_key_invalid; 512 are fine', async () => {
-    expectProblem(await rsv.hold('k'.repeat(513), good), 400, 'idempotency_key_invalid');
-    expectProblem(await rsv.hold(`"${'k'.repeat(513)}"`, good), 400, 'idempotency_key_invalid');
+  it('a 512-character key holds and releases by its path', async () => {
     const max = `${uniqueKey()}/`.padEnd(512, 'x');
-    const res = await rsv.hold(max, good);
-    expect(res.status).toBe(201);
-    expect(res.body.key).toBe(max);
+    expect((await rsv.hold(max, good)).status).toBe(201);
     expect((await rsv.release(max)).body).toMatchObject({ key: max, status: 'released' });
-  });
-
-  it.each([
-    ['non-ASCII', 'clé-1'],
-    ['a bare key with a space', 'a b'],
-    ['an empty sf-string', '""'],
-    ['an unterminated sf-string', '"abc'],
-    ['an sf-string with parameters', '"abc";v=1'],
-    ['two keys', 'a, b'],
-  ])('%s → 400 idempotency_key_invalid', async (_name, key) => {
-    expectProblem(await rsv.hold(key, good), 400, 'idempotency_key_invalid');
   });
 });
 
@@ -57,7 +42,6 @@ describe('the hold body', () => {
     ['a zero ttlSeconds', { ...good, ttlSeconds: 0 }, 'ttlSeconds'],
     ['a ttlSeconds over a day', { ...good, ttlSeconds: 86_401 }, 'ttlSeconds'],
     ['a string ttlSeconds', { ...good, ttlSeconds: '60' }, 'ttlSeconds'],
-    ['an array', [good], 'body'],
   ])('%s → 400 invalid_request naming the field, key unused', async (_name, body, field) => {
     const key = uniqueKey();
     const res = await rsv.hold(key, body);
@@ -65,31 +49,6 @@ describe('the hold body', () => {
     expect(problem.errors).toEqual(expect.arrayContaining([expect.objectContaining({ field, message: expect.any(String) })]));
     expect(rsv.keyRows(key)).toBe(0);
     expect(rsv.rows(key)).toEqual([]);
-  });
-
-  it('malformed JSON → 400 invalid_request', async () => {
-    expectProblem(await rsv.call('POST', '/reservations', { key: uniqueKey(), raw: '{"items":' }), 400, 'invalid_request');
-  });
-
-  it('no body → 400 invalid_request', async () => {
-    expectProblem(await rsv.call('POST', '/reservations', { key: uniqueKey() }), 400, 'invalid_request');
-  });
-
-  it('a body over 64 KiB → 413 payload_too_large', async () => {
-    const res = await rsv.call('POST', '/reservations', {
-      key: uniqueKey(),
-      raw: JSON.stringify({ ...good, pad: 'x'.repeat(70_000) }),
-    });
-    expectProblem(res, 413, 'payload_too_large');
-  });
-
-  it('a body that is not JSON → 415 unsupported_media_type', async () => {
-    const res = await rsv.call('POST', '/reservations', {
-      key: uniqueKey(),
-      raw: '<hold/>',
-      headers: { 'content-type': 'application/xml' },
-    });
-    expectProblem(res, 415, 'unsupported_media_type');
   });
 });
 

@@ -1,6 +1,10 @@
 // What the bank's and the reservation service's own test harnesses share: listening on
-// 127.0.0.1:0, a fetch-based caller that can send bad keys and raw bodies, and the
-// problem-document assertion.
+// 127.0.0.1:0, a fetch-based caller that can send bad keys and raw bodies, the
+// problem-document assertion, unique keys, a clock the test moves, and the service as a
+// real process.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { join, resolve } from 'node:path';
 import { expect } from 'vitest';
 import type { SandboxApp } from '../../downstream/shared/http.js';
 
@@ -65,4 +69,70 @@ export function expectProblem(answer: Answer, status: number, code: string): Rec
   });
   expect(answer.text).not.toMatch(/stack|\n\s+at /);
   return answer.body;
+}
+
+/** A key nobody else in the run uses, shaped like a derived downstream key. */
+export function sandboxKey(step: string): string {
+  return `test/${randomUUID()}/${step}`;
+}
+
+/** A clock the test moves by hand: expiry and key TTL without sleeping. */
+export function manualClock(start = Date.parse('2030-01-01T00:00:00Z')) {
+  let t = start;
+  return {
+    now: () => t,
+    advance(ms: number) {
+      t += ms;
+    },
+  };
+}
+
+export interface SandboxProcess {
+  child: ChildProcess;
+  url: string;
+  output: () => string;
+}
+
+const root = resolve(import.meta.dirname, '../..');
+
+/**
+ * Runs a sandbox's entry point as its own process (tsx signalled directly, not through
+ * npx, so a signal reaches the service and its exit code is the test's to read). Resolves
+ * once it logs where it listens; rejects with its exit code and output if it exits first.
+ */
+export function startSandboxProcess(name: string, entry: string, env: Record<string, string>): Promise<SandboxProcess> {
+  const child = spawn(join(root, 'node_modules', '.bin', 'tsx'), [entry], {
+    cwd: root,
+    env: { ...process.env, LOG_PRETTY: '', SANDBOX_FAULTS: '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  return new Promise((resolveStart, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${name} did not start:\n${out}`));
+    }, 60_000);
+    const onData = (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = new RegExp(`${name} listening at (http://[^"\\s]+)`).exec(out);
+      if (match) {
+        clearTimeout(timer);
+        resolveStart({ child, url: match[1]!, output: () => out });
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(Object.assign(new Error(`${name} exited with ${code}:\n${out}`), { exitCode: code, output: out }));
+    });
+  });
+}
+
+/** Signals the process and resolves with its exit code. */
+export function stopSandboxProcess(running: SandboxProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+  return new Promise((resolveStop) => {
+    running.child.once('exit', (code) => resolveStop(code));
+    running.child.kill(signal);
+  });
 }
