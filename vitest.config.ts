@@ -66,7 +66,8 @@ export default defineConfig({
         test: {
           name: 'stack',
           include: ['test/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, ...UNIT],
+          // The cluster suite runs on its own (vitest.cluster.config.ts, `npm run test:cluster`).
+          exclude: [...configDefaults.exclude, ...UNIT, 'test/cluster/**'],
           // One Temporal dev server per run: started here, shared by every file.
           globalSetup: ['test/support/global-setup.ts'],
         },

@@ -2,10 +2,12 @@
 // option, then the usage, and exit code 2 (main.ts), before anything is started.
 import { parseArgs } from 'node:util';
 import ms from 'ms';
-import { DEFAULT_OPS_PER_SECOND, defaultOps } from './plan.js';
+import { DEFAULT_OPS_PER_SECOND, defaultOps, type Topology } from './plan.js';
 
-export const USAGE = `usage: npm run chaos -- [--seed N] [--duration 5m] [--ops M] [--settle 90s] [--report file.json] [--keep] [--plan]
+export const USAGE = `usage: npm run chaos -- [--cluster] [--seed N] [--duration 5m] [--ops M] [--settle 90s] [--report file.json] [--keep] [--plan]
 
+  --cluster        run on the multi-process Temporal cluster on PostgreSQL (as npm run cluster)
+                   instead of the embedded dev server; its crash faults are those of the cluster
   --seed N         seed of the plan and the fault schedule (0..4294967295, default 1)
   --duration D     how long load and faults run (10s..1h, default 5m)
   --ops M          logical operations to send (1..100000, default ${DEFAULT_OPS_PER_SECOND} per second of duration)
@@ -16,6 +18,7 @@ export const USAGE = `usage: npm run chaos -- [--seed N] [--duration 5m] [--ops 
   -h, --help       this text`;
 
 export interface ChaosOptions {
+  topology: Topology;
   seed: number;
   durationMs: number;
   ops: number;
@@ -68,6 +71,7 @@ export function parseChaosArgs(argv: string[]): ParsedArgs {
         report: { type: 'string' },
         keep: { type: 'boolean' },
         plan: { type: 'boolean' },
+        cluster: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -83,5 +87,15 @@ export function parseChaosArgs(argv: string[]): ParsedArgs {
   const settleMs = str('settle') === undefined ? 90_000 : durationOf('settle', str('settle')!, 10_000, 1_800_000);
   const report = str('report');
   if (report !== undefined && report.trim() === '') throw new UsageError('--report needs a file name');
-  return { help: false, seed, durationMs, ops, settleMs, report, keep: values.keep === true, planOnly: values.plan === true };
+  return {
+    help: false,
+    topology: values.cluster === true ? 'cluster' : 'embedded',
+    seed,
+    durationMs,
+    ops,
+    settleMs,
+    report,
+    keep: values.keep === true,
+    planOnly: values.plan === true,
+  };
 }

@@ -88,13 +88,71 @@ export interface SandboxFaultWindow {
   faults: { dropResponseAfterCommit?: number; failBeforeCommit?: number; delayMs?: number; down?: boolean };
 }
 
+/**
+ * Where the run's Temporal lives: the embedded dev server on a SQLite file (what `npm start`
+ * runs), or the multi-process cluster on PostgreSQL (what `npm run cluster` runs).
+ */
+export type Topology = 'embedded' | 'cluster';
+
+/**
+ * A process fault. `*_kill` is SIGKILL: no shutdown code runs, whatever was in flight is cut
+ * where it stood. Those with `restartAfterMs` are started again by the schedule after that
+ * pause; the others are brought back by the supervisor (its restart after a crash).
+ * `afterRequestMs`: the kill waits for the next request the process receives, then this
+ * long, so that it lands with a request in flight.
+ */
 export type ProcessFault =
   | { kind: 'worker_kill'; atMs: number; worker: 0 | 1; restartAfterMs: number }
   | { kind: 'api_restart'; atMs: number; api: 0 | 1 }
-  | { kind: 'temporal_restart'; atMs: number; downMs: number };
+  | { kind: 'api_kill'; atMs: number; api: 0 | 1; afterRequestMs: number }
+  | { kind: 'bank_kill'; atMs: number; afterRequestMs: number }
+  | { kind: 'reservations_kill'; atMs: number; afterRequestMs: number }
+  /** Embedded: the dev server stopped (SIGTERM) and started again on the same file. */
+  | { kind: 'temporal_restart'; atMs: number; downMs: number }
+  /** Embedded: the dev server killed outright; the supervisor restarts it on the same file. */
+  | { kind: 'temporal_kill'; atMs: number }
+  /** Cluster: one history process killed outright; the other takes its shards until it is back. */
+  | { kind: 'history_kill'; atMs: number; history: 0 | 1; restartAfterMs: number }
+  /** Cluster: the frontend killed outright; the supervisor restarts it. */
+  | { kind: 'frontend_kill'; atMs: number }
+  /**
+   * Cluster: PostgreSQL stopped and started again after `downMs`: `fast` is its clean
+   * shutdown (SIGINT), `immediate` (SIGQUIT) skips the checkpoint, so the next start replays
+   * its write-ahead log as after a crash.
+   */
+  | { kind: 'postgres_restart'; atMs: number; downMs: number; mode: 'fast' | 'immediate' };
+
+export type ProcessFaultKind = ProcessFault['kind'];
+
+/**
+ * Process faults per minute of run, by topology; each kind at least once per run. The
+ * order of the list is the order of the report's rows.
+ */
+export const PROCESS_FAULT_RATES: Record<Topology, ReadonlyArray<readonly [ProcessFaultKind, number]>> = {
+  embedded: [
+    ['worker_kill', 0.8],
+    ['api_kill', 0.4],
+    ['api_restart', 0.4],
+    ['bank_kill', 0.4],
+    ['reservations_kill', 0.4],
+    ['temporal_kill', 0.4],
+    ['temporal_restart', 0.4],
+  ],
+  cluster: [
+    ['worker_kill', 0.8],
+    ['api_kill', 0.4],
+    ['api_restart', 0.4],
+    ['bank_kill', 0.4],
+    ['reservations_kill', 0.4],
+    ['history_kill', 0.6],
+    ['frontend_kill', 0.4],
+    ['postgres_restart', 0.4],
+  ],
+};
 
 export interface ChaosPlan {
   seed: number;
+  topology: Topology;
   durationMs: number;
   ops: PlannedOp[];
   sandboxFaults: SandboxFaultWindow[];
@@ -107,6 +165,7 @@ export interface PlanOptions {
   seed: number;
   durationMs: number;
   ops: number;
+  topology: Topology;
 }
 
 export function defaultOps(durationMs: number): number {
@@ -120,10 +179,11 @@ export function buildPlan(opts: PlanOptions): ChaosPlan {
     planSandboxFaults(root.fork(`faults:${service}`), service, opts.durationMs),
   );
   sandboxFaults.sort((a, b) => a.atMs - b.atMs || a.service.localeCompare(b.service));
-  const processFaults = planProcessFaults(root.fork('processes'), opts.durationMs);
+  const processFaults = planProcessFaults(root.fork(`processes:${opts.topology}`), opts.durationMs, opts.topology);
   const body = {
-    version: 1,
+    version: 2,
     seed: opts.seed,
+    topology: opts.topology,
     durationMs: opts.durationMs,
     timings: CHAOS_TIMINGS,
     ledger: LEDGER,
@@ -132,7 +192,7 @@ export function buildPlan(opts: PlanOptions): ChaosPlan {
     processFaults,
   };
   const hash = createHash('sha256').update(JSON.stringify(body)).digest('hex');
-  return { seed: opts.seed, durationMs: opts.durationMs, ops, sandboxFaults, processFaults, hash };
+  return { seed: opts.seed, topology: opts.topology, durationMs: opts.durationMs, ops, sandboxFaults, processFaults, hash };
 }
 
 function planOperations(rng: Rng, opts: PlanOptions): PlannedOp[] {
@@ -251,14 +311,16 @@ function planSandboxFaults(rng: Rng, service: Service, durationMs: number): Sand
   return windows;
 }
 
-/** Process faults, spread evenly (with jitter) over the run, one at a time. */
-function planProcessFaults(rng: Rng, durationMs: number): ProcessFault[] {
+/**
+ * Process faults, spread evenly (with jitter) over the run in a seeded order: one slot each,
+ * so that two rarely overlap (a fault on a process still coming back from the previous one
+ * waits for it).
+ */
+function planProcessFaults(rng: Rng, durationMs: number, topology: Topology): ProcessFault[] {
   const minutes = durationMs / 60_000;
-  const kinds: ProcessFault['kind'][] = [
-    ...Array<ProcessFault['kind']>(Math.max(1, Math.floor(minutes * 0.8))).fill('worker_kill'),
-    ...Array<ProcessFault['kind']>(Math.max(1, Math.floor(minutes * 0.4))).fill('api_restart'),
-    ...Array<ProcessFault['kind']>(Math.max(1, Math.floor(minutes * 0.4))).fill('temporal_restart'),
-  ];
+  const kinds = PROCESS_FAULT_RATES[topology].flatMap(([kind, perMinute]) =>
+    Array<ProcessFaultKind>(Math.max(1, Math.floor(minutes * perMinute))).fill(kind),
+  );
   const order = rng.shuffle(kinds);
   const start = 5_000;
   const end = Math.max(start + 1_000, durationMs - 12_000);
@@ -270,8 +332,22 @@ function planProcessFaults(rng: Rng, durationMs: number): ProcessFault[] {
         return { kind, atMs, worker: rng.chance(0.5) ? 0 : 1, restartAfterMs: rng.int(500, 4_000) };
       case 'api_restart':
         return { kind, atMs, api: rng.chance(0.5) ? 0 : 1 };
+      case 'api_kill':
+        return { kind, atMs, api: rng.chance(0.5) ? 0 : 1, afterRequestMs: rng.int(0, 50) };
+      case 'bank_kill':
+      case 'reservations_kill':
+        // A sandbox answers in a few milliseconds: a kill within that lands mid-request.
+        return { kind, atMs, afterRequestMs: rng.int(0, 5) };
       case 'temporal_restart':
         return { kind, atMs, downMs: rng.int(3_000, 7_000) };
+      case 'temporal_kill':
+      case 'frontend_kill':
+        return { kind, atMs };
+      case 'history_kill':
+        // Sometimes back before membership notices (~5 s), sometimes after its shards moved.
+        return { kind, atMs, history: rng.chance(0.5) ? 0 : 1, restartAfterMs: rng.int(500, 10_000) };
+      case 'postgres_restart':
+        return { kind, atMs, downMs: rng.int(1_000, 5_000), mode: rng.chance(0.5) ? 'fast' : 'immediate' };
     }
   });
 }

@@ -2,6 +2,7 @@
 import Table from 'cli-table3';
 import type { AuditResult, WebhookTally } from './auditor.js';
 import type { ClientStats, Violation } from './client.js';
+import { PROCESS_FAULT_RATES, type ProcessFaultKind, type Topology } from './plan.js';
 import type { LogCounts } from './stack.js';
 
 export interface FaultTally {
@@ -9,15 +10,33 @@ export interface FaultTally {
   failWindows: number;
   delayWindows: number;
   downWindows: number;
-  workerKills: number;
-  apiRestarts: number;
-  temporalRestarts: number;
+  /** Process faults that fired (crashes and restarts), by kind. */
+  processes: Partial<Record<ProcessFaultKind, number>>;
+  /** For each SIGKILL of a kind: the POST requests the process had in flight (from its request log). */
+  inFlightAtKill: Partial<Record<ProcessFaultKind, number[]>>;
+  /** For each fault of a kind: how long the part was down (killed or stopped until up again). */
+  downMs: Partial<Record<ProcessFaultKind, number[]>>;
   /** /readyz answers while Temporal was stopped, by status. */
   readyzWhileTemporalDown: Record<string, number>;
 }
 
+/** How each process fault reads in the table. */
+export const PROCESS_FAULT_LABELS: Record<ProcessFaultKind, string> = {
+  worker_kill: 'worker SIGKILL (+ restart)',
+  api_kill: 'API SIGKILL mid-request',
+  api_restart: 'API restart (SIGTERM + start)',
+  bank_kill: 'bank SIGKILL mid-request',
+  reservations_kill: 'reservations SIGKILL mid-request',
+  temporal_kill: 'Temporal dev server SIGKILL',
+  temporal_restart: 'Temporal restart (same db file)',
+  history_kill: 'history process SIGKILL',
+  frontend_kill: 'frontend SIGKILL',
+  postgres_restart: 'PostgreSQL restart',
+};
+
 export interface ChaosReport {
   passed: boolean;
+  topology: Topology;
   seed: number;
   durationMs: number;
   settleMs: number;
@@ -72,7 +91,10 @@ const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 export function renderTable(r: ChaosReport): string {
   const t = new Table({
-    head: ['chaos run', `seed ${r.seed}, ${seconds(r.durationMs)} of faults`],
+    head: [
+      'chaos run',
+      `seed ${r.seed}, ${seconds(r.durationMs)} of faults, ${r.topology === 'cluster' ? 'Temporal cluster on PostgreSQL' : 'embedded Temporal dev server'}`,
+    ],
     wordWrap: true,
     colWidths: [34, 72],
   });
@@ -102,12 +124,17 @@ export function renderTable(r: ChaosReport): string {
   t.push(['delays past the activity timeout', `${r.faults.delayWindows} windows`]);
   t.push(['downtime > step deadline', `${r.faults.downWindows} windows, ${r.faults.refusedWhileDown} connections refused`]);
   t.push(['activity attempts failed', String(r.faults.activityAttemptFailures)]);
-  t.push(['worker SIGKILLs (+ restart)', String(r.faults.workerKills)]);
-  t.push(['API restarts (SIGTERM + start)', String(r.faults.apiRestarts)]);
-  t.push([
-    'Temporal restarts (same db file)',
-    `${r.faults.temporalRestarts}; /readyz while down: ${fmt(r.faults.readyzWhileTemporalDown)}`,
-  ]);
+  section('crashes and restarts, by kind');
+  for (const [kind] of PROCESS_FAULT_RATES[r.topology]) {
+    const n = r.faults.processes[kind] ?? 0;
+    const details: string[] = [];
+    const inFlight = r.faults.inFlightAtKill[kind];
+    if (inFlight?.length) details.push(`requests in flight at the kill: ${inFlight.join(', ')}`);
+    const down = r.faults.downMs[kind];
+    if (down?.length) details.push(`down ${down.map((ms) => seconds(ms)).join(', ')}`);
+    if (kind === 'temporal_restart') details.push(`/readyz while down: ${fmt(r.faults.readyzWhileTemporalDown)}`);
+    t.push([PROCESS_FAULT_LABELS[kind], `${n}${details.length ? ` (${details.join('; ')})` : ''}`]);
+  }
   t.push(['processes that died on their own', fmt(r.faults.unexpectedExits)]);
   section('outcomes (audited)');
   t.push(['succeeded', String(r.outcomes.succeeded)]);

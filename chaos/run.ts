@@ -8,7 +8,7 @@ import { audit, TENANT } from './auditor.js';
 import { newClientStats, runOperation, type ClientContext, type OpRecord } from './client.js';
 import { createRng } from './prng.js';
 import type { ChaosOptions } from './options.js';
-import { buildPlan, type ChaosPlan, type ProcessFault, type SandboxFaultWindow } from './plan.js';
+import { buildPlan, PROCESS_FAULT_RATES, type ChaosPlan, type ProcessFault, type SandboxFaultWindow } from './plan.js';
 import { findingsOf, sumCounts, type ChaosReport, type FaultTally } from './report.js';
 import { startChaosStack, type ChaosLog, type ChaosStack } from './stack.js';
 import { awaitDelivered, flakyWhile, newWebhookSecret, startWebhookReceiver } from './webhook-receiver.js';
@@ -35,10 +35,11 @@ export function describePlan(plan: ChaosPlan): string {
   const by = (kind: string) => plan.sandboxFaults.filter((w) => w.fault === kind).length;
   const proc = (kind: ProcessFault['kind']) => plan.processFaults.filter((p) => p.kind === kind).length;
   return [
-    `plan: seed ${plan.seed}, ${plan.durationMs / 1000} s, ${plan.ops.length} operations ` +
+    `plan: seed ${plan.seed}, ${plan.topology === 'cluster' ? 'Temporal cluster on PostgreSQL' : 'embedded Temporal dev server'}, ` +
+      `${plan.durationMs / 1000} s, ${plan.ops.length} operations ` +
       `(${plan.ops.filter((o) => o.type === 'payment').length} payments, ${plan.ops.filter((o) => o.type === 'checkout').length} checkouts)`,
     `faults: ${by('drop')} drop, ${by('fail')} fail, ${by('delay')} delay, ${by('down')} down windows; ` +
-      `${proc('worker_kill')} worker kills, ${proc('api_restart')} API restarts, ${proc('temporal_restart')} Temporal restarts`,
+      PROCESS_FAULT_RATES[plan.topology].map(([kind]) => `${proc(kind)} ${kind}`).join(', '),
     `schedule hash: ${plan.hash}`,
   ].join('\n');
 }
@@ -71,7 +72,7 @@ export async function runChaos(opts: ChaosOptions, print: (line: string) => void
     random: createRng(opts.seed).fork('webhook-answers').next,
   });
   const webhookEnv = { RETRYSAFE_WEBHOOKS: `${TENANT}=${receiver.url}`, RETRYSAFE_WEBHOOK_DEADLINE: '10m' };
-  const stack = await startChaosStack(dir, log, {
+  const stack = await startChaosStack(dir, log, opts.topology, {
     worker: { ...webhookEnv, RETRYSAFE_WEBHOOK_SECRET: webhookSecret },
     api: webhookEnv,
   }).catch(async (err: unknown) => {
@@ -95,7 +96,7 @@ export async function runChaos(opts: ChaosOptions, print: (line: string) => void
   try {
     const stackStartMs = Date.now() - startedAt;
     log(
-      `stack up: temporal ${stack.temporalAddress}, api ${stack.apiUrls.join(' ')}, bank ${stack.bankUrl}, reservations ${stack.reservationsUrl}`,
+      `stack up (${opts.topology === 'cluster' ? 'Temporal cluster on PostgreSQL' : 'embedded dev server'}): temporal ${stack.temporalAddress}, api ${stack.apiUrls.join(' ')}, bank ${stack.bankUrl}, reservations ${stack.reservationsUrl}`,
     );
 
     const loadStart = Date.now();
@@ -111,9 +112,9 @@ export async function runChaos(opts: ChaosOptions, print: (line: string) => void
       failWindows: 0,
       delayWindows: 0,
       downWindows: 0,
-      workerKills: 0,
-      apiRestarts: 0,
-      temporalRestarts: 0,
+      processes: {},
+      inFlightAtKill: {},
+      downMs: {},
       readyzWhileTemporalDown: {},
     };
     let faultsOn = true;
@@ -125,7 +126,7 @@ export async function runChaos(opts: ChaosOptions, print: (line: string) => void
     const sandboxDriver = Promise.all(
       plan.sandboxFaults.map((w) => driveWindow(stack, w, loadStart, tally, () => faultsOn, log)),
     );
-    const processDriver = driveProcesses(stack, plan.processFaults, loadStart, tally, () => faultsOn, ctx, log);
+    const processDriver = driveProcesses(stack, plan.processFaults, loadStart, tally, ctx, log);
     const receiverDriver = flakyWhile(receiver, createRng(opts.seed).fork('webhook-receiver'), () => faultsOn);
     const progress = setInterval(
       () => log(`load: ${ctx.stats.requests} requests, ${ctx.violations.length} violations so far`),
@@ -173,11 +174,12 @@ export async function runChaos(opts: ChaosOptions, print: (line: string) => void
     if (!keep) rmSync(dir, { recursive: true, force: true });
     const report: ChaosReport = {
       passed: violations.length === 0,
+      topology: opts.topology,
       seed: opts.seed,
       durationMs: opts.durationMs,
       settleMs: opts.settleMs,
       scheduleHash: plan.hash,
-      replay: `npm run chaos -- --seed ${opts.seed} --duration ${opts.durationMs / 1000}s --ops ${opts.ops}`,
+      replay: `npm run chaos --${opts.topology === 'cluster' ? ' --cluster' : ''} --seed ${opts.seed} --duration ${opts.durationMs / 1000}s --ops ${opts.ops}`,
       timings: { stackStartMs, loadMs, settleMs, auditMs, totalMs: Date.now() - startedAt },
       operations: {
         total: plan.ops.length,
@@ -223,15 +225,27 @@ async function driveWindow(
 ): Promise<void> {
   await sleep(loadStart + w.atMs - Date.now());
   if (!faultsOn()) return;
-  try {
-    await stack.setFaults(w.service, w.faults);
-    tally[`${w.fault}Windows`]++;
-    log(`fault on: ${w.service} ${w.fault} ${JSON.stringify(w.faults)} for ${((w.untilMs - w.atMs) / 1000).toFixed(1)} s`);
-    await sleep(loadStart + w.untilMs - Date.now());
-    await stack.setFaults(w.service, { dropResponseAfterCommit: 0, failBeforeCommit: 0, delayMs: 0, down: false });
-  } catch (err) {
-    log(`fault window on ${w.service} could not be applied: ${String(err)}`);
-  }
+  const end = loadStart + w.untilMs;
+  // The service may be down (killed, coming back): the window starts once it answers.
+  const apply = async (faults: Record<string, unknown>): Promise<boolean> => {
+    for (;;) {
+      try {
+        await stack.setFaults(w.service, faults);
+        return true;
+      } catch (err) {
+        if (Date.now() + 500 >= end) {
+          log(`fault window on ${w.service} could not be applied: ${String(err)}`);
+          return false;
+        }
+        await sleep(500);
+      }
+    }
+  };
+  if (!(await apply(w.faults))) return;
+  tally[`${w.fault}Windows`]++;
+  log(`fault on: ${w.service} ${w.fault} ${JSON.stringify(w.faults)} for ${((end - Date.now()) / 1000).toFixed(1)} s`);
+  await sleep(end - Date.now());
+  await apply({ dropResponseAfterCommit: 0, failBeforeCommit: 0, delayMs: 0, down: false });
 }
 
 async function driveProcesses(
@@ -239,49 +253,89 @@ async function driveProcesses(
   events: ProcessFault[],
   loadStart: number,
   tally: FaultTally,
-  faultsOn: () => boolean,
   ctx: ClientContext,
   log: ChaosLog,
 ): Promise<void> {
   // Each event fires at its planned time; events on the same process wait for each other
-  // (a worker still bundling its workflows is not killed twice), others run alongside.
+  // (a worker still bundling its workflows is not killed twice), others run alongside. One
+  // that waited past the end of the fault phase still fires: every planned crash happens.
   const busy = new Map<string, Promise<void>>();
-  const target = (ev: ProcessFault) =>
-    ev.kind === 'worker_kill' ? `worker-${ev.worker}` : ev.kind === 'api_restart' ? `api-${ev.api}` : 'temporal';
   await Promise.all(
     events.map(async (ev) => {
       await sleep(loadStart + ev.atMs - Date.now());
-      const previous = busy.get(target(ev)) ?? Promise.resolve();
-      const mine = previous.then(() => (faultsOn() ? fire(ev) : undefined));
-      busy.set(target(ev), mine);
+      const target = partOf(ev);
+      const previous = busy.get(target) ?? Promise.resolve();
+      const mine = previous.then(() => fire(ev));
+      busy.set(target, mine);
       await mine;
     }),
   );
 
+  function count(ev: ProcessFault, result: { inFlight?: number; downMs: number }): void {
+    tally.processes[ev.kind] = (tally.processes[ev.kind] ?? 0) + 1;
+    if (result.inFlight !== undefined) (tally.inFlightAtKill[ev.kind] ??= []).push(result.inFlight);
+    (tally.downMs[ev.kind] ??= []).push(result.downMs);
+  }
+
+  /** Stopped now (SIGKILL unless said otherwise), started again by the schedule after `pauseMs`. */
+  async function stopAndStart(name: string, pauseMs: number, signal: NodeJS.Signals = 'SIGKILL'): Promise<number> {
+    const down = Date.now();
+    await stack.stopPart(name, signal);
+    await sleep(down + pauseMs - Date.now());
+    await stack.startPart(name);
+    return Date.now() - down;
+  }
+
   async function fire(ev: ProcessFault): Promise<void> {
+    const name = partOf(ev);
     try {
       switch (ev.kind) {
         case 'worker_kill': {
-          await stack.killWorker(ev.worker);
-          tally.workerKills++;
-          log(`SIGKILL worker-${ev.worker}; restarting it in ${ev.restartAfterMs} ms`);
-          await sleep(ev.restartAfterMs);
-          await stack.startWorker(ev.worker);
-          log(`worker-${ev.worker} ready again`);
+          log(`SIGKILL ${name}; restarting it in ${ev.restartAfterMs} ms`);
+          count(ev, { downMs: await stopAndStart(name, ev.restartAfterMs) });
+          log(`${name} ready again`);
+          break;
+        }
+        case 'history_kill': {
+          log(`SIGKILL ${name}; restarting it in ${ev.restartAfterMs} ms`);
+          count(ev, { downMs: await stopAndStart(name, ev.restartAfterMs) });
+          log(`${name} serving again`);
           break;
         }
         case 'api_restart': {
-          log(`restarting api-${ev.api} (SIGTERM, then start on the same port)`);
-          tally.apiRestarts++;
-          await stack.restartApi(ev.api);
-          log(`api-${ev.api} listening again`);
+          log(`restarting ${name} (SIGTERM, then start on the same port)`);
+          count(ev, { downMs: await stopAndStart(name, 0, 'SIGTERM') });
+          log(`${name} listening again`);
+          break;
+        }
+        case 'api_kill':
+        case 'bank_kill':
+        case 'reservations_kill': {
+          // Killed with a request in flight: the supervisor restarts it on the same port and file.
+          const result = await stack.kill(name, { afterRequestMs: ev.afterRequestMs });
+          count(ev, result);
+          log(
+            `SIGKILL ${name} with ${result.inFlight} requests in flight; the supervisor had it up again after ${seconds(result.downMs)}`,
+          );
+          break;
+        }
+        case 'temporal_kill':
+        case 'frontend_kill': {
+          const result = await stack.kill(name);
+          count(ev, { downMs: result.downMs });
+          log(`SIGKILL ${name}; the supervisor had it up again after ${seconds(result.downMs)}`);
+          break;
+        }
+        case 'postgres_restart': {
+          log(`stopping PostgreSQL (${ev.mode} shutdown) for ${ev.downMs} ms`);
+          count(ev, { downMs: await stopAndStart(name, ev.downMs, ev.mode === 'fast' ? 'SIGINT' : 'SIGQUIT') });
+          log('PostgreSQL accepting connections again');
           break;
         }
         case 'temporal_restart': {
           const down = Date.now();
           log(`stopping Temporal for ${ev.downMs} ms`);
-          await stack.stopTemporal();
-          tally.temporalRestarts++;
+          await stack.stopPart(name);
           // Readiness must say so while the engine is gone: a load balancer takes the
           // instance out instead of sending it requests it can only refuse.
           for (const url of ctx.apiUrls) {
@@ -296,13 +350,42 @@ async function driveProcesses(
               });
           }
           await sleep(down + ev.downMs - Date.now());
-          await stack.startTemporal();
-          log(`Temporal back on the same database file after ${((Date.now() - down) / 1000).toFixed(1)} s`);
+          await stack.startPart(name);
+          count(ev, { downMs: Date.now() - down });
+          log(`Temporal back on the same database file after ${seconds(Date.now() - down)}`);
           break;
         }
       }
     } catch (err) {
-      log(`process fault ${ev.kind} failed: ${String(err)}`);
+      log(`process fault ${ev.kind} on ${name} failed: ${String(err)}`);
     }
   }
+}
+
+/** The part a process fault acts on, by its name in the stack. */
+function partOf(ev: ProcessFault): string {
+  switch (ev.kind) {
+    case 'worker_kill':
+      return `worker-${ev.worker}`;
+    case 'api_restart':
+    case 'api_kill':
+      return `api-${ev.api}`;
+    case 'bank_kill':
+      return 'bank';
+    case 'reservations_kill':
+      return 'reservations';
+    case 'temporal_restart':
+    case 'temporal_kill':
+      return 'temporal';
+    case 'history_kill':
+      return `temporal-history-${ev.history + 1}`;
+    case 'frontend_kill':
+      return 'temporal-frontend';
+    case 'postgres_restart':
+      return 'postgres';
+  }
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
 }

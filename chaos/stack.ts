@@ -1,27 +1,38 @@
 // The stack of a chaos run, all real processes on loopback run by the repository's one
-// supervisor: a Temporal dev server on its own SQLite file, the bank and the reservation
-// service with SANDBOX_FAULTS=1, two workers on one task queue, two API instances. The run
-// kills and restarts them on purpose; a process that dies on its own is restarted after a
-// second and counted. Each process writes to a log file in the run's directory, and the
-// sandboxes' fault lines are counted as they are printed (they are the ground truth of what
-// fired).
-import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+// supervisor: Temporal (the embedded dev server on its own SQLite file, or the
+// multi-process cluster on PostgreSQL), the bank and the reservation service with
+// SANDBOX_FAULTS=1, two workers on one task queue, two API instances. The run kills and
+// restarts them on purpose; a process that dies on its own is restarted after a second and
+// counted. Each process writes to a log file in the run's directory, and the sandboxes'
+// fault lines are counted as they are printed (they are the ground truth of what fired).
+import { chmodSync, createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { startDevServer } from '../common/dev-server.js';
 import { describeExit } from '../common/supervisor/child.js';
 import type { Part, PartSpec, RestartPolicy } from '../common/supervisor/part.js';
 import { freePort } from '../common/supervisor/ports.js';
-import { lineProbe } from '../common/supervisor/ready.js';
+import { lineProbe, sleep } from '../common/supervisor/ready.js';
 import { Supervisor } from '../common/supervisor/supervisor.js';
 import { TEMPORAL_CONNECTION_VARS } from '../common/temporal.js';
+import { defineCluster } from '../scripts/cluster/cluster.js';
+import { findFreeBase } from '../scripts/cluster/ports.js';
+import { superviseCluster } from '../scripts/cluster/supervise.js';
 import { ensureTemporalCli } from '../scripts/temporal-cli.js';
-import { CHAOS_TIMINGS, LEDGER, type Service } from './plan.js';
+import { CHAOS_TIMINGS, LEDGER, type Service, type Topology } from './plan.js';
 
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const TASK_QUEUE = 'retrysafe-chaos';
 const READY_TIMEOUT_MS = 180_000;
+const DAY = 24 * 3_600_000;
 
 /** A process that dies on its own comes back a second later, whatever happened before. */
 const REVIVE: RestartPolicy = { maxFailedStarts: 3, initialDelayMs: 1_000, maxDelayMs: 1_000, stableAfterMs: 0 };
+/**
+ * The cluster's processes are more patient: one that dies while PostgreSQL is being
+ * restarted cannot start again until it is back.
+ */
+const REVIVE_CLUSTER: RestartPolicy = { maxFailedStarts: 10, initialDelayMs: 1_000, maxDelayMs: 5_000, stableAfterMs: 0 };
 
 /** What the children printed that the report counts. */
 export interface LogCounts {
@@ -37,24 +48,38 @@ export interface LogCounts {
 
 export type ChaosLog = (line: string) => void;
 
+/** What a kill found and how long the part took to come back. */
+export interface KillResult {
+  /** POST requests the process had received and not answered when it was killed (as it logged them). */
+  inFlight: number;
+  /** From the kill until it was up again (its restart's readiness included). */
+  downMs: number;
+}
+
 export interface ChaosStack {
+  topology: Topology;
   dir: string;
   temporalAddress: string;
   bankUrl: string;
   reservationsUrl: string;
   apiUrls: [string, string];
   counts: LogCounts;
-  /** Restarts seen that nobody asked for (a process that died on its own). */
+  /** Exits nobody planned: a process that died on its own (the run's own kills are not counted). */
   unexpectedExits(): Record<string, number>;
   setFaults(service: Service, faults: Record<string, unknown>): Promise<void>;
   clearFaults(): Promise<void>;
-  killWorker(i: 0 | 1): Promise<void>;
-  startWorker(i: 0 | 1): Promise<void>;
-  restartApi(i: 0 | 1): Promise<void>;
-  stopTemporal(): Promise<void>;
-  startTemporal(): Promise<void>;
-  temporalUp(): boolean;
-  /** Every part running (after the fault phase): restarts what is down. */
+  /**
+   * SIGKILL now, or (`afterRequestMs`) once the part has received its next request plus
+   * that pause, so that the kill cuts a request in flight; then waits until the supervisor
+   * has it up again.
+   */
+  kill(name: string, opts?: { afterRequestMs?: number }): Promise<KillResult>;
+  /** Stops a part (its stop signal, or `signal`); it stays down until startPart(). */
+  stopPart(name: string, signal?: NodeJS.Signals): Promise<void>;
+  startPart(name: string): Promise<void>;
+  /** Parts by name: bank, reservations, worker-0/1, api-0/1, and temporal or the cluster's processes. */
+  running(name: string): boolean;
+  /** Every part running (after the fault phase): restarts what is down, in start order. */
   ensureAllUp(): Promise<void>;
   initialBalances: Record<string, number>;
   initialStock: Record<string, number>;
@@ -67,8 +92,83 @@ export interface ChaosAppEnv {
   api?: Record<string, string>;
 }
 
-export async function startChaosStack(dir: string, log: ChaosLog, appEnv: ChaosAppEnv = {}): Promise<ChaosStack> {
+/** Whether a sandbox's injected faults stop its requests before they commit. */
+function holdsRequests(faults: Record<string, unknown>): boolean {
+  return Number(faults.delayMs ?? 0) > 0 || faults.down === true || Number(faults.failBeforeCommit ?? 0) > 0;
+}
+
+/**
+ * Requests a Node part has received and not yet answered, from its request log lines.
+ * A request whose client gave up is answered into the void without a log line (a sandbox
+ * request held by an injected delay past the worker's timeout), so one unanswered longer
+ * than the part ever takes counts as over.
+ */
+class InFlight {
+  private readonly open = new Map<string, number>();
+  private readonly waiters = new Set<() => void>();
+
+  constructor(private readonly staleAfterMs: number) {}
+
+  /** Fastify logs each request as it arrives and as it is answered; a hijacked (faulted) reply only logs the fault. */
+  feed(line: string): void {
+    if (!line.startsWith('{"level"')) return;
+    let entry: { msg?: string; reqId?: string; req?: { method?: string } };
+    try {
+      entry = JSON.parse(line) as typeof entry;
+    } catch {
+      return;
+    }
+    if (!entry.reqId) return;
+    if (entry.msg === 'incoming request') {
+      if (entry.req?.method !== 'POST') return;
+      this.open.set(entry.reqId, Date.now());
+      for (const check of [...this.waiters]) check();
+    } else if (entry.msg === 'request completed' || entry.msg?.startsWith('fault:')) {
+      this.open.delete(entry.reqId);
+    }
+  }
+
+  /** A new process: nothing of the old one is in flight any more. */
+  reset(): void {
+    this.open.clear();
+  }
+
+  count(): number {
+    const since = Date.now() - this.staleAfterMs;
+    return [...this.open.values()].filter((t) => t >= since).length;
+  }
+
+  /**
+   * Resolves once a POST is in flight (checked after the output chunk that announced it,
+   * which may also hold its answer), or after `timeoutMs`.
+   */
+  busy(timeoutMs: number): Promise<void> {
+    if (this.count() > 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const check = () =>
+        setImmediate(() => {
+          if (this.count() > 0) done();
+        });
+      const done = () => {
+        clearTimeout(timer);
+        this.waiters.delete(check);
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      this.waiters.add(check);
+    });
+  }
+}
+
+export async function startChaosStack(
+  dir: string,
+  log: ChaosLog,
+  topology: Topology,
+  appEnv: ChaosAppEnv = {},
+): Promise<ChaosStack> {
   mkdirSync(dir, { recursive: true });
+  // PostgreSQL runs as its own user when we are root: it must be able to reach its folder.
+  chmodSync(dir, 0o755);
   const logDir = join(dir, 'logs');
   mkdirSync(logDir, { recursive: true });
   const files: WriteStream[] = [];
@@ -77,29 +177,64 @@ export async function startChaosStack(dir: string, log: ChaosLog, appEnv: ChaosA
     files.push(file);
     return file;
   };
+  /** Kills by this run, per part, that the supervisor turned into restarts. */
+  const planned = new Map<string, number>();
+  /** Parts being killed by the run right now: their crash is no news. */
+  const killing = new Set<string>();
 
   const supervisor = new Supervisor((event) => {
-    if (event.type === 'crashed') log(`${event.part.name} exited on its own (${describeExit(event.exit)}); restarting it`);
-    if (event.type === 'gave-up') log(`${event.part.name} restart failed: ${event.error.message}`);
+    const name = event.part.name;
+    if (event.type === 'crashed' && !killing.has(name))
+      log(`${name} exited on its own (${describeExit(event.exit)}); restarting it`);
+    if (event.type === 'retrying') log(`${name} did not start again: ${event.reason}; retrying`);
+    if (event.type === 'gave-up') log(`${name} restart failed: ${event.error.message}`);
   });
-  const bin = ensureTemporalCli();
-  const [temporalPort, bankPort, reservationsPort, api0Port, api1Port] = await Promise.all(
-    Array.from({ length: 5 }, () => freePort()),
-  );
-  const temporalLog = logFile('temporal');
-  const temporal = await startDevServer({
-    bin,
-    dbFile: join(dir, 'temporal.db'),
-    port: temporalPort!,
-    headless: true,
-    logLevel: 'error',
-    retentionMs: 24 * 3_600_000,
-    onOutput: (line) => temporalLog.write(line + '\n'),
-    readyTimeoutMs: 90_000,
-    supervisor,
-    restart: REVIVE,
-  });
-  const temporalAddress = temporal.address;
+  const [bankPort, reservationsPort, api0Port, api1Port] = await Promise.all(Array.from({ length: 4 }, () => freePort()));
+
+  let temporalAddress: string;
+  let closeClusterLogs = () => Promise.resolve();
+  try {
+    if (topology === 'embedded') {
+      const temporalLog = logFile('temporal');
+      const temporal = await startDevServer({
+        bin: ensureTemporalCli(),
+        dbFile: join(dir, 'temporal.db'),
+        port: await freePort(),
+        headless: true,
+        logLevel: 'error',
+        retentionMs: DAY,
+        onOutput: (line) => temporalLog.write(line + '\n'),
+        readyTimeoutMs: 90_000,
+        supervisor,
+        restart: REVIVE,
+      });
+      temporalAddress = temporal.address;
+    } else {
+      // The same cluster as `npm run cluster`, on free ports, without the Web UI.
+      const definition = defineCluster({
+        root: ROOT,
+        dataDir: join(dir, 'cluster'),
+        basePort: await findFreeBase(),
+        retentionMs: DAY,
+        ui: false,
+      });
+      const cluster = await superviseCluster(definition, {
+        supervisor,
+        restart: REVIVE_CLUSTER,
+        readyTimeoutMs: READY_TIMEOUT_MS,
+        onStep: (step, { note, ms }) => {
+          if (note !== undefined) log(`cluster ${step.name}: ${note} (${((ms ?? 0) / 1000).toFixed(1)} s)`);
+        },
+      });
+      temporalAddress = definition.frontendAddress;
+      closeClusterLogs = () => cluster.closeLogs();
+    }
+  } catch (err) {
+    await supervisor.stopAll();
+    await closeClusterLogs();
+    await Promise.all(files.map((f) => new Promise((resolve) => f.end(resolve))));
+    throw err;
+  }
 
   const counts: LogCounts = {
     droppedResponses: { bank: 0, reservations: 0 },
@@ -116,6 +251,7 @@ export async function startChaosStack(dir: string, log: ChaosLog, appEnv: ChaosA
   const workerTap = (line: string) => {
     if (line.includes('Activity failed') || line.includes('activity failed')) counts.activityAttemptFailures++;
   };
+  const inFlight = new Map<string, InFlight>();
 
   /** A Node part whose output goes to its log file and through `tap`. */
   const part = (
@@ -124,22 +260,29 @@ export async function startChaosStack(dir: string, log: ChaosLog, appEnv: ChaosA
     env: Record<string, string>,
     readyText: string,
     tap: (line: string) => void,
+    slowestRequestMs = 10_000,
   ): Part => {
     const file = logFile(name);
+    const requests = new InFlight(slowestRequestMs);
+    inFlight.set(name, requests);
     const spec: PartSpec = {
       name,
       command: { entry },
       env: { LOG_PRETTY: '0', ...env },
-      // The children talk to this run's dev server only: no cluster credentials leak in.
+      // The children talk to this run's Temporal only: no cluster credentials leak in.
       unsetEnv: TEMPORAL_CONNECTION_VARS,
       ready: lineProbe(readyText),
       readyTimeoutMs: READY_TIMEOUT_MS,
       // A graceful stop that hangs (a worker draining a stuck activity) is cut short.
       stopGraceMs: 15_000,
       restart: REVIVE,
-      onSpawn: () => file.write(`--- started at ${new Date().toISOString()}\n`),
+      onSpawn: () => {
+        requests.reset();
+        file.write(`--- started at ${new Date().toISOString()}\n`);
+      },
       onLine: (line) => {
         file.write(line + '\n');
+        requests.feed(line);
         tap(line);
       },
     };
@@ -161,6 +304,8 @@ export async function startChaosStack(dir: string, log: ChaosLog, appEnv: ChaosA
     },
     'bank listening at',
     sandboxTap('bank'),
+    // An injected delay holds a request at most a few seconds.
+    10_000,
   );
   const reservations = part(
     'reservations',
@@ -210,11 +355,15 @@ export async function startChaosStack(dir: string, log: ChaosLog, appEnv: ChaosA
       },
       'api listening',
       () => undefined,
+      // A POST waits for the outcome (Prefer: wait, at most 60 s).
+      70_000,
     ),
   ) as [Part, Part];
-  const nodeParts = [bank, reservations, ...workers, ...apis];
 
-  const closeFiles = () => Promise.all(files.map((f) => new Promise((resolve) => f.end(resolve))));
+  const closeFiles = async () => {
+    await closeClusterLogs();
+    await Promise.all(files.map((f) => new Promise((resolve) => f.end(resolve))));
+  };
   const json = async (url: string, method: string, body?: unknown) => {
     const res = await fetch(url, {
       method,
@@ -250,8 +399,19 @@ export async function startChaosStack(dir: string, log: ChaosLog, appEnv: ChaosA
   }
 
   const sandboxUrl = (service: Service) => (service === 'bank' ? bankUrl : reservationsUrl);
+  const currentFaults: Record<Service, Record<string, unknown>> = { bank: {}, reservations: {} };
+  const setFaults = async (service: Service, faults: Record<string, unknown>) => {
+    currentFaults[service] = { ...currentFaults[service], ...faults };
+    await json(`${sandboxUrl(service)}/_faults`, 'PUT', faults);
+  };
+  const byName = (name: string): Part => {
+    const found = supervisor.parts.find((p) => p.name === name);
+    if (!found) throw new Error(`no part named ${name}`);
+    return found;
+  };
 
   return {
+    topology,
     dir,
     temporalAddress,
     bankUrl,
@@ -261,25 +421,62 @@ export async function startChaosStack(dir: string, log: ChaosLog, appEnv: ChaosA
     initialBalances,
     initialStock,
     unexpectedExits: () =>
-      Object.fromEntries(supervisor.parts.filter((p) => p.unexpectedExits > 0).map((p) => [p.name, p.unexpectedExits])),
-    async setFaults(service, faults) {
-      await json(`${sandboxUrl(service)}/_faults`, 'PUT', faults);
-    },
+      Object.fromEntries(
+        supervisor.parts.map((p) => [p.name, p.unexpectedExits - (planned.get(p.name) ?? 0)] as const).filter(([, n]) => n > 0),
+      ),
+    setFaults,
     async clearFaults() {
       const none = { dropResponseAfterCommit: 0, failBeforeCommit: 0, delayMs: 0, down: false };
+      currentFaults.bank = { ...none };
+      currentFaults.reservations = { ...none };
       await Promise.all([json(`${bankUrl}/_faults`, 'PUT', none), json(`${reservationsUrl}/_faults`, 'PUT', none)]);
     },
-    killWorker: async (i) => void (await workers[i].stop({ signal: 'SIGKILL' })),
-    startWorker: (i) => workers[i].start(),
-    async restartApi(i) {
-      await apis[i].stop();
-      await apis[i].start();
+    async kill(name, opts = {}) {
+      const target = byName(name);
+      const requests = inFlight.get(name);
+      const service = (['bank', 'reservations'] as const).find((s) => s === name);
+      if (opts.afterRequestMs !== undefined && requests) {
+        // Until a request is in flight at the moment of the kill (bounded: a part nobody calls is killed anyway).
+        const until = Date.now() + 30_000;
+        // A sandbox holding its requests before the commit (an injected delay, downtime or
+        // failure) would only ever be cut there: wait for the window to end, so that the kill
+        // can land between a request's commit and its answer.
+        while (service && holdsRequests(currentFaults[service]) && Date.now() < until) await sleep(100);
+        do {
+          await requests.busy(until - Date.now());
+          await sleep(opts.afterRequestMs);
+        } while (requests.count() === 0 && Date.now() < until);
+      }
+      const pid = target.pid;
+      const spawns = target.spawns;
+      if (pid === undefined || !target.running) throw new Error(`${name} is not running`);
+      const cut = requests?.count() ?? 0;
+      planned.set(name, (planned.get(name) ?? 0) + 1);
+      killing.add(name);
+      const killedAt = Date.now();
+      try {
+        process.kill(pid, 'SIGKILL');
+        // The supervisor sees the exit as a crash and starts a new process after its back-off.
+        const deadline = killedAt + READY_TIMEOUT_MS;
+        while (!(target.running && target.spawns > spawns)) {
+          if (Date.now() > deadline) throw new Error(`${name} did not come back within ${READY_TIMEOUT_MS / 1000} s`);
+          await sleep(100);
+        }
+      } finally {
+        killing.delete(name);
+      }
+      const downMs = Date.now() - killedAt;
+      // A sandbox keeps its injected faults in memory: the new process gets the current ones.
+      if (service) await setFaults(service, currentFaults[service]);
+      return { inFlight: cut, downMs };
     },
-    stopTemporal: async () => void (await temporal.part.stop()),
-    startTemporal: () => temporal.part.start(),
-    temporalUp: () => temporal.part.running,
+    async stopPart(name, signal) {
+      await byName(name).stop(signal ? { signal } : {});
+    },
+    startPart: (name) => byName(name).start(),
+    running: (name) => byName(name).running,
     async ensureAllUp() {
-      for (const p of [temporal.part, ...nodeParts]) if (!p.running) await p.start();
+      for (const p of supervisor.parts) if (!p.running) await p.start();
     },
     async stop() {
       // Reverse order: APIs and workers first, then the sandboxes, Temporal last.

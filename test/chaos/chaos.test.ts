@@ -1,14 +1,16 @@
 // The chaos run (chaos/) as part of the suite: a one-minute seeded run of the whole stack
-// as real processes (two APIs, two workers, Temporal restarted on its own database file,
-// sandboxes dropping answers and going down), audited against the invariants. Here we
-// check that it ran what it promised (every fault kind, 503 while Temporal was down) and
-// that its report adds up against the ledgers; the auditor itself checks each operation.
+// as real processes (two APIs, two workers, Temporal restarted and killed outright on its
+// own database file, the sandboxes and an API killed mid-request, sandboxes dropping
+// answers and going down), audited against the invariants. Here we check that it ran what
+// it promised (every fault kind, 503 while Temporal was down) and that its report adds up
+// against the ledgers; the auditor itself checks each operation. The same run on the
+// cluster is `npm run chaos -- --cluster` (test/cluster covers the cluster's crashes).
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { describe, expect, inject, it } from 'vitest';
-import { buildPlan } from '../../chaos/plan.js';
+import { buildPlan, PROCESS_FAULT_RATES } from '../../chaos/plan.js';
 import type { ChaosReport } from '../../chaos/report.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -46,15 +48,38 @@ describe('the chaos runner command line', () => {
   });
 
   it('plans the same schedule for the same seed, and prints its hash', async () => {
-    const a = buildPlan({ seed: 7, durationMs: 60_000, ops: 100 });
-    const b = buildPlan({ seed: 7, durationMs: 60_000, ops: 100 });
-    const c = buildPlan({ seed: 8, durationMs: 60_000, ops: 100 });
+    const a = buildPlan({ seed: 7, durationMs: 60_000, ops: 100, topology: 'embedded' });
+    const b = buildPlan({ seed: 7, durationMs: 60_000, ops: 100, topology: 'embedded' });
+    const c = buildPlan({ seed: 8, durationMs: 60_000, ops: 100, topology: 'embedded' });
     expect(b).toEqual(a);
     expect(c.hash).not.toBe(a.hash);
     expect(c.processFaults).not.toEqual(a.processFaults);
     const printed = await runChaos(['--seed', '7', '--duration', '60s', '--ops', '100', '--plan'], 30_000);
     expect(printed.exitCode).toBe(0);
     expect(String(printed.stdout)).toContain(`schedule hash: ${a.hash}`);
+  });
+
+  it("plans every crash of its topology at least once, the cluster's on the cluster, deterministically", async () => {
+    for (const topology of ['embedded', 'cluster'] as const) {
+      for (const durationMs of [60_000, 300_000]) {
+        const plan = buildPlan({ seed: 7, durationMs, ops: 100, topology });
+        expect(buildPlan({ seed: 7, durationMs, ops: 100, topology })).toEqual(plan);
+        const kinds = new Set(plan.processFaults.map((f) => f.kind));
+        expect([...kinds].sort()).toEqual(PROCESS_FAULT_RATES[topology].map(([kind]) => kind).sort());
+      }
+    }
+    const embedded = buildPlan({ seed: 7, durationMs: 300_000, ops: 100, topology: 'embedded' });
+    const cluster = buildPlan({ seed: 7, durationMs: 300_000, ops: 100, topology: 'cluster' });
+    // The same load and sandbox faults on both; only the process faults differ.
+    expect(cluster.ops).toEqual(embedded.ops);
+    expect(cluster.sandboxFaults).toEqual(embedded.sandboxFaults);
+    expect(cluster.hash).not.toBe(embedded.hash);
+    expect(cluster.processFaults.map((f) => f.kind)).toContain('history_kill');
+    expect(embedded.processFaults.map((f) => f.kind)).not.toContain('history_kill');
+    const printed = await runChaos(['--cluster', '--seed', '7', '--duration', '5m', '--ops', '100', '--plan'], 30_000);
+    expect(printed.exitCode).toBe(0);
+    expect(String(printed.stdout)).toContain(`schedule hash: ${cluster.hash}`);
+    expect(String(printed.stdout)).toContain('Temporal cluster on PostgreSQL');
   });
 });
 
@@ -75,7 +100,9 @@ describe('a one-minute chaos run', () => {
 
       expect(report.passed).toBe(true);
       expect(report.violations).toEqual([]);
-      expect(report.scheduleHash).toBe(buildPlan({ seed: 1, durationMs: 60_000, ops: report.operations.total }).hash);
+      expect(report.scheduleHash).toBe(
+        buildPlan({ seed: 1, durationMs: 60_000, ops: report.operations.total, topology: 'embedded' }).hash,
+      );
 
       // Every kind of fault was really injected (counted where it fired, not where it was planned).
       expect(report.faults.droppedResponses).toBeGreaterThanOrEqual(1);
@@ -83,9 +110,12 @@ describe('a one-minute chaos run', () => {
       expect(report.faults.delayWindows).toBeGreaterThanOrEqual(1);
       expect(report.faults.downWindows).toBeGreaterThanOrEqual(1);
       expect(report.faults.refusedWhileDown).toBeGreaterThanOrEqual(1);
-      expect(report.faults.workerKills).toBeGreaterThanOrEqual(1);
-      expect(report.faults.apiRestarts).toBeGreaterThanOrEqual(1);
-      expect(report.faults.temporalRestarts).toBeGreaterThanOrEqual(1);
+      // Every crash and restart of the embedded topology, each part back afterwards.
+      for (const [kind] of PROCESS_FAULT_RATES.embedded) expect(report.faults.processes[kind], kind).toBeGreaterThanOrEqual(1);
+      for (const kind of ['bank_kill', 'reservations_kill', 'api_kill'] as const)
+        expect(report.faults.inFlightAtKill[kind], kind).toHaveLength(report.faults.processes[kind]!);
+      // The run's own kills are not news; nothing died on its own.
+      expect(report.faults.unexpectedExits).toEqual({});
 
       // While Temporal was down: 503 engine_unavailable with Retry-After, readiness 503, never a 500.
       expect(report.http.unavailableByCode.engine_unavailable).toBeGreaterThanOrEqual(1);
