@@ -51,7 +51,7 @@ async function call(api: TestApi, method: string, path: string, body?: unknown, 
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   if (result.closed) throw new Error(`${method} ${path}: closed without an answer`);
-  const route = documentedRoute(path);
+  const route = documentedRoute(path, method);
   if (route) expect(contract.violations(method, route, result), `${method} ${path}`).toEqual([]);
   return result;
 }

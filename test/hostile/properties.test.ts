@@ -105,7 +105,7 @@ async function send(property: string, req: Parameters<typeof rawRequest>[1], ech
   t.statuses[result.status] = (t.statuses[result.status] ?? 0) + 1;
   expect(result.status, result.body).toBeLessThan(500);
   const path = Buffer.isBuffer(req.path) ? req.path.toString('latin1') : req.path;
-  const route = documentedRoute(path);
+  const route = documentedRoute(path, req.method);
   if (route) expect(contract.violations(req.method, route, result)).toEqual([]);
   expect(leakIn(result.body, [path, decodeSafe(path), ...echoes])).toBeUndefined();
   return result;

@@ -135,10 +135,14 @@ interface OpenApiDoc {
   paths: Record<string, Record<string, { responses: Record<string, ResponseDoc> }>>;
 }
 
-/** The documented route an API path belongs to (keys with "/" belong to /v1/operations/{key}). */
-export function documentedRoute(path: string): string | undefined {
+/**
+ * The documented route a request belongs to (keys with "/" belong to /v1/operations/{key});
+ * a POST to `…/cancel` is the cancel of the key before it.
+ */
+export function documentedRoute(path: string, method = 'GET'): string | undefined {
   const bare = path.split('?')[0] ?? '';
   if (bare === '/v1/operations') return '/v1/operations';
+  if (method === 'POST' && bare.startsWith('/v1/operations/') && bare.endsWith('/cancel')) return '/v1/operations/{key}/cancel';
   if (bare.startsWith('/v1/operations/')) return '/v1/operations/{key}';
   if (['/v1/payments', '/v1/checkouts', '/healthz', '/readyz', '/metrics'].includes(bare)) return bare;
   return undefined;
