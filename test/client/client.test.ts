@@ -1,6 +1,7 @@
 // The client against the real stack: dev server, worker, sandbox bank and reservations on
 // SQLite, the API on real ports. Each test counts what the bank and the reservation
 // service recorded, not just what the client returned.
+import { defaultPayloadConverter } from '@temporalio/common';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   ApiError,
@@ -38,19 +39,24 @@ async function chargeOf(key: string) {
 }
 
 /** The attempt number of the last start of the workflow's charge activity. */
+/** Attempts of the charge: its local first attempt (a marker) plus the regular retries. */
 async function chargeAttempts(workflowId: string): Promise<number> {
   const history = await stack.temporal.workflow.getHandle(workflowId).fetchHistory();
   const events = history.events ?? [];
   const scheduled = new Map<string, string>();
-  let attempts = 0;
+  let local = 0;
+  let regular = 0;
   for (const e of events) {
+    const marker = e.markerRecordedEventAttributes;
+    const summary = e.userMetadata?.summary ? defaultPayloadConverter.fromPayload<string>(e.userMetadata.summary) : '';
+    if (marker?.markerName === 'core_local_activity' && summary.startsWith('charge_payment ')) local++;
     const s = e.activityTaskScheduledEventAttributes;
     if (s) scheduled.set(String(e.eventId), s.activityType?.name ?? '');
     const started = e.activityTaskStartedEventAttributes;
     if (started && scheduled.get(String(started.scheduledEventId)) === 'chargePayment')
-      attempts = Math.max(attempts, started.attempt ?? 0);
+      regular = Math.max(regular, started.attempt ?? 0);
   }
-  return attempts;
+  return local + regular;
 }
 
 describe('payments.create', () => {

@@ -55,6 +55,19 @@ async function setUp(balance: number, stock: number) {
 
 const start = (key: string, body: unknown, type = 'checkouts', prefer = 'respond-async') =>
   api.request('POST', `/v1/${type}`, { body, headers: { ...acme, 'idempotency-key': key, prefer } });
+/**
+ * Holds each operation's charge in flight where a cancel can land beside it. A step's first
+ * attempt is a local activity, run inside a workflow task: a cancel is seen only once that
+ * task completes. So the bank refuses every first attempt (from before the start), the charge is retried as a
+ * regular activity (pending, visible), and from then on the bank answers, slowly.
+ */
+async function startWithChargeInFlight(keys: string[], startOne: (key: string) => Promise<unknown>): Promise<void> {
+  await bank.setFaults({ failBeforeCommit: 1 });
+  for (const key of keys) await startOne(key);
+  for (const key of keys) await pendingActivity(temporal.client.workflow.getHandle(`acme/${key}`), 'chargePayment');
+  await bank.setFaults({ failBeforeCommit: 0, delayMs: 1_500 });
+}
+
 const cancel = (key: string, headers = acme) =>
   api.request('POST', `/v1/operations/${encodeURIComponent(key)}/cancel`, { headers });
 
@@ -62,11 +75,8 @@ describe('POST /v1/operations/{key}/cancel', () => {
   it('between a checkout charge and its confirm: 202, the charge reversed, the hold released, the outcome cancelled', async () => {
     const { account, sku, body } = await setUp(10_000, 10);
     const key = uniqueId('order');
-    // A slow bank holds the charge in flight while the cancel arrives.
-    await bank.setFaults({ delayMs: 1_500 });
     try {
-      expect((await start(key, body)).status).toBe(202);
-      await pendingActivity(temporal.client.workflow.getHandle(`acme/${key}`), 'chargePayment');
+      await startWithChargeInFlight([key], async (k) => expect((await start(k, body)).status).toBe(202));
       const first = await cancel(key);
       expect(first.status).toBe(202);
       expect(first.headers.get('location')).toBe(`/v1/operations/${key}`);
@@ -79,7 +89,7 @@ describe('POST /v1/operations/{key}/cancel', () => {
       const read = await api.request('GET', `/v1/operations/${key}`, { headers: acme });
       expect(read.body).toMatchObject({ status: 'processing', cancelRequested: true });
     } finally {
-      await bank.setFaults({ delayMs: 0 });
+      await bank.setFaults({ failBeforeCommit: 0, delayMs: 0 });
     }
     const final = await api.waitTerminal(key, acme.authorization);
     expect(final).toMatchObject({
@@ -148,7 +158,7 @@ describe('POST /v1/operations/{key}/cancel', () => {
       expect(foreign.status).toBe(404);
       expect(foreign.body.code).toBe('operation_not_found');
     } finally {
-      await bank.setFaults({ delayMs: 0 });
+      await bank.setFaults({ failBeforeCommit: 0, delayMs: 0 });
     }
     expect(await api.waitTerminal(key, acme.authorization)).toMatchObject({ status: 'succeeded', cancelRequested: false });
     expect(await bank.balance(account)).toBe(10_000 - 4_200);
@@ -163,13 +173,10 @@ describe('POST /v1/operations/{key}/cancel', () => {
   it('of a key holding "/", written plain or encoded', async () => {
     const account = uniqueId('acc');
     await bank.openAccount(account, 10_000);
-    await bank.setFaults({ delayMs: 1_500 });
     const plain = `${uniqueId('tenant-side')}/order/1`;
     const encoded = `${uniqueId('tenant-side')}/order/2`;
     try {
-      for (const key of [plain, encoded]) await start(key, { account, amount: 100, currency: 'EUR' }, 'payments');
-      for (const key of [plain, encoded])
-        await pendingActivity(temporal.client.workflow.getHandle(`acme/${key}`), 'chargePayment');
+      await startWithChargeInFlight([plain, encoded], (k) => start(k, { account, amount: 100, currency: 'EUR' }, 'payments'));
       const viaWildcard = await api.request('POST', `/v1/operations/${plain}/cancel`, { headers: acme });
       expect(viaWildcard.status).toBe(202);
       expect(viaWildcard.body).toMatchObject({ key: plain, cancelRequested: true });
@@ -177,7 +184,7 @@ describe('POST /v1/operations/{key}/cancel', () => {
       expect(viaParam.status).toBe(202);
       expect(viaParam.body).toMatchObject({ key: encoded, cancelRequested: true });
     } finally {
-      await bank.setFaults({ delayMs: 0 });
+      await bank.setFaults({ failBeforeCommit: 0, delayMs: 0 });
     }
     // A payment's only step was in flight: it finishes, and nothing comes after it to stop.
     for (const key of [plain, encoded]) {
@@ -248,7 +255,7 @@ describe('every finished answer says when its key is forgotten', () => {
     try {
       first = await start(key, { account, amount: 100, currency: 'EUR' }, 'payments');
     } finally {
-      await bank.setFaults({ delayMs: 0 });
+      await bank.setFaults({ failBeforeCommit: 0, delayMs: 0 });
     }
     expect(first.body).toMatchObject({ status: 'processing', completedAt: null, keyExpiresAt: null });
     const final = await api.waitTerminal(key, acme.authorization);
