@@ -117,7 +117,6 @@ async function run(opts: BenchOptions): Promise<void> {
     for (const name of ['api', 'worker']) execArgv[name] = ['--cpu-prof', '--cpu-prof-dir', join(profileDir, name)];
   }
   const tuning = devServerTuning();
-  if (!tuning.appliedByDevServer) log(`the server's tuning comes from ${tuning.source}`);
 
   // Everything started is stopped in reverse order (an ablation engine, the run's engine,
   // the peers, the sandboxes), on success, failure, signal or time limit.
@@ -180,7 +179,6 @@ async function run(opts: BenchOptions): Promise<void> {
       noCacheApi: mode.concurrencies.some((c) => mode.uncachedReplays(c) > 0),
       sandboxes: sandboxesStarting,
       bundles: bundlesBuilding,
-      tuning,
       log,
     }).then((s) => (stack = s));
     // Settled, not raced: whatever did start is known to the stop before a failure is thrown.
@@ -345,7 +343,7 @@ async function run(opts: BenchOptions): Promise<void> {
         pngNote: png.ok ? 'rendered by Chromium' : png.reason,
       },
       activityKind: { used: activityKind, detected, how },
-      tuning: { source: tuning.source, appliedByDevServer: tuning.appliedByDevServer, settings: [...tuning.settings] },
+      tuning: { source: tuning.source, settings: [...tuning.settings] },
       peers: peerInfo,
       verdicts: [],
       timeline,

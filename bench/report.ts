@@ -101,13 +101,6 @@ export function markdownReport(r: BenchResults, files: { json: string; svg: stri
     );
     out.push('');
   }
-  if (r.tuning && !r.tuning.appliedByDevServer) {
-    out.push(
-      `> **Server tuning from ${r.tuning.source}**: this run's dev servers got ${r.tuning.settings.map((t) => `\`${t.args.join(' ')}\``).join(', ')}, ` +
-        'which `npm start` does not apply yet.',
-    );
-    out.push('');
-  }
 
   const verdicts = r.verdicts ?? computeVerdicts(r);
   out.push('## Verdicts');

@@ -109,7 +109,6 @@ export interface BenchResults {
   /** The embedded server's tuning the run used. */
   tuning?: {
     source: string;
-    appliedByDevServer: boolean;
     settings: Array<{ name: string; args: readonly string[]; why: string }>;
   };
   /** The peers raced in this run (--peers), or null. */

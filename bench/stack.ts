@@ -19,7 +19,7 @@ import { httpProbe, lineProbe, type Probe } from '../common/supervisor/ready.js'
 import { Supervisor } from '../common/supervisor/supervisor.js';
 import { ensureTemporalCli, temporalCliVersion } from '../scripts/temporal-cli.js';
 import { WORKFLOW_BUNDLE_OPTIONS } from '../worker/create.js';
-import { startDevServerWithout, type Tuning } from './tuning.js';
+import { startDevServerWithout } from './tuning.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BASELINE_WORKFLOWS = fileURLToPath(new URL('./baseline/workflows.ts', import.meta.url));
@@ -144,7 +144,6 @@ export interface StackOptions {
   noCacheApi: boolean;
   sandboxes: Promise<Sandboxes>;
   bundles: Promise<Bundles>;
-  tuning: Tuning;
   /** Names of tuning settings to leave out (the ablation); none for the run proper. */
   without?: readonly string[];
   log: (line: string) => void;
@@ -186,7 +185,6 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     // Registered first, so that it is stopped last.
     const server = await startDevServerWithout(
       { bin, dbFile, port: port!, headless: true, logLevel: 'warn', retentionMs: 24 * 3600_000, supervisor },
-      opts.tuning,
       without,
     );
     connection = await Connection.connect({ address: server.address });

@@ -96,7 +96,6 @@ export async function runAblation(
       noCacheApi: false,
       sandboxes: Promise.resolve(opts.sandboxes),
       bundles: Promise.resolve(opts.bundles),
-      tuning,
       without: row.without,
       log: base.log,
     });

@@ -9,7 +9,7 @@ import { ablationPlan, ALL_OFF, ALL_ON } from '../../bench/scenarios/ablation.js
 import { bareWorkflowType } from '../../bench/scenarios/context.js';
 import type { Kind, ScenarioResult } from '../../bench/scenarios/measure.js';
 import { phasesOf, recordedActivityKind } from '../../bench/timeline.js';
-import { argvWithout, type Tuning } from '../../bench/tuning.js';
+import type { Tuning } from '../../bench/tuning.js';
 
 const EventType = proto.temporal.api.enums.v1.EventType;
 const HistoryEvent = proto.temporal.api.history.v1.HistoryEvent;
@@ -117,15 +117,11 @@ describe('bench verdicts', () => {
 describe('ablation plan', () => {
   const tuning: Tuning = {
     source: 'test',
-    appliedByDevServer: true,
-    // Arguments no real dev server carries, so that the assertions hold whatever tuning
-    // common/dev-server.ts itself applies.
     settings: [
       { name: 'transfer', args: ['--dynamic-config-value', 'bench.test.pollRPS=1000'], why: '' },
       { name: 'wal', args: ['--sqlite-pragma', 'bench_test=1'], why: '' },
     ],
   };
-  const opts = { bin: 'temporal', port: 7233, dbFile: '/tmp/t.db' };
 
   it('runs every setting, then none, then each one off in turn', () => {
     expect(ablationPlan(tuning)).toEqual([
@@ -134,22 +130,6 @@ describe('ablation plan', () => {
       { name: 'without transfer', without: ['transfer'] },
       { name: 'without wal', without: ['wal'] },
     ]);
-  });
-
-  it("takes a left-out setting's arguments out of the server's command line, and only those", () => {
-    // The settings as the dev server would apply them: appended to its own arguments.
-    const shim = { ...tuning, appliedByDevServer: false };
-    const all = argvWithout(opts, shim, []);
-    expect(all.slice(-4)).toEqual([...tuning.settings[0]!.args, ...tuning.settings[1]!.args]);
-    const withoutWal = argvWithout(opts, shim, ['wal']);
-    expect(withoutWal).toEqual(all.slice(0, -2));
-    expect(argvWithout(opts, shim, ['transfer', 'wal'])).toEqual(all.slice(0, -4));
-  });
-
-  it('refuses to leave out a setting the command line does not carry', () => {
-    // Applied by the dev server, but this tree's dev server has no such arguments.
-    expect(() => argvWithout(opts, tuning, ['wal'])).toThrow(/does not contain --sqlite-pragma bench_test=1/);
-    expect(() => argvWithout(opts, tuning, ['nope'])).toThrow(/no dev-server setting named nope/);
   });
 });
 
