@@ -49,11 +49,6 @@ export const DEV_SERVER_TUNING: readonly DevServerSetting[] = [
     why: 'the same limit on the visibility queue delays the search attributes a list or the Web UI filters on',
   },
   {
-    name: 'search-attribute-cache',
-    args: dynamicConfig('system.forceSearchAttributesCacheRefreshOnRead', false),
-    why: 'the CLI re-reads the search attributes from SQLite on every use; they are registered before any operation starts',
-  },
-  {
     name: 'one-task-queue-partition',
     args: [
       ...dynamicConfig('matching.numTaskqueueReadPartitions', 1),
