@@ -3,9 +3,9 @@
 // and sets the retention window, which is how long an idempotency key is remembered after
 // its operation ends.
 // (The dev server's --search-attribute flag only applies to a new database file.)
+import Long from 'long';
 import { Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
-import { msToTs } from '@temporalio/common/lib/time.js';
 import { SearchAttributes } from '../workflows/contracts.js';
 
 const { IndexedValueType } = proto.temporal.api.enums.v1;
@@ -43,7 +43,7 @@ export async function setupNamespace(
   const retentionSeconds = Math.round(opts.retentionMs / 1000);
   await connection.workflowService.updateNamespace({
     namespace,
-    config: { workflowExecutionRetentionTtl: msToTs(retentionSeconds * 1000) },
+    config: { workflowExecutionRetentionTtl: { seconds: Long.fromNumber(retentionSeconds) } },
   });
   return { added: Object.keys(missing), retentionSeconds };
 }

@@ -1,8 +1,8 @@
 // The namespace the project uses, on a cluster that starts with none: the dev server
 // creates `default` by itself, a real server does not. Registered once, then prepared
 // exactly as every other Temporal the project runs on (search attributes, retention).
+import Long from 'long';
 import { Connection } from '@temporalio/client';
-import { msToTs } from '@temporalio/common/lib/time.js';
 import { setupNamespace, waitForSearchAttributes, type NamespaceSetupResult } from '../../common/namespace-setup.js';
 
 export interface EnsureNamespaceResult extends NamespaceSetupResult {
@@ -24,7 +24,7 @@ export async function ensureNamespace(address: string, namespace: string, retent
       try {
         await connection.workflowService.registerNamespace({
           namespace,
-          workflowExecutionRetentionPeriod: msToTs(retentionMs),
+          workflowExecutionRetentionPeriod: { seconds: Long.fromNumber(Math.round(retentionMs / 1000)) },
         });
         registered = true;
       } catch (e) {
