@@ -1,25 +1,13 @@
 // `retrysafe cancel <key>` against a scripted API on loopback: what each answer of the
 // contract prints and which exit code it gives (0 under way or already cancelled, 5 too
 // late, 4 anything else).
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { freePort } from '../../common/supervisor/ports.js';
 import { runCli } from '../client/helpers.js';
-import { operation, problem, startScriptedApi, type ScriptedApi } from '../client/scripted-api.js';
+import { operation, problem, useScriptedApi } from '../client/scripted-api.js';
 import { runHere } from './in-process.js';
 
-let api: ScriptedApi;
-
-beforeAll(async () => {
-  api = await startScriptedApi();
-});
-
-afterAll(async () => {
-  await api.close();
-});
-
-beforeEach(() => {
-  api.reset();
-});
+const api = useScriptedApi();
 
 const cancel = (key: string, ...more: string[]) => runHere(['cancel', key, '--api-url', api.url, '--api-key', 'sk-1', ...more]);
 const requested = (key: string) => operation(key, 'processing', { cancelRequested: true });

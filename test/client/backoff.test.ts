@@ -1,7 +1,7 @@
 // The client's retry decisions, isolated: a scripted HTTP server on loopback plays the API,
 // and an injected clock, sleep and random source replace time, so delays are read, not
 // waited for.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   ApiError,
   createClient,
@@ -9,21 +9,9 @@ import {
   OperationPendingError,
   type ClientOptions,
 } from '../../client/lib/index.js';
-import { operation, problem, startScriptedApi, type ScriptedApi } from './scripted-api.js';
+import { operation, problem, useScriptedApi } from './scripted-api.js';
 
-let api: ScriptedApi;
-
-beforeAll(async () => {
-  api = await startScriptedApi();
-});
-
-afterAll(async () => {
-  await api.close();
-});
-
-beforeEach(() => {
-  api.reset();
-});
+const api = useScriptedApi();
 
 /** A client on a fake clock: `sleeps` lists every delay asked for, and time jumps by it. */
 function fakeTimeClient(opts: ClientOptions & { startAt?: number } = {}) {

@@ -1,7 +1,7 @@
 // operations.cancel against a scripted API on loopback: what it sends, and what each
 // answer of the contract becomes (202 → the operation, 409 → a typed error, 404 → the
 // not-found error). Time is injected, so retries are read, not waited for.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   ApiError,
   createClient,
@@ -9,21 +9,9 @@ import {
   type ClientOptions,
   type RetrySafe,
 } from '../../client/lib/index.js';
-import { operation, problem, startScriptedApi, type ScriptedApi } from './scripted-api.js';
+import { operation, problem, useScriptedApi } from './scripted-api.js';
 
-let api: ScriptedApi;
-
-beforeAll(async () => {
-  api = await startScriptedApi();
-});
-
-afterAll(async () => {
-  await api.close();
-});
-
-beforeEach(() => {
-  api.reset();
-});
+const api = useScriptedApi();
 
 function client(opts: ClientOptions = {}): { rs: RetrySafe; sleeps: number[] } {
   let clock = 1_000_000;

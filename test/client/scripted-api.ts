@@ -3,6 +3,7 @@
 // every request it saw. Real HTTP, so the client's own fetch, headers and parsing run.
 import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import type { Operation } from '../../client/lib/index.js';
 
 export type Scripted = { status: number; headers?: Record<string, string>; body?: unknown } | 'reset';
@@ -24,8 +25,24 @@ export interface ScriptedApi {
   close(): Promise<void>;
 }
 
-export async function startScriptedApi(): Promise<ScriptedApi> {
-  const api = { script: [] as Scripted[], seen: [] as Seen[] };
+/**
+ * The scripted API for a test file: listening from beforeAll, closed in afterAll, its
+ * script and what it saw forgotten before each test.
+ */
+export function useScriptedApi(): ScriptedApi {
+  const api: ScriptedApi = {
+    url: '',
+    script: [],
+    seen: [],
+    reset() {
+      api.script = [];
+      api.seen = [];
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -49,22 +66,16 @@ export async function startScriptedApi(): Promise<ScriptedApi> {
       res.end(next.body === undefined ? '' : JSON.stringify(next.body));
     });
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return Object.assign(api, {
-    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
-    reset() {
-      api.script = [];
-      api.seen = [];
-    },
-    async close() {
-      server.closeAllConnections();
-      await new Promise((r) => server.close(r));
-    },
+  beforeAll(async () => {
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    api.url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
   });
+  afterAll(() => api.close());
+  beforeEach(() => api.reset());
+  return api;
 }
 
-/** An operation resource as the API sends it. */
 export function operation(key: string, status: Operation['status'], extra: Partial<Operation> = {}): Operation {
   return {
     key,
