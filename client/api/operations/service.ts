@@ -251,6 +251,11 @@ export class OperationService {
         if (grpcCode(err) === GrpcCode.NOT_FOUND) return finished();
         throw err;
       }
+      // Temporal answers a cancel of an execution that already closed with success and
+      // records nothing, so only a second read tells a cancel that took from one too late.
+      description = await this.call(() => handle.describe());
+      const running = description.status.name === 'RUNNING' || description.status.name === 'PAUSED';
+      if (!running && description.raw.workflowExtendedInfo?.cancelRequested !== true) return finished();
     }
     count(repeated ? 'repeated' : 'requested');
     const operation = await this.resource(handle, description);
