@@ -179,26 +179,41 @@ export class Saga {
 
   /**
    * A cancel stops the saga before `step`. With local first attempts that does not prove
-   * `step` and the ones after it never ran: local activities run inside a workflow task, and
-   * their results are recorded only when that task completes. A task whose completion
-   * Temporal refuses (it tried to close the workflow while the cancel arrived) or whose
-   * worker died is run again from history, and that history shows the cancel before any of
-   * the steps the lost task ran. So every step from here on that has a compensation is
-   * fenced by it (keyed, so a step that never ran is refused if it ever arrives); the
-   * compensations then run in reverse like any other.
+   * `step` and the ones after it never ran: see fenceSteps.
    */
   private cancelledBefore(step: StepName): StepFailure {
-    if (patched(LOCAL_FIRST_STEPS)) {
-      const plan: readonly StepName[] = OPERATION_STEPS[this.type];
-      for (const name of plan.slice(plan.indexOf(step))) {
-        const undo = FENCE[name];
-        if (!undo) continue;
-        this.compensations.push({ name: undo, step: name, target: this.targetOf(name) });
-        this.progress.mark(name, 'fenced', 'fenced by the cancel: a local attempt may have run unrecorded');
-      }
-    }
+    this.fenceSteps(this.stepsFrom(step), 'fenced by the cancel: a local attempt may have run unrecorded');
     const why = this.cancel.reason ? `cancel requested ${this.cancel.reason}` : 'a cancel was requested';
     return new StepFailure(CANCELLED_CODE, `the operation was cancelled before ${step} started (${why})`);
+  }
+
+  /**
+   * Local first attempts run inside a workflow task, and their results are recorded only
+   * when that task completes. A task that is lost (its worker died) or whose completion
+   * Temporal refuses (it closed the workflow as a cancel arrived) is run again from
+   * history, without those results: the steps are made again with the same keys, and the
+   * downstream answers as before, unless the run now takes another path — a cancel seen
+   * first, or a step that had succeeded and now cannot be reached until its deadline. Then
+   * steps the lost task made are behind the saga's back. So on those two paths every step
+   * from there on that has a compensation is fenced by it (keyed: one that never ran leaves
+   * a tombstone that refuses it, should it arrive late), and the compensations run in
+   * reverse like any other. A business refusal needs none of this: the downstream stored
+   * it under the key, so the lost task got the same answer and went no further.
+   */
+  private fenceSteps(steps: readonly StepName[], why: string): void {
+    if (!patched(LOCAL_FIRST_STEPS)) return;
+    for (const name of steps) {
+      const undo = FENCE[name];
+      if (!undo) continue;
+      this.compensations.push({ name: undo, step: name, target: this.targetOf(name) });
+      this.progress.mark(name, 'fenced', why);
+    }
+  }
+
+  /** The plan's steps from `step` on. */
+  private stepsFrom(step: StepName): readonly StepName[] {
+    const plan: readonly StepName[] = OPERATION_STEPS[this.type];
+    return plan.slice(plan.indexOf(step));
   }
 
   private targetOf(step: StepName): DownstreamTarget {
@@ -217,6 +232,7 @@ export class Saga {
     }
     this.progress.mark(step, 'fenced', `outcome unknown at the deadline (${answer})`);
     sagaMetrics.fenced(step);
+    this.fenceSteps(this.stepsFrom(step).slice(1), `fenced after ${step}: a lost local attempt may have run it`);
     return new StepFailure(
       UNAVAILABLE_CODE[step],
       `the outcome of ${step} could not be reconciled before its deadline (${answer}); it was fenced and compensated`,

@@ -124,19 +124,24 @@ describe('checkout saga', () => {
   });
 
   describe('an outcome still unknown at the deadline', () => {
-    it('of reserve_items: fences the hold with release_reservation and fails inventory_unavailable', async () => {
+    it('of reserve_items: fences the hold, and the charge a lost task may have made; fails inventory_unavailable', async () => {
       const run = await runSaga(env, 'checkout', { request: CART, script: { reserveItems: 'unavailable' } });
+      // The charge was never reached in this run, but a lost workflow task may have made it
+      // locally after a reserve that succeeded then: its key is fenced too.
       expect(run.outcome).toMatchObject({
         status: 'failed',
-        error: { code: 'inventory_unavailable', compensations: ['release_reservation'] },
+        error: { code: 'inventory_unavailable', compensations: ['reverse_charge', 'release_reservation'] },
       });
       expect(statuses(run.outcome.steps)).toEqual([
         'reserve_items:fenced',
-        'charge_payment:pending',
+        'charge_payment:fenced',
         'confirm_reservation:pending',
       ]);
-      expect(activityOrder(run.calls)).toEqual(['reserveItems', 'releaseReservation']);
-      expect(new Set(run.calls.map((c) => c.downstreamKey))).toEqual(new Set([`acme/${run.operation.key}/reserve`]));
+      expect(activityOrder(run.calls)).toEqual(['reserveItems', 'reverseCharge', 'releaseReservation']);
+      expect(run.calls.find((c) => c.activity === 'reverseCharge')?.downstreamKey).toBe(`acme/${run.operation.key}/charge`);
+      expect(new Set(run.calls.filter((c) => c.activity !== 'reverseCharge').map((c) => c.downstreamKey))).toEqual(
+        new Set([`acme/${run.operation.key}/reserve`]),
+      );
     });
 
     it('of charge_payment: fences the charge with reverse_charge, then releases the reservation; fails payment_unavailable', async () => {

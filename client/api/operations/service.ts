@@ -252,10 +252,16 @@ export class OperationService {
         throw err;
       }
       // Temporal answers a cancel of an execution that already closed with success and
-      // records nothing, so only a second read tells a cancel that took from one too late.
-      description = await this.call(() => handle.describe());
-      const running = description.status.name === 'RUNNING' || description.status.name === 'PAUSED';
-      if (!running && description.raw.workflowExtendedInfo?.cancelRequested !== true) return finished();
+      // records nothing, so a second read tells a cancel that took from one too late: an
+      // execution that closed since ended without it unless its outcome says it saw it.
+      const after = await this.call(() => handle.describe());
+      if (after.status.name !== 'RUNNING' && after.status.name !== 'PAUSED') {
+        const operation = await this.get(ref);
+        if (!operation.cancelRequested) {
+          count('already_completed');
+          throw problems.operationAlreadyCompleted(operation.status);
+        }
+      }
     }
     count(repeated ? 'repeated' : 'requested');
     const operation = await this.resource(handle, description);
