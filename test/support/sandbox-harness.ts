@@ -105,11 +105,14 @@ export function startSandboxProcess(name: string, entry: string, env: Record<str
     cwd: root,
     env: { ...process.env, LOG_PRETTY: '', SANDBOX_FAULTS: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // Its own process group: tsx runs the service in a child of its own, which a SIGKILL of
+    // tsx alone would leave running.
+    detached: true,
   });
   let out = '';
   return new Promise((resolveStart, reject) => {
     const timer = setTimeout(() => {
-      child.kill('SIGKILL');
+      process.kill(-child.pid!, 'SIGKILL');
       reject(new Error(`${name} did not start:\n${out}`));
     }, 60_000);
     const onData = (chunk: Buffer) => {
