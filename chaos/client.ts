@@ -65,7 +65,10 @@ export interface OpRecord {
 
 export interface ClientContext {
   apiUrls: readonly [string, string];
-  /** No client request starts after this (epoch ms). */
+  /**
+   * No client request starts after this (epoch ms). Unbounded while faults are injected;
+   * the run sets it once the faults have stopped and every part is up again.
+   */
   deadline: number;
   stats: ClientStats;
   violations: Violation[];
@@ -306,6 +309,30 @@ async function clientLoop(ctx: ClientContext, rec: OpRecord, rng: Rng, firstApi:
   rec.timedOut = true;
 }
 
+/**
+ * The answer, or null after backing off from a network error or a 5xx (checked): the
+ * caller then tries again through the other instance.
+ */
+async function unlessRetried(
+  ctx: ClientContext,
+  op: PlannedOp,
+  api: 0 | 1,
+  rng: Rng,
+  failures: number,
+  ans: Answer,
+): Promise<Exclude<Answer, { networkError: string }> | null> {
+  if ('networkError' in ans) {
+    await sleep(backoff(rng, failures, null));
+    return null;
+  }
+  if (ans.status >= 500) {
+    check5xx(ctx, op, api, ans);
+    await sleep(backoff(rng, failures, ans.headers.get('retry-after')));
+    return null;
+  }
+  return ans;
+}
+
 /** The same key with a changed amount, once the operation was accepted: must be 422. */
 async function sendChanged(ctx: ClientContext, rec: OpRecord, rng: Rng): Promise<void> {
   const { op } = rec;
@@ -313,15 +340,8 @@ async function sendChanged(ctx: ClientContext, rec: OpRecord, rng: Rng): Promise
   let api: 0 | 1 = rng.chance(0.5) ? 0 : 1;
   ctx.stats.changedAmountSent++;
   for (let failures = 0; Date.now() < ctx.deadline; failures++) {
-    const ans = await post(ctx, api, op, changed, rng);
-    if ('networkError' in ans) {
-      await sleep(backoff(rng, failures, null));
-      api = other(api);
-      continue;
-    }
-    if (ans.status >= 500) {
-      check5xx(ctx, op, api, ans);
-      await sleep(backoff(rng, failures, ans.headers.get('retry-after')));
+    const ans = await unlessRetried(ctx, op, api, rng, failures, await post(ctx, api, op, changed, rng));
+    if (!ans) {
       api = other(api);
       continue;
     }
@@ -353,15 +373,8 @@ async function lateReplay(ctx: ClientContext, rec: OpRecord, rng: Rng): Promise<
   ctx.stats.lateReplays++;
   for (let failures = 0; Date.now() < ctx.deadline; failures++) {
     rec.requests++;
-    const ans = await post(ctx, api, op, op.body, rng);
-    if ('networkError' in ans) {
-      await sleep(backoff(rng, failures, null));
-      api = other(api);
-      continue;
-    }
-    if (ans.status >= 500) {
-      check5xx(ctx, op, api, ans);
-      await sleep(backoff(rng, failures, ans.headers.get('retry-after')));
+    const ans = await unlessRetried(ctx, op, api, rng, failures, await post(ctx, api, op, op.body, rng));
+    if (!ans) {
       api = other(api);
       continue;
     }
@@ -398,15 +411,8 @@ async function sendCancel(ctx: ClientContext, rec: OpRecord, rng: Rng, afterMs: 
   let api: 0 | 1 = rng.chance(0.5) ? 0 : 1;
   const path = `/v1/operations/${encodeURIComponent(op.key)}/cancel`;
   for (let failures = 0; Date.now() < ctx.deadline; failures++) {
-    const ans = await call(ctx, api, 'POST', path, {}, undefined, 20_000);
-    if ('networkError' in ans) {
-      await sleep(backoff(rng, failures, null));
-      api = other(api);
-      continue;
-    }
-    if (ans.status >= 500) {
-      check5xx(ctx, op, api, ans);
-      await sleep(backoff(rng, failures, ans.headers.get('retry-after')));
+    const ans = await unlessRetried(ctx, op, api, rng, failures, await call(ctx, api, 'POST', path, {}, undefined, 20_000));
+    if (!ans) {
       api = other(api);
       continue;
     }

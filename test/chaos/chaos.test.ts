@@ -86,11 +86,11 @@ describe('the chaos runner command line', () => {
 describe('a one-minute chaos run', () => {
   it(
     'injects every fault kind, answers 503 while Temporal is down, and the audit finds no violation',
-    { timeout: 300_000 },
+    { timeout: 360_000 },
     async () => {
       const reportFile = join(mkdtempSync(join(inject('tmpRoot'), 'chaos-')), 'report.json');
       const started = Date.now();
-      const result = await runChaos(['--seed', '1', '--duration', '60s', '--settle', '60s', '--report', reportFile], 280_000);
+      const result = await runChaos(['--seed', '1', '--duration', '60s', '--settle', '90s', '--report', reportFile], 340_000);
       const output = String(result.all).split('\n').slice(-60).join('\n');
       expect(result.exitCode, output).toBe(0);
       const report = JSON.parse(readFileSync(reportFile, 'utf8')) as ChaosReport;

@@ -254,13 +254,10 @@ export class OperationService {
       // Temporal answers a cancel of an execution that already closed with success and
       // records nothing, so a second read tells a cancel that took from one too late: an
       // execution that closed since ended without it unless its outcome says it saw it.
-      const after = await this.call(() => handle.describe());
-      if (after.status.name !== 'RUNNING' && after.status.name !== 'PAUSED') {
-        const operation = await this.get(ref);
-        if (!operation.cancelRequested) {
-          count('already_completed');
-          throw problems.operationAlreadyCompleted(operation.status);
-        }
+      const after = await this.get(ref);
+      if (isTerminal(after) && !after.cancelRequested) {
+        count('already_completed');
+        throw problems.operationAlreadyCompleted(after.status);
       }
     }
     count(repeated ? 'repeated' : 'requested');
