@@ -56,7 +56,7 @@ export function buildApp(deps: AppDeps) {
     // Fastify's bare JSON 503.
     return503OnClosing: false,
     bodyLimit: config.bodyLimit,
-    ...serverTimeouts(limits),
+    ...serverTimeouts(),
     clientErrorHandler,
     // Keys are up to 255 characters, three times that once percent-encoded.
     routerOptions: { maxParamLength: 1024 },

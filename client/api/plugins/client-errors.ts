@@ -27,7 +27,10 @@ export function rawProblemResponse(problem: Problem): string {
 /** Fastify's clientErrorHandler. */
 export function clientErrorHandler(this: { log: FastifyBaseLogger }, err: ConnectionError, socket: Socket): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
-  this.log.debug({ code: err.code }, 'client error');
+  // A late request is worth an operator's eye (a slow client, or a starved instance); the
+  // parser's complaints about malformed input are not.
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') this.log.info({ code: err.code }, 'request did not arrive in time');
+  else this.log.debug({ code: err.code }, 'client error');
   if (socket.writable) socket.write(rawProblemResponse(problemFor(err)));
   socket.destroy();
 }

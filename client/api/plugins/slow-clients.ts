@@ -10,32 +10,27 @@ export interface HttpLimits {
   headersTimeoutMs: number;
   /** The whole request, body included, must arrive within this. */
   requestTimeoutMs: number;
-  /** How often Node looks for connections past those limits. */
-  checkIntervalMs: number;
 }
 
-export const HTTP_LIMITS: HttpLimits = { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, checkIntervalMs: 1_000 };
+export const HTTP_LIMITS: HttpLimits = { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000 };
 
-/** Node's own enforcement of the limits, as Fastify server options. */
-export function serverTimeouts(limits: HttpLimits) {
-  return {
-    requestTimeout: limits.requestTimeoutMs,
-    http: {
-      headersTimeout: Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs),
-      requestTimeout: limits.requestTimeoutMs,
-      connectionsCheckingInterval: limits.checkIntervalMs,
-    },
-  };
+/**
+ * Fastify server options that turn Node's own enforcement of the limits off:
+ * guardSlowClients enforces both instead. Node checks its limits from a timer that, in a
+ * process starved of CPU, runs before the bytes that arrived in time are read, so it
+ * answered 408 to requests that came in time; and on Node 20 it loses connections accepted
+ * in the same moment (a burst of slowloris sockets is exactly that), never timing them out.
+ */
+export function serverTimeouts() {
+  return { requestTimeout: 0, http: { headersTimeout: 0, requestTimeout: 0 } };
 }
 
 /**
- * Node enforces headersTimeout/requestTimeout through a list of connections which, on
- * Node 20, loses connections accepted in the same moment (a burst of slowloris sockets is
- * exactly that); those are then never timed out. So every connection also carries a
- * deadline of its own: its request headers within the headers timeout of connecting (or
- * of its previous answer plus the keep-alive timeout), its body within the request timeout
- * of its headers. A request that has been received in full is never cut short. A missed
- * deadline is reported as the parser's own timeout error, so one handler answers both.
+ * Every connection carries a deadline of its own: its request headers within the headers
+ * timeout of connecting (or of its previous answer plus the keep-alive timeout), its body
+ * within the request timeout of its headers. A request that has been received in full is
+ * never cut short. A missed deadline is reported as the parser's own timeout error, so one
+ * handler answers both.
  */
 export function guardSlowClients(server: Server, limits: HttpLimits, keepAliveMs: number): void {
   const deadlines = new WeakMap<Socket, NodeJS.Timeout>();
@@ -43,9 +38,15 @@ export function guardSlowClients(server: Server, limits: HttpLimits, keepAliveMs
   const arm = (socket: Socket, ms: number) => {
     clearTimeout(deadlines.get(socket));
     const timer = setTimeout(() => {
-      if (socket.destroyed || current.get(socket)?.complete) return;
-      const err = Object.assign(new Error('the request did not arrive in time'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' });
-      server.emit('clientError', err, socket);
+      // A process starved of CPU runs its expired timers before it reads the bytes that
+      // arrived meanwhile: look again once pending input has been read (setImmediate runs
+      // after the poll phase), so a request that came in time is not refused as late.
+      setImmediate(() => {
+        if (deadlines.get(socket) !== timer) return; // re-armed by a request read just now
+        if (socket.destroyed || current.get(socket)?.complete) return;
+        const err = Object.assign(new Error('the request did not arrive in time'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' });
+        server.emit('clientError', err, socket);
+      });
     }, ms);
     timer.unref();
     deadlines.set(socket, timer);
