@@ -193,14 +193,19 @@ export async function audit(input: AuditInput): Promise<AuditResult> {
     const result = (operation.result ?? {}) as Record<string, unknown>;
     const error = (operation.error ?? {}) as Record<string, unknown>;
     const cancelAccepted = rec?.cancel?.status === 202;
+    // An attempt that got no answer or a 5xx may have taken: then a retry's 409 is the
+    // answer to an operation that this cancel ended, as the contract says for a finished one.
+    const cancelMayHaveTaken = rec?.cancel?.status === 'network' || (rec?.cancel?.unanswered ?? 0) > 0;
     if (cancelAccepted && operation.cancelRequested !== true)
       v('API: a cancel shows in the resource', 'a cancel was answered 202, but the resource says cancelRequested false');
-    if (error.code === CANCELLED_CODE && !cancelAccepted && rec?.cancel?.status !== 'network')
+    if (error.code === CANCELLED_CODE && operation.cancelRequested !== true)
+      v('API: a cancel shows in the resource', 'ended cancelled, but the resource says cancelRequested false');
+    if (error.code === CANCELLED_CODE && !cancelAccepted && !cancelMayHaveTaken)
       v(
         'API: only a cancel cancels',
         `ended cancelled, but its only cancel was answered ${String(rec?.cancel?.status ?? 'never sent')}`,
       );
-    if (rec?.cancel?.status === 409 && error.code === CANCELLED_CODE)
+    if (rec?.cancel?.status === 409 && error.code === CANCELLED_CODE && !cancelMayHaveTaken)
       v('API: a finished operation is not changed by a cancel', 'a cancel was answered 409, yet the operation ended cancelled');
     if (input.webhooks) checkDeliveries(input.webhooks, workflowId, operation, v);
     if (status === 'succeeded') {

@@ -46,6 +46,11 @@ export interface CancelRecord {
   /** The operation's step in the 202 answer. */
   step?: string | null;
   code?: string;
+  /**
+   * Earlier attempts that got no answer or a 5xx: any of them may have reached Temporal, so
+   * a later 409 can be the answer to an operation that this very cancel ended.
+   */
+  unanswered?: number;
 }
 
 export interface OpRecord {
@@ -410,9 +415,11 @@ async function sendCancel(ctx: ClientContext, rec: OpRecord, rng: Rng, afterMs: 
   await sleep(afterMs);
   let api: 0 | 1 = rng.chance(0.5) ? 0 : 1;
   const path = `/v1/operations/${encodeURIComponent(op.key)}/cancel`;
+  let unanswered = 0;
   for (let failures = 0; Date.now() < ctx.deadline; failures++) {
     const ans = await unlessRetried(ctx, op, api, rng, failures, await call(ctx, api, 'POST', path, {}, undefined, 20_000));
     if (!ans) {
+      unanswered++;
       api = other(api);
       continue;
     }
@@ -423,7 +430,7 @@ async function sendCancel(ctx: ClientContext, rec: OpRecord, rng: Rng, afterMs: 
     }
     if (ans.status === 202) {
       const step = typeof ans.body.step === 'string' ? ans.body.step : 'none';
-      rec.cancel = { status: 202, step: step === 'none' ? null : step };
+      rec.cancel = { status: 202, step: step === 'none' ? null : step, unanswered };
       ctx.stats.cancelsByStep[step] = (ctx.stats.cancelsByStep[step] ?? 0) + 1;
       if (ans.body.status !== 'processing' || ans.body.cancelRequested !== true || !ans.headers.get('location')) {
         ctx.violations.push({
@@ -434,7 +441,7 @@ async function sendCancel(ctx: ClientContext, rec: OpRecord, rng: Rng, afterMs: 
       }
       return;
     }
-    rec.cancel = { status: ans.status, ...(code ? { code } : {}) };
+    rec.cancel = { status: ans.status, ...(code ? { code } : {}), unanswered };
     if (ans.status === 409 && code === 'operation_already_completed') {
       ctx.stats.cancelsByStep.finished = (ctx.stats.cancelsByStep.finished ?? 0) + 1;
       return;
@@ -446,7 +453,7 @@ async function sendCancel(ctx: ClientContext, rec: OpRecord, rng: Rng, afterMs: 
     });
     return;
   }
-  rec.cancel = { status: 'network' };
+  rec.cancel = { status: 'network', unanswered };
 }
 
 /** Runs one logical operation from its first request to its last planned retry. */

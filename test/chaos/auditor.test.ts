@@ -270,6 +270,26 @@ describe('the chaos auditor', () => {
     expect(violations).toContainEqual(expect.objectContaining({ rule: 'API: a cancel shows in the resource', key: 'pay-1' }));
   });
 
+  it('accepts a 409 to a cancel whose earlier attempt got no answer, when the operation ended cancelled through it', async () => {
+    const { ops, records } = consistentWorld();
+    const cancelled = { key: 'cart-1', status: 'failed', cancelRequested: true, error: { code: 'cancelled', compensations: [] } };
+    world.api = [new Map([...world.api[0], ['cart-1', cancelled]]), new Map([...world.api[1], ['cart-1', { ...cancelled }]])];
+    records.get('cart-1')!.outcomes = [{ via: 'api-0 POST', signature: outcomeSignature(cancelled) }];
+    records.get('cart-1')!.cancel = { status: 409, code: 'operation_already_completed', unanswered: 1 };
+    world.charges.set('default/cart-1/charge', { status: 'reversed', chargeId: 'ch_2', account: 'acc_a', amount: 700 });
+    world.reservations.set('default/cart-1/reserve', { status: 'released', items: [{ sku: 'sku_a', quantity: 2 }] });
+    world.accounts.set('acc_a', { id: 'acc_a', balance: 10_000 - 500 });
+    world.inventory.set('sku_a', { sku: 'sku_a', available: 100, held: 0 });
+    expect((await audit(input(ops, records))).violations).toEqual([]);
+
+    // ...but not when the resource does not show that a cancel came through.
+    const hidden = { ...cancelled, cancelRequested: undefined };
+    world.api = [new Map([...world.api[0], ['cart-1', hidden]]), new Map([...world.api[1], ['cart-1', { ...hidden }]])];
+    records.get('cart-1')!.outcomes = [{ via: 'api-0 POST', signature: outcomeSignature(hidden) }];
+    const { violations } = await audit(input(ops, records));
+    expect(violations).toEqual([expect.objectContaining({ rule: 'API: a cancel shows in the resource', key: 'cart-1' })]);
+  });
+
   describe('with a completion webhook', () => {
     const secret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
     let receiver: WebhookReceiver;
