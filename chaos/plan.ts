@@ -76,7 +76,7 @@ export interface PlannedOp {
   clientSeed: number;
 }
 
-export type SandboxFaultKind = 'drop' | 'fail' | 'delay' | 'down';
+export type SandboxFaultKind = 'drop' | 'fail' | 'delay' | 'down' | 'crash';
 export type Service = 'bank' | 'reservations';
 
 export interface SandboxFaultWindow {
@@ -85,7 +85,13 @@ export interface SandboxFaultWindow {
   fault: SandboxFaultKind;
   atMs: number;
   untilMs: number;
-  faults: { dropResponseAfterCommit?: number; failBeforeCommit?: number; delayMs?: number; down?: boolean };
+  faults: {
+    dropResponseAfterCommit?: number;
+    crashAfterCommit?: number;
+    failBeforeCommit?: number;
+    delayMs?: number;
+    down?: boolean;
+  };
 }
 
 /**
@@ -270,7 +276,7 @@ function planOperations(rng: Rng, opts: PlanOptions): PlannedOp[] {
 function planSandboxFaults(rng: Rng, service: Service, durationMs: number): SandboxFaultWindow[] {
   const { stepDeadlineMs, attentionAfterMs, downstreamTimeoutMs } = CHAOS_TIMINGS;
   const windows: SandboxFaultWindow[] = [];
-  const firstRound = rng.shuffle<SandboxFaultKind>(['drop', 'fail', 'delay', 'down']);
+  const firstRound = rng.shuffle<SandboxFaultKind>(['drop', 'fail', 'delay', 'down', 'crash']);
   let t = rng.int(1_000, 3_000);
   for (let i = 0; ; i++) {
     const fault =
@@ -280,6 +286,7 @@ function planSandboxFaults(rng: Rng, service: Service, durationMs: number): Sand
         ['fail', 2],
         ['delay', 2],
         ['down', 1.5],
+        ['crash', 1.5],
       ]);
     let length: number;
     let faults: SandboxFaultWindow['faults'];
@@ -296,6 +303,12 @@ function planSandboxFaults(rng: Rng, service: Service, durationMs: number): Sand
         // Past the worker's downstream timeout: the call times out, the effect still commits.
         length = rng.int(4_000, 8_000);
         faults = { delayMs: downstreamTimeoutMs + rng.int(500, 2_000) };
+        break;
+      case 'crash':
+        // The service dies by SIGKILL right after a commit, before answering; the stack's
+        // supervisor starts it again (with no faults), so a window is usually one crash.
+        length = rng.int(3_000, 6_000);
+        faults = { crashAfterCommit: rng.pick([0.5, 1]) };
         break;
       case 'down':
         // Longer than a step deadline plus the attention delay: steps are fenced, and the

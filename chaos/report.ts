@@ -10,6 +10,7 @@ export interface FaultTally {
   failWindows: number;
   delayWindows: number;
   downWindows: number;
+  crashWindows: number;
   /** Process faults that fired (crashes and restarts), by kind. */
   processes: Partial<Record<ProcessFaultKind, number>>;
   /** For each SIGKILL of a kind: the POST requests the process had in flight (from its request log). */
@@ -48,6 +49,8 @@ export interface ChaosReport {
   faults: FaultTally & {
     droppedResponses: number;
     droppedResponsesByService: LogCounts['droppedResponses'];
+    crashedAfterCommit: number;
+    crashedAfterCommitByService: LogCounts['crashedAfterCommit'];
     failedBeforeCommit: number;
     refusedWhileDown: number;
     activityAttemptFailures: number;
@@ -119,6 +122,10 @@ export function renderTable(r: ChaosReport): string {
   t.push([
     'dropped responses after commit',
     `${r.faults.droppedResponses} (${fmt(r.faults.droppedResponsesByService)}) in ${r.faults.dropWindows} windows`,
+  ]);
+  t.push([
+    'crashes (SIGKILL) right after a commit',
+    `${r.faults.crashedAfterCommit} (${fmt(r.faults.crashedAfterCommitByService)}) in ${r.faults.crashWindows} windows`,
   ]);
   t.push(['failures before commit', `${r.faults.failedBeforeCommit} in ${r.faults.failWindows} windows`]);
   t.push(['delays past the activity timeout', `${r.faults.delayWindows} windows`]);

@@ -112,6 +112,7 @@ export async function runChaos(opts: ChaosOptions, print: (line: string) => void
       failWindows: 0,
       delayWindows: 0,
       downWindows: 0,
+      crashWindows: 0,
       processes: {},
       inFlightAtKill: {},
       downMs: {},
@@ -137,8 +138,9 @@ export async function runChaos(opts: ChaosOptions, print: (line: string) => void
     faultsOn = false;
     log('fault phase over: waiting for the last process fault, then clearing every fault');
     const [, , receiverDownWindows] = await Promise.all([sandboxDriver, processDriver, receiverDriver]);
-    await stack.clearFaults();
+    // Up first: a sandbox that crashed after a commit may still be coming back.
     await stack.ensureAllUp();
+    await stack.clearFaults();
     const loadMs = Date.now() - loadStart;
     log(`faults off; waiting for every operation to settle (bound ${opts.settleMs / 1000} s)`);
     const settleStart = Date.now();
@@ -196,6 +198,8 @@ export async function runChaos(opts: ChaosOptions, print: (line: string) => void
         ...tally,
         droppedResponses: sumCounts(stack.counts.droppedResponses),
         droppedResponsesByService: stack.counts.droppedResponses,
+        crashedAfterCommit: sumCounts(stack.counts.crashedAfterCommit),
+        crashedAfterCommitByService: stack.counts.crashedAfterCommit,
         failedBeforeCommit: sumCounts(stack.counts.failedBeforeCommit),
         refusedWhileDown: sumCounts(stack.counts.refusedWhileDown),
         activityAttemptFailures: stack.counts.activityAttemptFailures,
@@ -248,7 +252,7 @@ async function driveWindow(
   tally[`${w.fault}Windows`]++;
   log(`fault on: ${w.service} ${w.fault} ${JSON.stringify(w.faults)} for ${((end - Date.now()) / 1000).toFixed(1)} s`);
   await sleep(end - Date.now());
-  await apply({ dropResponseAfterCommit: 0, failBeforeCommit: 0, delayMs: 0, down: false });
+  await apply({ dropResponseAfterCommit: 0, crashAfterCommit: 0, failBeforeCommit: 0, delayMs: 0, down: false });
 }
 
 async function driveProcesses(

@@ -38,6 +38,8 @@ const REVIVE_CLUSTER: RestartPolicy = { maxFailedStarts: 10, initialDelayMs: 1_0
 export interface LogCounts {
   /** Effects committed whose answer the sandbox then destroyed (dropResponseAfterCommit). */
   droppedResponses: Record<Service, number>;
+  /** Effects committed after which the sandbox killed itself before answering (crashAfterCommit). */
+  crashedAfterCommit: Record<Service, number>;
   /** 503 injected_failure before anything was done (failBeforeCommit). */
   failedBeforeCommit: Record<Service, number>;
   /** Connections reset while the service was `down`. */
@@ -238,6 +240,7 @@ export async function startChaosStack(
 
   const counts: LogCounts = {
     droppedResponses: { bank: 0, reservations: 0 },
+    crashedAfterCommit: { bank: 0, reservations: 0 },
     failedBeforeCommit: { bank: 0, reservations: 0 },
     refusedWhileDown: { bank: 0, reservations: 0 },
     activityAttemptFailures: 0,
@@ -245,6 +248,11 @@ export async function startChaosStack(
   const sandboxTap = (service: Service) => (line: string) => {
     if (!line.includes('fault') && !line.includes('injected_failure')) return;
     if (line.includes('dropping the response')) counts.droppedResponses[service]++;
+    else if (line.includes('crashing now')) {
+      // Its own fault, not news: the supervisor's restart of it is planned.
+      counts.crashedAfterCommit[service]++;
+      planned.set(service, (planned.get(service) ?? 0) + 1);
+    }
     else if (line.includes('"code":"injected_failure"')) counts.failedBeforeCommit[service]++;
     else if (line.includes('fault: down')) counts.refusedWhileDown[service]++;
   };
@@ -426,7 +434,7 @@ export async function startChaosStack(
       ),
     setFaults,
     async clearFaults() {
-      const none = { dropResponseAfterCommit: 0, failBeforeCommit: 0, delayMs: 0, down: false };
+      const none = { dropResponseAfterCommit: 0, crashAfterCommit: 0, failBeforeCommit: 0, delayMs: 0, down: false };
       currentFaults.bank = { ...none };
       currentFaults.reservations = { ...none };
       await Promise.all([json(`${bankUrl}/_faults`, 'PUT', none), json(`${reservationsUrl}/_faults`, 'PUT', none)]);

@@ -25,3 +25,16 @@ export function createLogger(name: string, opts: { level?: string; pretty?: bool
       : {}),
   });
 }
+
+/**
+ * Writes out what a logger still holds (its stream writes asynchronously), for a process
+ * about to kill itself on purpose: a SIGKILL would otherwise lose the line that says why.
+ */
+export function flushLogsSync(log: Pick<Logger, 'warn'>): void {
+  const stream = (log as unknown as Record<symbol, { flushSync?: () => void } | undefined>)[pino.symbols.streamSym];
+  try {
+    stream?.flushSync?.();
+  } catch {
+    // Not open yet: then nothing was written to it either.
+  }
+}

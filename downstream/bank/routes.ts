@@ -76,6 +76,7 @@ export function registerBankRoutes(
         // Inside the key's transaction: the debit and its stored answer commit together.
         effect: () => chargeAnswer(ledger.charge(key, body)),
         beforeCommit: () => faults.beforeCommit(),
+        afterCommit: () => faults.afterCommit(request.log, { key }),
       });
       return sendExecution(request, reply, execution, faults);
     },
@@ -98,6 +99,7 @@ export function registerBankRoutes(
       if (key === undefined) throw new Problem(404, 'not_found', `no route for POST ${request.url.split('?')[0]}`);
       await faults.beforeCommit();
       const { reversal, changed } = ledger.reverse(key);
+      if (changed) faults.afterCommit(request.log, { key });
       if (changed && faults.dropsResponse()) {
         request.log.warn({ key }, 'fault: reversal committed, dropping the response');
         killConnection(request, reply);

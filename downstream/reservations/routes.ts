@@ -100,10 +100,11 @@ function requireNoInput(body: unknown): void {
 }
 
 /**
- * Answers confirm or release. When the call committed a change and the drop fault fires,
- * the answer is lost instead; a retry then finds the new state and answers the same.
+ * Answers confirm or release. When the call committed a change and the crash or drop fault
+ * fires, the answer is lost instead; a retry then finds the new state and answers the same.
  */
 function sendTransition(request: FastifyRequest, reply: FastifyReply, outcome: Transition, faults: FaultInjector): FastifyReply {
+  if (outcome.changed) faults.afterCommit(request.log, { url: request.url });
   if (outcome.changed && faults.dropsResponse()) {
     request.log.warn({ url: request.url }, 'fault: committed, dropping the response');
     killConnection(request, reply);
@@ -157,6 +158,7 @@ export function registerReservationRoutes(
         // Inside the key's transaction: the hold and its stored answer commit together.
         effect: () => holdAnswer(ledger.hold(key, body)),
         beforeCommit: () => faults.beforeCommit(),
+        afterCommit: () => faults.afterCommit(request.log, { key }),
       });
       return sendExecution(request, reply, execution, faults);
     },

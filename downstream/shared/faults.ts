@@ -1,15 +1,18 @@
 // Fault injection for the sandboxes (SANDBOX_FAULTS=1). The faults reproduce what a real
 // payment provider does to its callers: refuses connections, fails before doing anything,
-// answers slowly, or does the work and loses the answer. They apply only to effect
-// endpoints; reads, health and set-up always work so an auditor can check the ledgers.
+// answers slowly, does the work and loses the answer, or dies the moment after the work
+// is committed. They apply only to effect endpoints; reads, health and set-up always work
+// so an auditor can check the ledgers.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type, type Static } from 'typebox';
 import { Problem } from '../../common/http/problem.js';
+import { flushLogsSync, type Logger } from '../../common/logger.js';
 import { shuttingDown, type SandboxApp } from './http.js';
 
 export const FaultsSchema = Type.Object(
   {
     dropResponseAfterCommit: Type.Number({ minimum: 0, maximum: 1 }),
+    crashAfterCommit: Type.Number({ minimum: 0, maximum: 1 }),
     failBeforeCommit: Type.Number({ minimum: 0, maximum: 1 }),
     delayMs: Type.Integer({ minimum: 0, maximum: 120_000 }),
     down: Type.Boolean(),
@@ -21,7 +24,18 @@ export type Faults = Static<typeof FaultsSchema>;
 export const FaultsPatchSchema = Type.Partial(FaultsSchema, { additionalProperties: false });
 export type FaultsPatch = Static<typeof FaultsPatchSchema>;
 
-export const NO_FAULTS: Faults = { dropResponseAfterCommit: 0, failBeforeCommit: 0, delayMs: 0, down: false };
+export const NO_FAULTS: Faults = {
+  dropResponseAfterCommit: 0,
+  crashAfterCommit: 0,
+  failBeforeCommit: 0,
+  delayMs: 0,
+  down: false,
+};
+
+/** A real crash: SIGKILL, so no shutdown code, no flush, no answer. */
+const killThisProcess = (): void => {
+  process.kill(process.pid, 'SIGKILL');
+};
 
 export class FaultInjector {
   private current: Faults = { ...NO_FAULTS };
@@ -30,6 +44,7 @@ export class FaultInjector {
   constructor(
     readonly enabled: boolean,
     private readonly random: () => number = Math.random,
+    private readonly crash: () => void = killThisProcess,
   ) {}
 
   get faults(): Faults {
@@ -64,6 +79,21 @@ export class FaultInjector {
         headers: { 'retry-after': '1' },
       });
     }
+  }
+
+  /**
+   * Called after every commit on an effect's path, before anything is answered: the
+   * moment a crash is most dangerous. With one transaction per request it loses only the
+   * answer (the retry replays it); a build that committed the effect and its stored answer
+   * separately would act again on the retry. Draws only when the fault is set.
+   */
+  afterCommit(log: Pick<Logger, 'warn'>, what: object): void {
+    if (!this.enabled) return;
+    const p = this.current.crashAfterCommit;
+    if (!(p > 0 && this.random() < p)) return;
+    log.warn(what, 'fault: committed, crashing now (SIGKILL)');
+    flushLogsSync(log);
+    this.crash();
   }
 
   /** After a commit: should this answer be lost? Draws only when the fault is set. */

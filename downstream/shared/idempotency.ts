@@ -43,6 +43,8 @@ export interface ExecuteRequest {
   effect: () => EffectResponse;
   /** Awaited after the key is marked in flight and before the transaction (faults). */
   beforeCommit?: () => Promise<void>;
+  /** Called after the transaction committed an effect, before it is answered (faults). */
+  afterCommit?: () => void;
 }
 
 interface KeyRow {
@@ -141,12 +143,15 @@ export class IdempotentExecutor {
     if (!this.inFlight.tryAcquire(req.key)) throw inProgress();
     try {
       await req.beforeCommit?.();
+      let execution: Execution;
       try {
-        return this.run(req, fingerprint);
+        execution = this.run(req, fingerprint);
       } catch (err) {
         if (isBusy(err)) throw inProgress();
         throw err;
       }
+      if (!execution.replayed) req.afterCommit?.();
+      return execution;
     } finally {
       this.inFlight.release(req.key);
     }

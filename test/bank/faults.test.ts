@@ -14,7 +14,14 @@ afterAll(async () => {
 });
 
 async function fresh(faults: Record<string, unknown> = {}) {
-  const res = await bank.putFaults({ dropResponseAfterCommit: 0, failBeforeCommit: 0, delayMs: 0, down: false, ...faults });
+  const res = await bank.putFaults({
+    dropResponseAfterCommit: 0,
+    crashAfterCommit: 0,
+    failBeforeCommit: 0,
+    delayMs: 0,
+    down: false,
+    ...faults,
+  });
   expect(res.status).toBe(200);
   const id = `acc_${Math.random().toString(36).slice(2)}`;
   await bank.call('POST', '/accounts', { body: { id, currency: 'EUR', balance: 10_000 } });
@@ -36,16 +43,18 @@ describe('fault injection (SANDBOX_FAULTS=1)', () => {
   it('PUT /_faults changes only the fields sent; GET shows the current faults; bad fields are 400', async () => {
     await fresh();
     const put = await bank.putFaults({ delayMs: 5 });
-    expect(put.body).toEqual({ dropResponseAfterCommit: 0, failBeforeCommit: 0, delayMs: 5, down: false });
+    expect(put.body).toEqual({ dropResponseAfterCommit: 0, crashAfterCommit: 0, failBeforeCommit: 0, delayMs: 5, down: false });
     await bank.putFaults({ failBeforeCommit: 0.25 });
     expect((await bank.call('GET', '/_faults')).body).toEqual({
       dropResponseAfterCommit: 0,
+      crashAfterCommit: 0,
       failBeforeCommit: 0.25,
       delayMs: 5,
       down: false,
     });
     expectProblem(await bank.putFaults({ dropResponse: 1 }), 400, 'invalid_request');
     expectProblem(await bank.putFaults({ failBeforeCommit: 1.5 }), 400, 'invalid_request');
+    expectProblem(await bank.putFaults({ crashAfterCommit: -0.1 }), 400, 'invalid_request');
     expectProblem(await bank.putFaults({ delayMs: 120_001 }), 400, 'invalid_request');
     expectProblem(await bank.putFaults({ down: 'yes' }), 400, 'invalid_request');
     expect((await bank.call('GET', '/_faults')).body).toMatchObject({ failBeforeCommit: 0.25, delayMs: 5 });

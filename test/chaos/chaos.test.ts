@@ -107,6 +107,7 @@ describe('a one-minute chaos run', () => {
       // Every kind of fault was really injected (counted where it fired, not where it was planned).
       expect(report.faults.droppedResponses).toBeGreaterThanOrEqual(1);
       expect(report.faults.failedBeforeCommit).toBeGreaterThanOrEqual(1);
+      expect(report.faults.crashedAfterCommit).toBeGreaterThanOrEqual(1);
       expect(report.faults.delayWindows).toBeGreaterThanOrEqual(1);
       expect(report.faults.downWindows).toBeGreaterThanOrEqual(1);
       expect(report.faults.refusedWhileDown).toBeGreaterThanOrEqual(1);

@@ -16,7 +16,14 @@ afterAll(async () => {
 /** Clears every fault, then sets these; returns a fresh SKU with 10 available. */
 async function fresh(faults: Record<string, unknown> = {}): Promise<string> {
   const sku = await rsv.newSku(10);
-  const res = await rsv.putFaults({ dropResponseAfterCommit: 0, failBeforeCommit: 0, delayMs: 0, down: false, ...faults });
+  const res = await rsv.putFaults({
+    dropResponseAfterCommit: 0,
+    crashAfterCommit: 0,
+    failBeforeCommit: 0,
+    delayMs: 0,
+    down: false,
+    ...faults,
+  });
   expect(res.status).toBe(200);
   return sku;
 }
@@ -28,6 +35,7 @@ describe('fault injection (SANDBOX_FAULTS=1)', () => {
     await fresh();
     expect((await rsv.putFaults({ delayMs: 5 })).body).toEqual({
       dropResponseAfterCommit: 0,
+      crashAfterCommit: 0,
       failBeforeCommit: 0,
       delayMs: 5,
       down: false,
@@ -35,12 +43,14 @@ describe('fault injection (SANDBOX_FAULTS=1)', () => {
     await rsv.putFaults({ failBeforeCommit: 0.25 });
     expect((await rsv.call('GET', '/_faults')).body).toEqual({
       dropResponseAfterCommit: 0,
+      crashAfterCommit: 0,
       failBeforeCommit: 0.25,
       delayMs: 5,
       down: false,
     });
     expectProblem(await rsv.putFaults({ dropResponse: 1 }), 400, 'invalid_request');
     expectProblem(await rsv.putFaults({ failBeforeCommit: 1.5 }), 400, 'invalid_request');
+    expectProblem(await rsv.putFaults({ crashAfterCommit: 2 }), 400, 'invalid_request');
     expect((await rsv.call('GET', '/_faults')).body).toMatchObject({ failBeforeCommit: 0.25, delayMs: 5 });
   });
 

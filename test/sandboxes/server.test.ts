@@ -58,6 +58,39 @@ describe.each(SANDBOXES)('$entry', (kind) => {
     }
   });
 
+  it(
+    'with crashAfterCommit, dies by SIGKILL the moment an effect commits; after a restart the retry replays it, done once',
+    { timeout: 180_000 },
+    async () => {
+      const db = join(dir, `${kind.name}-crash.db`);
+      const first = await start({ SANDBOX_FAULTS: '1', [`${kind.prefix}_DB`]: db });
+      const exited = new Promise<void>((done) => first.child.once('close', () => done()));
+      const put = await fetch(`${first.url}/_faults`, {
+        method: 'PUT',
+        body: JSON.stringify({ crashAfterCommit: 1 }),
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(put.status).toBe(200);
+      const key = sandboxKey('crash');
+      await expect(effect(kind, caller(first.url), key)).rejects.toThrow();
+      await exited;
+      expect(first.output()).toContain('fault: committed, crashing now (SIGKILL)');
+      expect(first.output()).not.toContain(`${kind.name} stopping`);
+
+      const second = await start({ SANDBOX_FAULTS: '1', [`${kind.prefix}_DB`]: db });
+      try {
+        // A new process starts with no faults; the effect committed before the crash is there once.
+        expect(await read(second.url)).toEqual(kind.seededRead.afterOneEffect);
+        const replay = await effect(kind, caller(second.url), key);
+        expect(replay.status).toBe(201);
+        expect(replay.headers.get('idempotent-replayed')).toBe('true');
+        expect(await read(second.url)).toEqual(kind.seededRead.afterOneEffect);
+      } finally {
+        expect(await stopSandboxProcess(second)).toBe(0);
+      }
+    },
+  );
+
   it('refuses bad configuration with one line per variable and exit code 1', { timeout: 90_000 }, async () => {
     const failure = await start({ [`${kind.prefix}_PORT`]: 'abc', KEY_TTL: 'soon' }).then(
       () => expect.fail('started with a bad configuration'),
