@@ -38,7 +38,7 @@ export function describePlan(plan: ChaosPlan): string {
     `plan: seed ${plan.seed}, ${plan.topology === 'cluster' ? 'Temporal cluster on PostgreSQL' : 'embedded Temporal dev server'}, ` +
       `${plan.durationMs / 1000} s, ${plan.ops.length} operations ` +
       `(${plan.ops.filter((o) => o.type === 'payment').length} payments, ${plan.ops.filter((o) => o.type === 'checkout').length} checkouts)`,
-    `faults: ${by('drop')} drop, ${by('fail')} fail, ${by('delay')} delay, ${by('down')} down windows; ` +
+    `faults: ${by('drop')} drop, ${by('fail')} fail, ${by('delay')} delay, ${by('down')} down, ${by('crash')} crash windows; ` +
       PROCESS_FAULT_RATES[plan.topology].map(([kind]) => `${proc(kind)} ${kind}`).join(', '),
     `schedule hash: ${plan.hash}`,
   ].join('\n');
