@@ -252,8 +252,7 @@ export async function startChaosStack(
       // Its own fault, not news: the supervisor's restart of it is planned.
       counts.crashedAfterCommit[service]++;
       planned.set(service, (planned.get(service) ?? 0) + 1);
-    }
-    else if (line.includes('"code":"injected_failure"')) counts.failedBeforeCommit[service]++;
+    } else if (line.includes('"code":"injected_failure"')) counts.failedBeforeCommit[service]++;
     else if (line.includes('fault: down')) counts.refusedWhileDown[service]++;
   };
   const workerTap = (line: string) => {

@@ -53,7 +53,12 @@ async function start(starveMs: number): Promise<number> {
 }
 
 async function statusLine(port: number, ...steps: Array<[number, string]>): Promise<string> {
-  const { stdout } = await promisify(execFile)(process.execPath, ['-e', CLIENT, String(port), ...steps.map((s) => JSON.stringify(s))]);
+  const { stdout } = await promisify(execFile)(process.execPath, [
+    '-e',
+    CLIENT,
+    String(port),
+    ...steps.map((s) => JSON.stringify(s)),
+  ]);
   return stdout;
 }
 
