@@ -454,6 +454,9 @@ export async function startChaosStack(
           await sleep(opts.afterRequestMs);
         } while (requests.count() === 0 && Date.now() < until);
       }
+      // A sandbox that crashed on its own (crashAfterCommit) is killed once it is back.
+      const backBy = Date.now() + READY_TIMEOUT_MS;
+      while (!target.running && Date.now() < backBy) await sleep(100);
       const pid = target.pid;
       const spawns = target.spawns;
       if (pid === undefined || !target.running) throw new Error(`${name} is not running`);

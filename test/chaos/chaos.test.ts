@@ -112,7 +112,8 @@ describe('a one-minute chaos run', () => {
       expect(report.faults.downWindows).toBeGreaterThanOrEqual(1);
       expect(report.faults.refusedWhileDown).toBeGreaterThanOrEqual(1);
       // Every crash and restart of the embedded topology, each part back afterwards.
-      for (const [kind] of PROCESS_FAULT_RATES.embedded) expect(report.faults.processes[kind], kind).toBeGreaterThanOrEqual(1);
+      for (const [kind] of PROCESS_FAULT_RATES.embedded)
+        expect(report.faults.processes[kind] ?? 0, `${kind} never fired:\n${output}`).toBeGreaterThanOrEqual(1);
       for (const kind of ['bank_kill', 'reservations_kill', 'api_kill'] as const)
         expect(report.faults.inFlightAtKill[kind], kind).toHaveLength(report.faults.processes[kind]!);
       // The run's own kills are not news; nothing died on its own.
