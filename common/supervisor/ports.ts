@@ -3,8 +3,27 @@
 // that wanted it, instead of a child's crash half-way through.
 import { createServer } from 'node:net';
 
-/** A TCP port that was free a moment ago on `host`. */
-export function freePort(host = '127.0.0.1'): Promise<number> {
+/**
+ * Where free ports are looked for: below the ephemeral range from which the kernel gives
+ * outgoing connections their local ports (Linux 32768-60999, macOS 49152-65535). A port
+ * the kernel picked with listen(0) comes from that range, and between closing the probe
+ * and the child's own listen, any of the stack's thousands of outgoing connections could
+ * take it (seen once: "port 43911 is already in use" in a full-suite run).
+ */
+export const FREE_PORT_RANGE = { from: 10_000, to: 32_767 } as const;
+
+/** A TCP port that was free a moment ago on `host`, outside the ephemeral range. */
+export async function freePort(host = '127.0.0.1'): Promise<number> {
+  const { from, to } = FREE_PORT_RANGE;
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = from + Math.floor(Math.random() * (to - from + 1));
+    if ((await probePort(host, port)) === undefined) return port;
+  }
+  return anyFreePort(host);
+}
+
+/** A port the kernel says is free (from its ephemeral range). */
+function anyFreePort(host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.unref();

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { PartEvent, PartSpec, RestartPolicy } from '../../common/supervisor/part.js';
+import { FREE_PORT_RANGE, freePort, probePort } from '../../common/supervisor/ports.js';
 import { lineProbe, StartError } from '../../common/supervisor/ready.js';
 import { Supervisor } from '../../common/supervisor/supervisor.js';
 
@@ -274,3 +275,14 @@ function isRunning(pid: number): boolean {
     return false;
   }
 }
+
+describe('free ports for a throwaway stack', () => {
+  it('are listenable and outside the range the kernel gives outgoing connections', async () => {
+    const ports = await Promise.all(Array.from({ length: 20 }, () => freePort()));
+    for (const port of ports) {
+      expect(port).toBeGreaterThanOrEqual(FREE_PORT_RANGE.from);
+      expect(port).toBeLessThanOrEqual(FREE_PORT_RANGE.to);
+      expect(await probePort('127.0.0.1', port)).toBeUndefined();
+    }
+  });
+});
