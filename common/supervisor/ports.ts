@@ -12,11 +12,18 @@ import { createServer } from 'node:net';
  */
 export const FREE_PORT_RANGE = { from: 10_000, to: 32_767 } as const;
 
+const SPAN = FREE_PORT_RANGE.to - FREE_PORT_RANGE.from + 1;
+/**
+ * Each process walks the range from its own random start, so it never hands out one port
+ * twice (a stack takes a dozen before any is listened on), and two processes meet only
+ * if their walks overlap at the same moment.
+ */
+let next = Math.floor(Math.random() * SPAN);
+
 /** A TCP port that was free a moment ago on `host`, outside the ephemeral range. */
 export async function freePort(host = '127.0.0.1'): Promise<number> {
-  const { from, to } = FREE_PORT_RANGE;
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const port = from + Math.floor(Math.random() * (to - from + 1));
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const port = FREE_PORT_RANGE.from + (next++ % SPAN);
     if ((await probePort(host, port)) === undefined) return port;
   }
   return anyFreePort(host);

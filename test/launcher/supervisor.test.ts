@@ -277,8 +277,9 @@ function isRunning(pid: number): boolean {
 }
 
 describe('free ports for a throwaway stack', () => {
-  it('are listenable and outside the range the kernel gives outgoing connections', async () => {
-    const ports = await Promise.all(Array.from({ length: 20 }, () => freePort()));
+  it('are listenable, never handed out twice, and outside the range the kernel gives outgoing connections', async () => {
+    const ports = await Promise.all(Array.from({ length: 40 }, () => freePort()));
+    expect(new Set(ports).size).toBe(ports.length);
     for (const port of ports) {
       expect(port).toBeGreaterThanOrEqual(FREE_PORT_RANGE.from);
       expect(port).toBeLessThanOrEqual(FREE_PORT_RANGE.to);
