@@ -10,7 +10,7 @@ import { createRng } from './prng.js';
 import type { ChaosOptions } from './options.js';
 import { buildPlan, PROCESS_FAULT_RATES, type ChaosPlan, type ProcessFault, type SandboxFaultWindow } from './plan.js';
 import { findingsOf, sumCounts, type ChaosReport, type FaultTally } from './report.js';
-import { startChaosStack, type ChaosLog, type ChaosStack } from './stack.js';
+import { NO_SANDBOX_FAULTS, startChaosStack, type ChaosLog, type ChaosStack } from './stack.js';
 import { awaitDelivered, flakyWhile, newWebhookSecret, startWebhookReceiver } from './webhook-receiver.js';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
@@ -252,7 +252,7 @@ async function driveWindow(
   tally[`${w.fault}Windows`]++;
   log(`fault on: ${w.service} ${w.fault} ${JSON.stringify(w.faults)} for ${((end - Date.now()) / 1000).toFixed(1)} s`);
   await sleep(end - Date.now());
-  await apply({ dropResponseAfterCommit: 0, crashAfterCommit: 0, failBeforeCommit: 0, delayMs: 0, down: false });
+  await apply(NO_SANDBOX_FAULTS);
 }
 
 async function driveProcesses(

@@ -34,6 +34,15 @@ const REVIVE: RestartPolicy = { maxFailedStarts: 3, initialDelayMs: 1_000, maxDe
  */
 const REVIVE_CLUSTER: RestartPolicy = { maxFailedStarts: 10, initialDelayMs: 1_000, maxDelayMs: 5_000, stableAfterMs: 0 };
 
+/** Every sandbox fault off, as `PUT /_faults` takes it. */
+export const NO_SANDBOX_FAULTS = {
+  dropResponseAfterCommit: 0,
+  crashAfterCommit: 0,
+  failBeforeCommit: 0,
+  delayMs: 0,
+  down: false,
+} as const;
+
 /** What the children printed that the report counts. */
 export interface LogCounts {
   /** Effects committed whose answer the sandbox then destroyed (dropResponseAfterCommit). */
@@ -433,10 +442,12 @@ export async function startChaosStack(
       ),
     setFaults,
     async clearFaults() {
-      const none = { dropResponseAfterCommit: 0, crashAfterCommit: 0, failBeforeCommit: 0, delayMs: 0, down: false };
-      currentFaults.bank = { ...none };
-      currentFaults.reservations = { ...none };
-      await Promise.all([json(`${bankUrl}/_faults`, 'PUT', none), json(`${reservationsUrl}/_faults`, 'PUT', none)]);
+      currentFaults.bank = { ...NO_SANDBOX_FAULTS };
+      currentFaults.reservations = { ...NO_SANDBOX_FAULTS };
+      await Promise.all([
+        json(`${bankUrl}/_faults`, 'PUT', NO_SANDBOX_FAULTS),
+        json(`${reservationsUrl}/_faults`, 'PUT', NO_SANDBOX_FAULTS),
+      ]);
     },
     async kill(name, opts = {}) {
       const target = byName(name);

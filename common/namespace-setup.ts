@@ -40,12 +40,14 @@ export async function setupNamespace(
       if (!/already exists/i.test(String((err as Error).message))) throw err;
     }
   }
-  const retentionSeconds = Math.round(opts.retentionMs / 1000);
-  await connection.workflowService.updateNamespace({
-    namespace,
-    config: { workflowExecutionRetentionTtl: { seconds: Long.fromNumber(retentionSeconds) } },
-  });
-  return { added: Object.keys(missing), retentionSeconds };
+  const retention = retentionDuration(opts.retentionMs);
+  await connection.workflowService.updateNamespace({ namespace, config: { workflowExecutionRetentionTtl: retention } });
+  return { added: Object.keys(missing), retentionSeconds: retention.seconds.toNumber() };
+}
+
+/** A retention window as the protobuf Duration the namespace APIs take, in whole seconds. */
+export function retentionDuration(retentionMs: number): { seconds: Long } {
+  return { seconds: Long.fromNumber(Math.round(retentionMs / 1000)) };
 }
 
 /** Waits until the namespace's visibility store reports every retrysafe search attribute. */

@@ -18,7 +18,7 @@ import { installDraining } from './plugins/draining.js';
 import { installHttpMetrics } from './plugins/http-metrics.js';
 import { installJsonBody } from './plugins/json-body.js';
 import { installOpenApi } from './plugins/openapi.js';
-import { guardSlowClients, HTTP_LIMITS, serverTimeouts, type HttpLimits } from './plugins/slow-clients.js';
+import { guardSlowClients, HTTP_LIMITS, NODE_TIMEOUTS_OFF, type HttpLimits } from './plugins/slow-clients.js';
 import { operationRoutes } from './routes/operations.js';
 import { systemRoutes } from './routes/system.js';
 import { CURRENCY_FORMAT, isCurrencyCode } from './schemas.js';
@@ -56,7 +56,7 @@ export function buildApp(deps: AppDeps) {
     // Fastify's bare JSON 503.
     return503OnClosing: false,
     bodyLimit: config.bodyLimit,
-    ...serverTimeouts(),
+    ...NODE_TIMEOUTS_OFF,
     clientErrorHandler,
     // Keys are up to 255 characters, three times that once percent-encoded.
     routerOptions: { maxParamLength: 1024 },

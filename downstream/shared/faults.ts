@@ -44,7 +44,6 @@ export class FaultInjector {
   constructor(
     readonly enabled: boolean,
     private readonly random: () => number = Math.random,
-    private readonly crash: () => void = killThisProcess,
   ) {}
 
   get faults(): Faults {
@@ -93,7 +92,7 @@ export class FaultInjector {
     if (!(p > 0 && this.random() < p)) return;
     log.warn(what, 'fault: committed, crashing now (SIGKILL)');
     flushLogsSync(log);
-    this.crash();
+    killThisProcess();
   }
 
   /** After a commit: should this answer be lost? Draws only when the fault is set. */

@@ -1,9 +1,13 @@
 // The namespace the project uses, on a cluster that starts with none: the dev server
 // creates `default` by itself, a real server does not. Registered once, then prepared
 // exactly as every other Temporal the project runs on (search attributes, retention).
-import Long from 'long';
 import { Connection } from '@temporalio/client';
-import { setupNamespace, waitForSearchAttributes, type NamespaceSetupResult } from '../../common/namespace-setup.js';
+import {
+  retentionDuration,
+  setupNamespace,
+  waitForSearchAttributes,
+  type NamespaceSetupResult,
+} from '../../common/namespace-setup.js';
 
 export interface EnsureNamespaceResult extends NamespaceSetupResult {
   registered: boolean;
@@ -24,7 +28,7 @@ export async function ensureNamespace(address: string, namespace: string, retent
       try {
         await connection.workflowService.registerNamespace({
           namespace,
-          workflowExecutionRetentionPeriod: { seconds: Long.fromNumber(Math.round(retentionMs / 1000)) },
+          workflowExecutionRetentionPeriod: retentionDuration(retentionMs),
         });
         registered = true;
       } catch (e) {

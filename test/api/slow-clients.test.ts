@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { rawProblemResponse } from '../../client/api/plugins/client-errors.js';
-import { guardSlowClients, serverTimeouts } from '../../client/api/plugins/slow-clients.js';
+import { guardSlowClients, NODE_TIMEOUTS_OFF } from '../../client/api/plugins/slow-clients.js';
 import { problems } from '../../client/api/problems.js';
 
 const LIMITS = { headersTimeoutMs: 300, requestTimeoutMs: 500 };
@@ -35,7 +35,7 @@ afterEach(() => new Promise<void>((done) => (server ? server.close(() => done())
 
 /** A server with the API's limits that blocks its event loop for `starveMs` on each new connection. */
 async function start(starveMs: number): Promise<number> {
-  server = createServer({ ...serverTimeouts().http }, (req, res) => {
+  server = createServer({ ...NODE_TIMEOUTS_OFF.http }, (req, res) => {
     req.resume();
     req.on('end', () => res.writeHead(200, { connection: 'close' }).end('ok'));
   });

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../downstream/shared/db.js';
+import { NO_FAULTS } from '../../downstream/shared/faults.js';
 import { expectProblem, sleep, startBank, uniqueKey, type Bank } from './helpers.js';
 
 let bank: Bank;
@@ -14,14 +15,7 @@ afterAll(async () => {
 });
 
 async function fresh(faults: Record<string, unknown> = {}) {
-  const res = await bank.putFaults({
-    dropResponseAfterCommit: 0,
-    crashAfterCommit: 0,
-    failBeforeCommit: 0,
-    delayMs: 0,
-    down: false,
-    ...faults,
-  });
+  const res = await bank.putFaults({ ...NO_FAULTS, ...faults });
   expect(res.status).toBe(200);
   const id = `acc_${Math.random().toString(36).slice(2)}`;
   await bank.call('POST', '/accounts', { body: { id, currency: 'EUR', balance: 10_000 } });

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../downstream/shared/db.js';
+import { NO_FAULTS } from '../../downstream/shared/faults.js';
 import { expectProblem, networkError, sleep, startReservations, uniqueKey, type Reservations } from './helpers.js';
 
 let rsv: Reservations;
@@ -16,14 +17,7 @@ afterAll(async () => {
 /** Clears every fault, then sets these; returns a fresh SKU with 10 available. */
 async function fresh(faults: Record<string, unknown> = {}): Promise<string> {
   const sku = await rsv.newSku(10);
-  const res = await rsv.putFaults({
-    dropResponseAfterCommit: 0,
-    crashAfterCommit: 0,
-    failBeforeCommit: 0,
-    delayMs: 0,
-    down: false,
-    ...faults,
-  });
+  const res = await rsv.putFaults({ ...NO_FAULTS, ...faults });
   expect(res.status).toBe(200);
   return sku;
 }

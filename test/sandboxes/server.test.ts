@@ -19,6 +19,14 @@ describe.each(SANDBOXES)('$entry', (kind) => {
       ...env,
     });
   const read = async (url: string) => (await fetch(url + kind.seededRead.path)).json();
+  /** The effect under `key` is there once, and its retry is a replay that changes nothing. */
+  const expectReplayedOnce = async (url: string, key: string) => {
+    expect(await read(url)).toEqual(kind.seededRead.afterOneEffect);
+    const replay = await effect(kind, caller(url), key);
+    expect(replay.status).toBe(201);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(await read(url)).toEqual(kind.seededRead.afterOneEffect);
+  };
 
   it.each(['SIGTERM', 'SIGINT'] as const)(
     'seeds once, keeps its ledger and keys across a restart, and stops cleanly on %s',
@@ -36,11 +44,7 @@ describe.each(SANDBOXES)('$entry', (kind) => {
       const second = await start({ [`${kind.prefix}_DB`]: db });
       try {
         // Not re-seeded: the effect is still there.
-        expect(await read(second.url)).toEqual(kind.seededRead.afterOneEffect);
-        const replay = await effect(kind, caller(second.url), key);
-        expect(replay.status).toBe(201);
-        expect(replay.headers.get('idempotent-replayed')).toBe('true');
-        expect(await read(second.url)).toEqual(kind.seededRead.afterOneEffect);
+        await expectReplayedOnce(second.url, key);
         expect((await fetch(`${second.url}/_faults`)).status).toBe(404);
       } finally {
         expect(await stopSandboxProcess(second)).toBe(0);
@@ -80,11 +84,7 @@ describe.each(SANDBOXES)('$entry', (kind) => {
       const second = await start({ SANDBOX_FAULTS: '1', [`${kind.prefix}_DB`]: db });
       try {
         // A new process starts with no faults; the effect committed before the crash is there once.
-        expect(await read(second.url)).toEqual(kind.seededRead.afterOneEffect);
-        const replay = await effect(kind, caller(second.url), key);
-        expect(replay.status).toBe(201);
-        expect(replay.headers.get('idempotent-replayed')).toBe('true');
-        expect(await read(second.url)).toEqual(kind.seededRead.afterOneEffect);
+        await expectReplayedOnce(second.url, key);
       } finally {
         expect(await stopSandboxProcess(second)).toBe(0);
       }

@@ -21,9 +21,7 @@ export const HTTP_LIMITS: HttpLimits = { headersTimeoutMs: 10_000, requestTimeou
  * answered 408 to requests that came in time; and on Node 20 it loses connections accepted
  * in the same moment (a burst of slowloris sockets is exactly that), never timing them out.
  */
-export function serverTimeouts() {
-  return { requestTimeout: 0, http: { headersTimeout: 0, requestTimeout: 0 } };
-}
+export const NODE_TIMEOUTS_OFF = { requestTimeout: 0, http: { headersTimeout: 0, requestTimeout: 0 } } as const;
 
 /**
  * Every connection carries a deadline of its own: its request headers within the headers
