@@ -34,6 +34,7 @@ const UNIT = [
   'test/sandboxes/config.test.ts',
   'test/sandboxes/edge.test.ts',
   'test/chaos/auditor.test.ts',
+  'test/chaos/windows.test.ts',
   'test/cli/cancel.test.ts',
   'test/cli/request-checks.test.ts',
   'test/cli/usage.test.ts',

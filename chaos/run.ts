@@ -222,8 +222,14 @@ export async function runChaos(opts: ChaosOptions, print: (line: string) => void
   }
 }
 
-async function driveWindow(
-  stack: ChaosStack,
+/**
+ * One sandbox fault window: on at its start, off at its end. The stack remembers the faults
+ * in force so that a sandbox killed and restarted gets them again; a window that could not
+ * start (its service was down throughout) is switched off all the same, so that no later
+ * restart inherits it.
+ */
+export async function driveWindow(
+  stack: Pick<ChaosStack, 'setFaults'>,
   w: SandboxFaultWindow,
   loadStart: number,
   tally: FaultTally,
@@ -248,11 +254,16 @@ async function driveWindow(
       }
     }
   };
-  if (!(await apply(w.faults))) return;
-  tally[`${w.fault}Windows`]++;
-  log(`fault on: ${w.service} ${w.fault} ${JSON.stringify(w.faults)} for ${((end - Date.now()) / 1000).toFixed(1)} s`);
-  await sleep(end - Date.now());
-  await apply(NO_SANDBOX_FAULTS);
+  if (await apply(w.faults)) {
+    tally[`${w.fault}Windows`]++;
+    log(`fault on: ${w.service} ${w.fault} ${JSON.stringify(w.faults)} for ${((end - Date.now()) / 1000).toFixed(1)} s`);
+    await sleep(end - Date.now());
+    await apply(NO_SANDBOX_FAULTS);
+  } else {
+    // Not reached now either: a process that is down comes back without faults, and the
+    // stack no longer lists this window's faults as the ones to restore.
+    await stack.setFaults(w.service, NO_SANDBOX_FAULTS).catch(() => undefined);
+  }
 }
 
 async function driveProcesses(

@@ -442,12 +442,23 @@ export async function startChaosStack(
       ),
     setFaults,
     async clearFaults() {
-      currentFaults.bank = { ...NO_SANDBOX_FAULTS };
-      currentFaults.reservations = { ...NO_SANDBOX_FAULTS };
-      await Promise.all([
-        json(`${bankUrl}/_faults`, 'PUT', NO_SANDBOX_FAULTS),
-        json(`${reservationsUrl}/_faults`, 'PUT', NO_SANDBOX_FAULTS),
-      ]);
+      // A sandbox may crash on its own until this lands (crashAfterCommit): while the
+      // supervisor brings it back, the PUT is refused, and tried again until it answers.
+      const until = Date.now() + READY_TIMEOUT_MS;
+      await Promise.all(
+        (['bank', 'reservations'] as const).map(async (service) => {
+          currentFaults[service] = { ...NO_SANDBOX_FAULTS };
+          for (;;) {
+            try {
+              await json(`${sandboxUrl(service)}/_faults`, 'PUT', NO_SANDBOX_FAULTS);
+              return;
+            } catch (err) {
+              if (Date.now() > until) throw err;
+              await sleep(250);
+            }
+          }
+        }),
+      );
     },
     async kill(name, opts = {}) {
       const target = byName(name);
