@@ -224,12 +224,17 @@ export async function runChaos(opts: ChaosOptions, print: (line: string) => void
 
 /**
  * One sandbox fault window: on at its start, off at its end. The stack remembers the faults
- * in force so that a sandbox killed and restarted gets them again; a window that could not
- * start (its service was down throughout) is switched off all the same, so that no later
- * restart inherits it.
+ * in force so that a sandbox killed and restarted gets them again, so a window always ends
+ * by switching its own faults off (only its own: a crash window may outlast its plan and
+ * overlap the next one), also when it never started.
+ *
+ * A crash window is a single event more than a span: its service dies at a commit and comes
+ * back without faults. So it waits for its service when that is down at the planned start
+ * (a planned kill restarting it, slow on a loaded machine), and stays armed past its planned
+ * end until the service has crashed once, as long as the fault phase lasts.
  */
 export async function driveWindow(
-  stack: Pick<ChaosStack, 'setFaults'>,
+  stack: Pick<ChaosStack, 'setFaults' | 'counts'>,
   w: SandboxFaultWindow,
   loadStart: number,
   tally: FaultTally,
@@ -238,32 +243,40 @@ export async function driveWindow(
 ): Promise<void> {
   await sleep(loadStart + w.atMs - Date.now());
   if (!faultsOn()) return;
-  const end = loadStart + w.untilMs;
-  // The service may be down (killed, coming back): the window starts once it answers.
-  const apply = async (faults: Record<string, unknown>): Promise<boolean> => {
-    for (;;) {
-      try {
-        await stack.setFaults(w.service, faults);
-        return true;
-      } catch (err) {
-        if (Date.now() + 500 >= end) {
-          log(`fault window on ${w.service} could not be applied: ${String(err)}`);
-          return false;
-        }
-        await sleep(500);
+  const crash = w.fault === 'crash';
+  const plannedEnd = loadStart + w.untilMs;
+  /** The window starts once the service answers: until its planned end, or for a crash the fault phase's. */
+  const stillTrying = () => (crash ? faultsOn() : Date.now() + 500 < plannedEnd);
+  const off = Object.fromEntries(Object.keys(w.faults).map((k) => [k, NO_SANDBOX_FAULTS[k as keyof typeof NO_SANDBOX_FAULTS]]));
+  const crashes = () => stack.counts.crashedAfterCommit[w.service];
+  const crashesBefore = crashes();
+
+  let applied = false;
+  for (;;) {
+    try {
+      await stack.setFaults(w.service, w.faults);
+      applied = true;
+      break;
+    } catch (err) {
+      if (!stillTrying()) {
+        log(`fault window on ${w.service} could not be applied: ${String(err)}`);
+        break;
       }
+      await sleep(500);
     }
-  };
-  if (await apply(w.faults)) {
-    tally[`${w.fault}Windows`]++;
-    log(`fault on: ${w.service} ${w.fault} ${JSON.stringify(w.faults)} for ${((end - Date.now()) / 1000).toFixed(1)} s`);
-    await sleep(end - Date.now());
-    await apply(NO_SANDBOX_FAULTS);
-  } else {
-    // Not reached now either: a process that is down comes back without faults, and the
-    // stack no longer lists this window's faults as the ones to restore.
-    await stack.setFaults(w.service, NO_SANDBOX_FAULTS).catch(() => undefined);
   }
+  if (applied) {
+    tally[`${w.fault}Windows`]++;
+    const forMs = Math.max(0, plannedEnd - Date.now());
+    log(`fault on: ${w.service} ${w.fault} ${JSON.stringify(w.faults)} for ${(forMs / 1000).toFixed(1)} s`);
+    await sleep(forMs);
+    if (crash && crashes() === crashesBefore) {
+      log(`${w.service} has not crashed yet: its crash window stays armed until it does or the faults stop`);
+      while (crashes() === crashesBefore && faultsOn()) await sleep(250);
+    }
+  }
+  // A service that is down now comes back without faults; the stack's record is what matters.
+  await stack.setFaults(w.service, off).catch(() => undefined);
 }
 
 async function driveProcesses(

@@ -476,26 +476,42 @@ export async function startChaosStack(
           await sleep(opts.afterRequestMs);
         } while (requests.count() === 0 && Date.now() < until);
       }
-      // A sandbox that crashed on its own (crashAfterCommit) is killed once it is back.
+      // A sandbox that crashed on its own (crashAfterCommit) is killed once it is back; one
+      // that crashes on its own at the very moment of the kill (the request in flight was at
+      // its commit) is killed again once it is back, so that every planned kill happens.
       const backBy = Date.now() + READY_TIMEOUT_MS;
-      while (!target.running && Date.now() < backBy) await sleep(100);
-      const pid = target.pid;
-      const spawns = target.spawns;
-      if (pid === undefined || !target.running) throw new Error(`${name} is not running`);
-      const cut = requests?.count() ?? 0;
-      planned.set(name, (planned.get(name) ?? 0) + 1);
-      killing.add(name);
-      const killedAt = Date.now();
-      try {
-        process.kill(pid, 'SIGKILL');
-        // The supervisor sees the exit as a crash and starts a new process after its back-off.
-        const deadline = killedAt + READY_TIMEOUT_MS;
-        while (!(target.running && target.spawns > spawns)) {
-          if (Date.now() > deadline) throw new Error(`${name} did not come back within ${READY_TIMEOUT_MS / 1000} s`);
+      let cut = 0;
+      let killedAt = 0;
+      for (;;) {
+        while (!(target.running && target.pid !== undefined)) {
+          if (Date.now() > backBy) throw new Error(`${name} is not running`);
           await sleep(100);
         }
-      } finally {
-        killing.delete(name);
+        const pid = target.pid;
+        const spawns = target.spawns;
+        cut = requests?.count() ?? 0;
+        killing.add(name);
+        killedAt = Date.now();
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch (err) {
+          killing.delete(name);
+          if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+          log(`${name} had just crashed on its own as the planned SIGKILL came; killing it again once it is back`);
+          continue;
+        }
+        planned.set(name, (planned.get(name) ?? 0) + 1);
+        try {
+          // The supervisor sees the exit as a crash and starts a new process after its back-off.
+          const deadline = killedAt + READY_TIMEOUT_MS;
+          while (!(target.running && target.spawns > spawns)) {
+            if (Date.now() > deadline) throw new Error(`${name} did not come back within ${READY_TIMEOUT_MS / 1000} s`);
+            await sleep(100);
+          }
+        } finally {
+          killing.delete(name);
+        }
+        break;
       }
       const downMs = Date.now() - killedAt;
       // A sandbox keeps its injected faults in memory: the new process gets the current ones.
