@@ -22,6 +22,21 @@ export interface FaultTally {
 }
 
 /** How each process fault reads in the table. */
+/** A tally with nothing counted yet. */
+export function newFaultTally(): FaultTally {
+  return {
+    dropWindows: 0,
+    failWindows: 0,
+    delayWindows: 0,
+    downWindows: 0,
+    crashWindows: 0,
+    processes: {},
+    inFlightAtKill: {},
+    downMs: {},
+    readyzWhileTemporalDown: {},
+  };
+}
+
 export const PROCESS_FAULT_LABELS: Record<ProcessFaultKind, string> = {
   worker_kill: 'worker SIGKILL (+ restart)',
   api_kill: 'API SIGKILL mid-request',

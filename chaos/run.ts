@@ -9,7 +9,7 @@ import { newClientStats, runOperation, type ClientContext, type OpRecord } from 
 import { createRng } from './prng.js';
 import type { ChaosOptions } from './options.js';
 import { buildPlan, PROCESS_FAULT_RATES, type ChaosPlan, type ProcessFault, type SandboxFaultWindow } from './plan.js';
-import { findingsOf, sumCounts, type ChaosReport, type FaultTally } from './report.js';
+import { findingsOf, newFaultTally, sumCounts, type ChaosReport, type FaultTally } from './report.js';
 import { NO_SANDBOX_FAULTS, startChaosStack, type ChaosLog, type ChaosStack } from './stack.js';
 import { awaitDelivered, flakyWhile, newWebhookSecret, startWebhookReceiver } from './webhook-receiver.js';
 
@@ -107,17 +107,7 @@ export async function runChaos(opts: ChaosOptions, print: (line: string) => void
       stats: newClientStats(),
       violations: [],
     };
-    const tally: FaultTally = {
-      dropWindows: 0,
-      failWindows: 0,
-      delayWindows: 0,
-      downWindows: 0,
-      crashWindows: 0,
-      processes: {},
-      inFlightAtKill: {},
-      downMs: {},
-      readyzWhileTemporalDown: {},
-    };
+    const tally = newFaultTally();
     let faultsOn = true;
 
     const ops = plan.ops.map(async (op): Promise<OpRecord> => {

@@ -4,7 +4,7 @@
 // event: it waits for its service to be up and stays armed until the service has crashed.
 import { describe, expect, it } from 'vitest';
 import type { SandboxFaultWindow } from '../../chaos/plan.js';
-import type { FaultTally } from '../../chaos/report.js';
+import { newFaultTally } from '../../chaos/report.js';
 import { driveWindow } from '../../chaos/run.js';
 import type { LogCounts } from '../../chaos/stack.js';
 import { sleep } from '../../common/supervisor/ready.js';
@@ -18,20 +18,6 @@ const drop: SandboxFaultWindow = {
   faults: { dropResponseAfterCommit: 0.5 },
 };
 const crash: SandboxFaultWindow = { ...drop, fault: 'crash', faults: { crashAfterCommit: 1 } };
-
-function tally(): FaultTally {
-  return {
-    dropWindows: 0,
-    failWindows: 0,
-    delayWindows: 0,
-    downWindows: 0,
-    crashWindows: 0,
-    processes: {},
-    inFlightAtKill: {},
-    downMs: {},
-    readyzWhileTemporalDown: {},
-  };
-}
 
 /**
  * Records every PUT of faults, with the time since the start; refuses them while `down`
@@ -53,7 +39,7 @@ function sandbox(down: () => boolean) {
 }
 
 async function drive(stack: ReturnType<typeof sandbox>, w: SandboxFaultWindow, faultsOn: () => boolean = () => true) {
-  const counted = tally();
+  const counted = newFaultTally();
   const lines: string[] = [];
   await driveWindow(stack, w, Date.now(), counted, faultsOn, (l) => lines.push(l));
   return { counted, log: lines.join('\n') };
