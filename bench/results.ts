@@ -202,23 +202,31 @@ export function computeVerdicts(r: Pick<BenchResults, 'scenarios' | 'ratios' | '
     peers.has(kind.replace(/^replay-/, '') as PeerName) ? find(r.scenarios, kind, c) : undefined;
   const checkout1 = find(r.scenarios, 'checkout', low);
   const restate1 = peerScenario('restate', low);
+  // The engine's own floor beside each peer figure: bare Temporal, three no-op steps of the
+  // same kind on the same server, divided by the same peer number.
+  const bareLow = find(r.scenarios, 'bare3', low);
+  const floor = (value: number, unit: string) =>
+    Number.isFinite(value) ? `; bare Temporal, 3 no-op steps: ${fmt(value)}${unit}` : '';
   push(
     `checkout c=${low} p50 ÷ Restate's (same run)`,
     ratio(checkout1?.latencyMs.p50, restate1?.latencyMs.p50),
     GOALS.vsRestateP50,
     '×',
     noPeer('restate') ??
-      `${fmt(checkout1?.latencyMs.p50 ?? Number.NaN, 1)} ms ÷ ${fmt(restate1?.latencyMs.p50 ?? Number.NaN, 1)} ms`,
+      `${fmt(checkout1?.latencyMs.p50 ?? Number.NaN, 1)} ms ÷ ${fmt(restate1?.latencyMs.p50 ?? Number.NaN, 1)} ms` +
+        floor(ratio(bareLow?.latencyMs.p50, restate1?.latencyMs.p50), '×'),
   );
   const checkoutHigh = find(r.scenarios, 'checkout', high);
   const dbosHigh = peerScenario('dbos', high);
+  const bareHigh = find(r.scenarios, 'bare3', high);
   push(
     `checkout c=${high} ops/s ÷ DBOS's (same run)`,
     ratio(checkoutHigh?.steadyOpsPerSec, dbosHigh?.steadyOpsPerSec),
     GOALS.vsDbosThroughput,
     '',
     noPeer('dbos') ??
-      `${fmt(checkoutHigh?.steadyOpsPerSec ?? Number.NaN, 1)}/s ÷ ${fmt(dbosHigh?.steadyOpsPerSec ?? Number.NaN, 1)}/s`,
+      `${fmt(checkoutHigh?.steadyOpsPerSec ?? Number.NaN, 1)}/s ÷ ${fmt(dbosHigh?.steadyOpsPerSec ?? Number.NaN, 1)}/s` +
+        floor(ratio(bareHigh?.steadyOpsPerSec, dbosHigh?.steadyOpsPerSec), ''),
   );
   const r1 = r.ratios.flatMap((x) => [
     { v: x.r1Payment, at: `payment c=${x.concurrency}` },

@@ -96,6 +96,15 @@ describe('bench verdicts', () => {
     expect(verdicts[2]!.note).toBe('worst at payment c=32');
   });
 
+  it("shows the engine's own floor beside each peer figure: bare Temporal divided by the same peer number", () => {
+    const withBare = [...scenarios, scenario('bare3', 1, 20, 50), scenario('bare3', 32, 250, 105)];
+    const [vsRestate, vsDbos] = computeVerdicts(run(withBare, true));
+    expect(vsRestate!.note).toBe('30.0 ms ÷ 10.0 ms; bare Temporal, 3 no-op steps: 2.00×');
+    expect(vsDbos!.note).toBe('100.0/s ÷ 210.0/s; bare Temporal, 3 no-op steps: 0.50');
+    // Without a bare run, the note is the figure's own numbers only.
+    expect(computeVerdicts(run(scenarios, true))[0]!.note).toBe('30.0 ms ÷ 10.0 ms');
+  });
+
   it('says a peer figure was not measured when the run had no peers', () => {
     const verdicts = computeVerdicts(run(scenarios, false));
     expect(verdicts.filter((v) => v.met === 'not measured').map((v) => v.figure)).toEqual([
