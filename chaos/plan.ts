@@ -3,6 +3,7 @@
 // the options only, so the same seed gives the same plan and the same hash; what happens
 // at run time (timings, retries after a 503) varies, the plan does not.
 import { createHash } from 'node:crypto';
+import type { FaultsPatch } from '../downstream/shared/faults.js';
 import { createRng, type Rng } from './prng.js';
 
 /** Settings of the chaos stack: short deadlines so fences and NeedsAttention happen within a run. */
@@ -85,13 +86,8 @@ export interface SandboxFaultWindow {
   fault: SandboxFaultKind;
   atMs: number;
   untilMs: number;
-  faults: {
-    dropResponseAfterCommit?: number;
-    crashAfterCommit?: number;
-    failBeforeCommit?: number;
-    delayMs?: number;
-    down?: boolean;
-  };
+  /** What `PUT /_faults` sets on the sandbox while the window lasts. */
+  faults: FaultsPatch;
 }
 
 /**

@@ -21,7 +21,6 @@ export interface FaultTally {
   readyzWhileTemporalDown: Record<string, number>;
 }
 
-/** How each process fault reads in the table. */
 /** A tally with nothing counted yet. */
 export function newFaultTally(): FaultTally {
   return {
@@ -37,6 +36,7 @@ export function newFaultTally(): FaultTally {
   };
 }
 
+/** How each process fault reads in the table. */
 export const PROCESS_FAULT_LABELS: Record<ProcessFaultKind, string> = {
   worker_kill: 'worker SIGKILL (+ restart)',
   api_kill: 'API SIGKILL mid-request',

@@ -10,7 +10,8 @@ import { createRng } from './prng.js';
 import type { ChaosOptions } from './options.js';
 import { buildPlan, PROCESS_FAULT_RATES, type ChaosPlan, type ProcessFault, type SandboxFaultWindow } from './plan.js';
 import { findingsOf, newFaultTally, sumCounts, type ChaosReport, type FaultTally } from './report.js';
-import { NO_SANDBOX_FAULTS, startChaosStack, type ChaosLog, type ChaosStack } from './stack.js';
+import { NO_FAULTS } from '../downstream/shared/faults.js';
+import { retryWhile, startChaosStack, type ChaosLog, type ChaosStack } from './stack.js';
 import { awaitDelivered, flakyWhile, newWebhookSecret, startWebhookReceiver } from './webhook-receiver.js';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
@@ -237,24 +238,17 @@ export async function driveWindow(
   const plannedEnd = loadStart + w.untilMs;
   /** The window starts once the service answers: until its planned end, or for a crash the fault phase's. */
   const stillTrying = () => (crash ? faultsOn() : Date.now() + 500 < plannedEnd);
-  const off = Object.fromEntries(Object.keys(w.faults).map((k) => [k, NO_SANDBOX_FAULTS[k as keyof typeof NO_SANDBOX_FAULTS]]));
+  const off = Object.fromEntries(Object.keys(w.faults).map((k) => [k, NO_FAULTS[k as keyof typeof NO_FAULTS]]));
   const crashes = () => stack.counts.crashedAfterCommit[w.service];
   const crashesBefore = crashes();
 
-  let applied = false;
-  for (;;) {
-    try {
-      await stack.setFaults(w.service, w.faults);
-      applied = true;
-      break;
-    } catch (err) {
-      if (!stillTrying()) {
-        log(`fault window on ${w.service} could not be applied: ${String(err)}`);
-        break;
-      }
-      await sleep(500);
-    }
-  }
+  const applied = await retryWhile(() => stack.setFaults(w.service, w.faults), stillTrying, 500).then(
+    () => true,
+    (err: unknown) => {
+      log(`fault window on ${w.service} could not be applied: ${String(err)}`);
+      return false;
+    },
+  );
   if (applied) {
     tally[`${w.fault}Windows`]++;
     const forMs = Math.max(0, plannedEnd - Date.now());

@@ -19,6 +19,7 @@ import { defineCluster } from '../scripts/cluster/cluster.js';
 import { findFreeBase } from '../scripts/cluster/ports.js';
 import { superviseCluster } from '../scripts/cluster/supervise.js';
 import { ensureTemporalCli } from '../scripts/temporal-cli.js';
+import { NO_FAULTS, type FaultsPatch } from '../downstream/shared/faults.js';
 import { CHAOS_TIMINGS, LEDGER, type Service, type Topology } from './plan.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -34,14 +35,20 @@ const REVIVE: RestartPolicy = { maxFailedStarts: 3, initialDelayMs: 1_000, maxDe
  */
 const REVIVE_CLUSTER: RestartPolicy = { maxFailedStarts: 10, initialDelayMs: 1_000, maxDelayMs: 5_000, stableAfterMs: 0 };
 
-/** Every sandbox fault off, as `PUT /_faults` takes it. */
-export const NO_SANDBOX_FAULTS = {
-  dropResponseAfterCommit: 0,
-  crashAfterCommit: 0,
-  failBeforeCommit: 0,
-  delayMs: 0,
-  down: false,
-} as const;
+/**
+ * Runs `attempt` until it succeeds; after a failure it tries again in `pauseMs` while
+ * `keepTrying()` holds, and throws the last error once it does not.
+ */
+export async function retryWhile<T>(attempt: () => Promise<T>, keepTrying: () => boolean, pauseMs: number): Promise<T> {
+  for (;;) {
+    try {
+      return await attempt();
+    } catch (err) {
+      if (!keepTrying()) throw err;
+      await sleep(pauseMs);
+    }
+  }
+}
 
 /** What the children printed that the report counts. */
 export interface LogCounts {
@@ -77,7 +84,8 @@ export interface ChaosStack {
   counts: LogCounts;
   /** Exits nobody planned: a process that died on its own (the run's own kills are not counted). */
   unexpectedExits(): Record<string, number>;
-  setFaults(service: Service, faults: Record<string, unknown>): Promise<void>;
+  /** Records `faults` as in force on `service` (a restarted process gets them again), then sets them. */
+  setFaults(service: Service, faults: FaultsPatch): Promise<void>;
   clearFaults(): Promise<void>;
   /**
    * SIGKILL now, or (`afterRequestMs`) once the part has received its next request plus
@@ -104,7 +112,7 @@ export interface ChaosAppEnv {
 }
 
 /** Whether a sandbox's injected faults stop its requests before they commit. */
-function holdsRequests(faults: Record<string, unknown>): boolean {
+function holdsRequests(faults: FaultsPatch): boolean {
   return Number(faults.delayMs ?? 0) > 0 || faults.down === true || Number(faults.failBeforeCommit ?? 0) > 0;
 }
 
@@ -415,8 +423,8 @@ export async function startChaosStack(
   }
 
   const sandboxUrl = (service: Service) => (service === 'bank' ? bankUrl : reservationsUrl);
-  const currentFaults: Record<Service, Record<string, unknown>> = { bank: {}, reservations: {} };
-  const setFaults = async (service: Service, faults: Record<string, unknown>) => {
+  const currentFaults: Record<Service, FaultsPatch> = { bank: {}, reservations: {} };
+  const setFaults = async (service: Service, faults: FaultsPatch) => {
     currentFaults[service] = { ...currentFaults[service], ...faults };
     await json(`${sandboxUrl(service)}/_faults`, 'PUT', faults);
   };
@@ -446,18 +454,13 @@ export async function startChaosStack(
       // supervisor brings it back, the PUT is refused, and tried again until it answers.
       const until = Date.now() + READY_TIMEOUT_MS;
       await Promise.all(
-        (['bank', 'reservations'] as const).map(async (service) => {
-          currentFaults[service] = { ...NO_SANDBOX_FAULTS };
-          for (;;) {
-            try {
-              await json(`${sandboxUrl(service)}/_faults`, 'PUT', NO_SANDBOX_FAULTS);
-              return;
-            } catch (err) {
-              if (Date.now() > until) throw err;
-              await sleep(250);
-            }
-          }
-        }),
+        (['bank', 'reservations'] as const).map((service) =>
+          retryWhile(
+            () => setFaults(service, NO_FAULTS),
+            () => Date.now() < until,
+            250,
+          ),
+        ),
       );
     },
     async kill(name, opts = {}) {
@@ -476,46 +479,35 @@ export async function startChaosStack(
           await sleep(opts.afterRequestMs);
         } while (requests.count() === 0 && Date.now() < until);
       }
-      // A sandbox that crashed on its own (crashAfterCommit) is killed once it is back; one
-      // that crashes on its own at the very moment of the kill (the request in flight was at
-      // its commit) is killed again once it is back, so that every planned kill happens.
+      // A sandbox that crashed on its own (crashAfterCommit) is killed once it is back.
       const backBy = Date.now() + READY_TIMEOUT_MS;
-      let cut = 0;
-      let killedAt = 0;
-      for (;;) {
-        while (!(target.running && target.pid !== undefined)) {
-          if (Date.now() > backBy) throw new Error(`${name} is not running`);
+      while (!target.running && Date.now() < backBy) await sleep(100);
+      const pid = target.pid;
+      const spawns = target.spawns;
+      if (pid === undefined || !target.running) throw new Error(`${name} is not running`);
+      const cut = requests?.count() ?? 0;
+      planned.set(name, (planned.get(name) ?? 0) + 1);
+      killing.add(name);
+      const killedAt = Date.now();
+      try {
+        process.kill(pid, 'SIGKILL');
+        // The supervisor sees the exit as a crash and starts a new process after its back-off.
+        const deadline = killedAt + READY_TIMEOUT_MS;
+        while (!(target.running && target.spawns > spawns)) {
+          if (Date.now() > deadline) throw new Error(`${name} did not come back within ${READY_TIMEOUT_MS / 1000} s`);
           await sleep(100);
         }
-        const pid = target.pid;
-        const spawns = target.spawns;
-        cut = requests?.count() ?? 0;
-        killing.add(name);
-        killedAt = Date.now();
-        try {
-          process.kill(pid, 'SIGKILL');
-        } catch (err) {
-          killing.delete(name);
-          if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
-          log(`${name} had just crashed on its own as the planned SIGKILL came; killing it again once it is back`);
-          continue;
-        }
-        planned.set(name, (planned.get(name) ?? 0) + 1);
-        try {
-          // The supervisor sees the exit as a crash and starts a new process after its back-off.
-          const deadline = killedAt + READY_TIMEOUT_MS;
-          while (!(target.running && target.spawns > spawns)) {
-            if (Date.now() > deadline) throw new Error(`${name} did not come back within ${READY_TIMEOUT_MS / 1000} s`);
-            await sleep(100);
-          }
-        } finally {
-          killing.delete(name);
-        }
-        break;
+      } finally {
+        killing.delete(name);
       }
       const downMs = Date.now() - killedAt;
       // A sandbox keeps its injected faults in memory: the new process gets the current ones.
-      if (service) await setFaults(service, currentFaults[service]);
+      // Best effort: with a crash armed, a commit racing this PUT can kill the process before
+      // it answers. The kill has happened all the same, and the next process starts clean.
+      if (service)
+        await setFaults(service, currentFaults[service]).catch((err: unknown) =>
+          log(`${name} is back, but did not take its faults again: ${String(err)}`),
+        );
       return { inFlight: cut, downMs };
     },
     async stopPart(name, signal) {
