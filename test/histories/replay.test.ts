@@ -1,8 +1,10 @@
 // Determinism guard: every stored history must replay against today's workflow code.
 // A change that alters the commands a workflow issues (new activity, reordered step,
-// extra timer) fails here before it can break operations already in flight. The v1-*
-// histories were written before steps ran a local first attempt: operations of that kind
-// may still be open when a worker is upgraded, so they must keep replaying too.
+// extra timer) fails here before it can break operations already in flight. Each set is
+// what the workflow code of its day wrote, and operations of every day may still be open
+// when a worker is upgraded, so all must keep replaying: v1-* from before steps ran a local
+// first attempt, the unprefixed ones from before a fenced step fenced the later ones,
+// cancels and completion webhooks, v3-* from the code with all three (record.test.ts).
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { Worker } from '@temporalio/worker';
@@ -12,7 +14,7 @@ const dir = new URL('./', import.meta.url);
 const histories = readdirSync(dir).filter((f) => f.endsWith('.json'));
 
 describe('stored workflow histories', () => {
-  it('covers payment and checkout, in success, business failure and fenced runs', () => {
+  it('covers payment and checkout: success, business failure, fenced runs, cancels and a webhook', () => {
     expect(histories.sort()).toEqual([
       'checkout-charge-fenced.json',
       'checkout-insufficient-funds.json',
@@ -26,6 +28,16 @@ describe('stored workflow histories', () => {
       'v1-payment-fenced.json',
       'v1-payment-insufficient-funds.json',
       'v1-payment-succeeded.json',
+      'v3-checkout-cancelled.json',
+      'v3-checkout-charge-fenced.json',
+      'v3-checkout-insufficient-funds.json',
+      'v3-checkout-out-of-stock.json',
+      'v3-checkout-succeeded.json',
+      'v3-payment-cancelled-during-charge.json',
+      'v3-payment-fenced.json',
+      'v3-payment-insufficient-funds.json',
+      'v3-payment-succeeded.json',
+      'v3-payment-webhook.json',
     ]);
   });
 
