@@ -1,14 +1,6 @@
-// Client of the bank. Maps the bank's answers onto the failures the saga
-// understands: business errors (final), a fenced key (final), anything else transient.
-import {
-  AccountNotFoundError,
-  ChargeFencedError,
-  CurrencyMismatchError,
-  DownstreamConflictError,
-  DownstreamUnavailableError,
-  InsufficientFundsError,
-} from './errors.js';
-import { callDownstream, describeAnswer, pathKey, type HttpOptions } from './http.js';
+// Client of the bank: a keyed charge and its keyed reversal. Answers are classified by the
+// one rule in http.ts; which refusals are business outcomes is the step definition's to say.
+import { callDownstream, expectSuccess, expectUndone, pathKey, type HttpOptions } from './http.js';
 
 export interface ChargeRequest {
   account: string;
@@ -22,6 +14,7 @@ export interface Charge {
 }
 
 export interface Reversal {
+  /** `fenced`: there was no charge under the key; a tombstone now refuses it. */
   status: 'reversed' | 'fenced' | 'declined';
   chargeId: string | null;
   refunded: number;
@@ -35,29 +28,14 @@ export interface BankClient {
 export function createBankClient(opts: HttpOptions): BankClient {
   return {
     async charge(key, request) {
-      const answer = await callDownstream(opts, 'POST', '/charges', { idempotencyKey: key, body: request });
-      if (answer.status === 200 || answer.status === 201) {
-        return { chargeId: String(answer.body.id), replayed: answer.replayed };
-      }
-      const message = describeAnswer('bank', answer);
-      switch (answer.body.code) {
-        case 'insufficient_funds':
-          throw new InsufficientFundsError(message);
-        case 'account_not_found':
-          throw new AccountNotFoundError(message);
-        case 'currency_mismatch':
-          throw new CurrencyMismatchError(message);
-        case 'charge_fenced':
-          throw new ChargeFencedError(message);
-        case 'idempotency_key_reused':
-          throw new DownstreamConflictError(message);
-        default:
-          throw new DownstreamUnavailableError(message);
-      }
+      const answer = expectSuccess(
+        'bank',
+        await callDownstream(opts, 'POST', '/charges', { idempotencyKey: key, body: request }),
+      );
+      return { chargeId: String(answer.body.id), replayed: answer.replayed };
     },
     async reverse(key) {
-      const answer = await callDownstream(opts, 'POST', `/charges/${pathKey(key)}/reverse`, { body: {} });
-      if (answer.status !== 200) throw new DownstreamUnavailableError(describeAnswer('bank', answer));
+      const answer = expectUndone('bank', await callDownstream(opts, 'POST', `/charges/${pathKey(key)}/reverse`, { body: {} }));
       return {
         status: answer.body.status as Reversal['status'],
         chargeId: (answer.body.chargeId as string | null) ?? null,

@@ -1,6 +1,7 @@
 // The one place activities speak HTTP to downstream services: JSON in and out, a
 // per-request timeout, and the Idempotency-Key header on effect calls.
 import { Context, type Info } from '@temporalio/activity';
+import { downstreamRefusal, DownstreamUnavailableError } from './errors.js';
 
 export interface DownstreamAnswer {
   status: number;
@@ -16,7 +17,7 @@ export interface HttpOptions {
 
 export async function callDownstream(
   opts: HttpOptions,
-  method: 'GET' | 'POST' | 'PUT',
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
   path: string,
   init: { idempotencyKey?: string; body?: unknown } = {},
 ): Promise<DownstreamAnswer> {
@@ -41,6 +42,30 @@ export async function callDownstream(
     }
   }
   return { status: res.status, body, replayed: res.headers.get('idempotent-replayed') === 'true' };
+}
+
+/** Answers that mean "not now" rather than "no": in progress, too early, too many, or the server's fault. */
+const TRANSIENT_4XX: ReadonlySet<number> = new Set([408, 409, 425, 429]);
+
+/**
+ * The one rule that classifies a downstream's answer to an effect call: 2xx is the answer;
+ * any other 4xx is final (a refusal, whose problem code the step's definition may list as a
+ * business error); 408, 409, 425, 429, 5xx and anything unexpected are transient, retried
+ * with the same key until the step's deadline.
+ */
+export function expectSuccess(service: string, answer: DownstreamAnswer): DownstreamAnswer {
+  if (answer.status >= 200 && answer.status < 300) return answer;
+  const message = describeAnswer(service, answer);
+  if (answer.status >= 400 && answer.status < 500 && !TRANSIENT_4XX.has(answer.status)) {
+    throw downstreamRefusal(message, answer.status, typeof answer.body.code === 'string' ? answer.body.code : '');
+  }
+  throw new DownstreamUnavailableError(message);
+}
+
+/** A compensation's answer: only 2xx ends it; anything else is retried until it succeeds. */
+export function expectUndone(service: string, answer: DownstreamAnswer): DownstreamAnswer {
+  if (answer.status >= 200 && answer.status < 300) return answer;
+  throw new DownstreamUnavailableError(describeAnswer(service, answer));
 }
 
 /** One line for logs and failure messages: `bank answered 402 insufficient_funds: …`. */

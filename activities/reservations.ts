@@ -1,14 +1,7 @@
-// Client of the reservation service: holds with a key, confirm and release
-// idempotent by state. Business refusals become the saga's business errors.
-import {
-  DownstreamConflictError,
-  DownstreamUnavailableError,
-  OutOfStockError,
-  ReservationExpiredError,
-  ReservationFencedError,
-  UnknownSkuError,
-} from './errors.js';
-import { callDownstream, describeAnswer, pathKey, type DownstreamAnswer, type HttpOptions } from './http.js';
+// Client of the reservation service: holds with a key, confirm and release idempotent by
+// state. Answers are classified by the one rule in http.ts: a confirm of a hold that is gone
+// (released, fenced, declined) is a final refusal, expired a business one when the step says so.
+import { callDownstream, expectSuccess, expectUndone, pathKey, type DownstreamAnswer, type HttpOptions } from './http.js';
 
 export interface HoldRequest {
   items: Array<{ sku: string; quantity: number }>;
@@ -21,6 +14,7 @@ export interface Hold {
 }
 
 export interface ReservationState {
+  /** After a release, `fenced`: there was no hold under the key; a tombstone now refuses it. */
   status: string;
   reservationId: string | null;
 }
@@ -31,27 +25,6 @@ export interface ReservationsClient {
   release(key: string): Promise<ReservationState>;
 }
 
-function refusal(answer: DownstreamAnswer): Error {
-  const message = describeAnswer('reservations', answer);
-  switch (answer.body.code) {
-    case 'out_of_stock':
-      return new OutOfStockError(message);
-    case 'unknown_sku':
-      return new UnknownSkuError(message);
-    case 'reservation_expired':
-      return new ReservationExpiredError(message);
-    case 'reservation_fenced':
-    case 'reservation_released':
-    case 'reservation_declined':
-      // The hold is gone (released, fenced or never made): retrying cannot confirm it.
-      return new ReservationFencedError(message);
-    case 'idempotency_key_reused':
-      return new DownstreamConflictError(message);
-    default:
-      return new DownstreamUnavailableError(message);
-  }
-}
-
 function state(answer: DownstreamAnswer): ReservationState {
   return { status: String(answer.body.status), reservationId: (answer.body.reservationId as string | null) ?? null };
 }
@@ -59,21 +32,21 @@ function state(answer: DownstreamAnswer): ReservationState {
 export function createReservationsClient(opts: HttpOptions): ReservationsClient {
   return {
     async hold(key, request) {
-      const answer = await callDownstream(opts, 'POST', '/reservations', { idempotencyKey: key, body: request });
-      if (answer.status === 200 || answer.status === 201) {
-        return { reservationId: String(answer.body.id), replayed: answer.replayed };
-      }
-      throw refusal(answer);
+      const answer = expectSuccess(
+        'reservations',
+        await callDownstream(opts, 'POST', '/reservations', { idempotencyKey: key, body: request }),
+      );
+      return { reservationId: String(answer.body.id), replayed: answer.replayed };
     },
     async confirm(key) {
-      const answer = await callDownstream(opts, 'POST', `/reservations/${pathKey(key)}/confirm`, { body: {} });
-      if (answer.status === 200) return state(answer);
-      throw refusal(answer);
+      return state(
+        expectSuccess('reservations', await callDownstream(opts, 'POST', `/reservations/${pathKey(key)}/confirm`, { body: {} })),
+      );
     },
     async release(key) {
-      const answer = await callDownstream(opts, 'POST', `/reservations/${pathKey(key)}/release`, { body: {} });
-      if (answer.status === 200) return state(answer);
-      throw new DownstreamUnavailableError(describeAnswer('reservations', answer));
+      return state(
+        expectUndone('reservations', await callDownstream(opts, 'POST', `/reservations/${pathKey(key)}/release`, { body: {} })),
+      );
     },
   };
 }

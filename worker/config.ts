@@ -1,5 +1,6 @@
 // Worker configuration, parsed once from the environment. The completion webhooks' URLs and
-// signing secret are parsed by hand (common/webhooks.ts) so no message ever echoes them.
+// signing secret are parsed by hand (common/webhooks.ts) so no message ever echoes them; the
+// services' base URLs too (RETRYSAFE_SERVICES), for the same reason.
 import { z } from 'zod';
 import { ConfigError, duration, httpUrl, logLevel, parseEnv } from '../common/env.js';
 import { collectProblems, parseWebhookSecret, parseWebhookUrls } from '../common/webhooks.js';
@@ -21,6 +22,36 @@ export const workerEnvSchema = {
   LOG_LEVEL: logLevel.default('info'),
 };
 
+/** The services declared calls may name, besides the bank and the reservation service (their own URLs). */
+const BUILT_IN_SERVICES = { bank: 'BANK_URL', reservations: 'RESERVATIONS_URL' } as const;
+const SERVICE_NAME = /^[a-z][a-z0-9_-]{0,39}$/;
+
+/**
+ * `<service>=<base URL>,...`: where each service a declared call names is reached. A
+ * problem names the entry and the service, never the URL (it may carry a token).
+ */
+export function parseServiceUrls(raw: string | undefined): Map<string, string> {
+  const urls = new Map<string, string>();
+  if (raw === undefined || raw.trim() === '') return urls;
+  const problems: string[] = [];
+  for (const [i, entry] of raw.split(',').entries()) {
+    const where = `RETRYSAFE_SERVICES entry ${i + 1}`;
+    const eq = entry.indexOf('=');
+    const name = (eq < 0 ? entry : entry.slice(0, eq)).trim();
+    const url = eq < 0 ? '' : entry.slice(eq + 1).trim();
+    if (eq < 0 || name === '' || url === '') problems.push(`${where} must be <service>=<base URL>`);
+    else if (!SERVICE_NAME.test(name)) problems.push(`${where}: service name "${name}" must match [a-z][a-z0-9_-]{0,39}`);
+    else if (name in BUILT_IN_SERVICES)
+      problems.push(`${where}: ${name} is set by ${BUILT_IN_SERVICES[name as keyof typeof BUILT_IN_SERVICES]}`);
+    else if (urls.has(name)) problems.push(`${where}: service ${name} is named twice`);
+    else if (!/^https?:\/\/[^\s]+$/.test(url) || !URL.canParse(url))
+      problems.push(`${where} (service ${name}) must be an http:// or https:// URL`);
+    else urls.set(name, url.replace(/\/+$/, ''));
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return urls;
+}
+
 /** Timeout of one webhook POST: a receiver that takes longer is retried like one that is down. */
 export const WEBHOOK_TIMEOUT_MS = 10_000;
 
@@ -35,7 +66,9 @@ export function loadWorkerConfig(env: Record<string, string | undefined> = proce
   let parsed: z.infer<z.ZodObject<typeof workerEnvSchema>> | undefined;
   let urls = new Map<string, string>();
   let secret: string | undefined;
+  let services = new Map<string, string>();
   const problems = collectProblems([
+    () => void (services = parseServiceUrls(env.RETRYSAFE_SERVICES)),
     () => void (parsed = parseEnv(workerEnvSchema, env)),
     () => void (urls = parseWebhookUrls(env.RETRYSAFE_WEBHOOKS)),
     () => void (secret = parseWebhookSecret(env.RETRYSAFE_WEBHOOK_SECRET)),
@@ -45,5 +78,5 @@ export function loadWorkerConfig(env: Record<string, string | undefined> = proce
   }
   if (problems.length > 0 || parsed === undefined) throw new ConfigError(problems);
   const webhooks: WorkerWebhooks = { urls, secret };
-  return { ...(parsed as z.infer<z.ZodObject<typeof workerEnvSchema>>), webhooks };
+  return { ...(parsed as z.infer<z.ZodObject<typeof workerEnvSchema>>), webhooks, services };
 }

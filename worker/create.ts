@@ -1,28 +1,17 @@
-// Builds a worker for the retrysafe task queue: the workflows in workflows/ and the
+// Builds a worker for the retrysafe task queue: the workflows (bundle.ts) and the
 // activities wired to real downstream clients (and, when configured, the completion
-// webhooks' URLs and secret). Shared by worker/main.ts and the tests.
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { bundleWorkflowCode, NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+// webhooks' URLs and secret, and the activities of operations loaded from outside).
+// Shared by worker/main.ts and the tests.
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
 import { createBankClient } from '../activities/bank.js';
 import { createReservationsClient } from '../activities/reservations.js';
+import type { OperationModule } from '../common/operations.js';
+import { BUNDLE_CACHE_DIR, cachedWorkflowBundle, WORKFLOW_INTERCEPTOR_MODULES, workflowBundleOptions } from './bundle.js';
 import { WEBHOOK_TIMEOUT_MS, type WorkerWebhooks } from './config.js';
 
-export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
-/** Bundled with the workflows as interceptor modules: the saga reads a cancel request's reason there. */
-export const WORKFLOW_INTERCEPTOR_MODULES = [fileURLToPath(new URL('../workflows/cancellation.ts', import.meta.url))];
-/** How every bundle of the workflows is made (worker, tests, bench): the same code everywhere. */
-export const WORKFLOW_BUNDLE_OPTIONS = {
-  workflowsPath: WORKFLOWS_PATH,
-  workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
-};
-const WORKFLOWS_DIR = fileURLToPath(new URL('../workflows/', import.meta.url));
-/** Where prebuilt workflow bundles are kept, by content hash (the usual home of tool caches). */
-export const BUNDLE_CACHE_DIR = fileURLToPath(new URL('../node_modules/.cache/retrysafe/', import.meta.url));
+export { BUNDLE_CACHE_DIR, WORKFLOW_BUNDLE_OPTIONS, WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from './bundle.js';
+export { cachedWorkflowBundle, workflowBundleCachePath } from './bundle.js';
 
 export interface CreateWorkerOptions {
   connection: NativeConnection;
@@ -31,85 +20,48 @@ export interface CreateWorkerOptions {
   bankUrl: string;
   reservationsUrl: string;
   downstreamTimeoutMs: number;
+  /** Base URLs of other services that declared calls name (bank and reservations come from their own URLs). */
+  services?: ReadonlyMap<string, string>;
+  /** Folders of operations from outside (RETRYSAFE_OPERATIONS): bundled, and their activities registered. */
+  operationModules?: readonly OperationModule[];
+  /** The hand-written activities those folders bring. */
+  operationActivities?: Record<string, (...args: never[]) => Promise<unknown>>;
   /** Completion webhooks (tenants' URLs and the signing secret); none when absent or empty. */
   webhooks?: WorkerWebhooks;
   /** A prebuilt bundle (bundleWorkflowCode) saves the webpack step, e.g. in tests. */
   workflowBundle?: WorkerOptions['workflowBundle'];
   /**
-   * Without `workflowBundle`: where the bundle built from workflows/ is cached, keyed by a
-   * hash of its sources and the SDK version, so a restart skips webpack (null: no cache).
+   * Without `workflowBundle`: where the bundle built from workflows/ (and outside operations)
+   * is cached, keyed by a hash of its sources and the SDK version, so a restart skips
+   * webpack (null: no cache).
    */
   bundleCacheDir?: string | null;
   /** Extra worker options (tuning, identity). */
   options?: Partial<WorkerOptions>;
 }
 
-function sdkVersion(pkg: string): string {
-  const require = createRequire(import.meta.url);
-  try {
-    return (JSON.parse(readFileSync(require.resolve(`${pkg}/package.json`), 'utf8')) as { version: string }).version;
-  } catch {
-    return 'unknown';
-  }
-}
-
-/** What the bundle is made of: every file under workflows/ and the SDK that bundles and runs it. */
-function workflowSourceHash(): string {
-  const hash = createHash('sha256');
-  for (const pkg of ['@temporalio/worker', '@temporalio/workflow', '@temporalio/common'])
-    hash.update(`${pkg}@${sdkVersion(pkg)}\n`);
-  const files = readdirSync(WORKFLOWS_DIR, { recursive: true, withFileTypes: true })
-    .filter((e) => e.isFile())
-    .map((e) => join(e.parentPath, e.name))
-    .sort();
-  for (const file of files)
-    hash
-      .update(`${file.slice(WORKFLOWS_DIR.length)}\n`)
-      .update(readFileSync(file))
-      .update('\n');
-  return hash.digest('hex').slice(0, 20);
-}
-
-/** The cache file of the bundle of the current workflow sources. */
-export function workflowBundleCachePath(cacheDir: string = BUNDLE_CACHE_DIR): string {
-  return join(cacheDir, `workflow-bundle-${workflowSourceHash()}.js`);
-}
-
-/**
- * The workflow bundle, built once per version of the workflow sources: webpack takes
- * seconds (much more on a busy machine), and a worker restart should not wait for it.
- * An unwritable cache only costs the build.
- */
-export async function cachedWorkflowBundle(cacheDir: string): Promise<NonNullable<WorkerOptions['workflowBundle']>> {
-  const codePath = workflowBundleCachePath(cacheDir);
-  if (existsSync(codePath)) return { codePath };
-  const { code } = await bundleWorkflowCode(WORKFLOW_BUNDLE_OPTIONS);
-  try {
-    mkdirSync(cacheDir, { recursive: true });
-    // Written aside and renamed, so a worker starting at the same time never reads half a file.
-    const partial = `${codePath}.${process.pid}.tmp`;
-    writeFileSync(partial, code);
-    renameSync(partial, codePath);
-    return { codePath };
-  } catch {
-    return { code };
-  }
-}
-
 export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
-  const activities = createActivities({
-    bank: createBankClient({ baseUrl: opts.bankUrl, timeoutMs: opts.downstreamTimeoutMs }),
-    reservations: createReservationsClient({ baseUrl: opts.reservationsUrl, timeoutMs: opts.downstreamTimeoutMs }),
-    ...(opts.webhooks?.secret && opts.webhooks.urls.size > 0
-      ? { webhooks: { urls: opts.webhooks.urls, secret: opts.webhooks.secret, timeoutMs: WEBHOOK_TIMEOUT_MS } }
-      : {}),
-  });
+  const modules = opts.operationModules ?? [];
+  const activities = {
+    ...opts.operationActivities,
+    ...createActivities({
+      bank: createBankClient({ baseUrl: opts.bankUrl, timeoutMs: opts.downstreamTimeoutMs }),
+      reservations: createReservationsClient({ baseUrl: opts.reservationsUrl, timeoutMs: opts.downstreamTimeoutMs }),
+      services: {
+        urls: new Map([...(opts.services ?? []), ['bank', opts.bankUrl], ['reservations', opts.reservationsUrl]]),
+        timeoutMs: opts.downstreamTimeoutMs,
+      },
+      ...(opts.webhooks?.secret && opts.webhooks.urls.size > 0
+        ? { webhooks: { urls: opts.webhooks.urls, secret: opts.webhooks.secret, timeoutMs: WEBHOOK_TIMEOUT_MS } }
+        : {}),
+    }),
+  };
   const cacheDir = opts.bundleCacheDir === undefined ? BUNDLE_CACHE_DIR : opts.bundleCacheDir;
-  const workflows = opts.workflowBundle
+  const workflows: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath' | 'bundlerOptions'> = opts.workflowBundle
     ? { workflowBundle: opts.workflowBundle }
     : cacheDir
-      ? { workflowBundle: await cachedWorkflowBundle(cacheDir) }
-      : { workflowsPath: WORKFLOWS_PATH };
+      ? { workflowBundle: await cachedWorkflowBundle(cacheDir, modules) }
+      : bundleOptionsForWorker(workflowBundleOptions(modules));
   return Worker.create({
     connection: opts.connection,
     namespace: opts.namespace,
@@ -119,4 +71,12 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
     ...opts.options,
     interceptors: { ...opts.options?.interceptors, workflowModules: WORKFLOW_INTERCEPTOR_MODULES },
   });
+}
+
+/** Bundle options as Worker.create takes them when it bundles by itself. */
+function bundleOptionsForWorker(options: ReturnType<typeof workflowBundleOptions>) {
+  return {
+    workflowsPath: options.workflowsPath,
+    ...(options.webpackConfigHook ? { bundlerOptions: { webpackConfigHook: options.webpackConfigHook } } : {}),
+  };
 }

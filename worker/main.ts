@@ -1,7 +1,9 @@
-// Worker entry point: parse config, connect, run until SIGINT/SIGTERM (the SDK drains
-// in-flight tasks on shutdown).
+// Worker entry point: parse config, load the operations (built-in and RETRYSAFE_OPERATIONS),
+// connect, run until SIGINT/SIGTERM (the SDK drains in-flight tasks on shutdown).
 import { NativeConnection, Runtime, makeTelemetryFilterString } from '@temporalio/worker';
+import { ConfigError } from '../common/env.js';
 import { createLogger } from '../common/logger.js';
+import { loadOperationActivities, loadOperations } from '../common/operations.js';
 import { loadTemporalSettings } from '../common/temporal.js';
 import { loadWorkerConfig } from './config.js';
 import { createWorker } from './create.js';
@@ -10,6 +12,16 @@ async function run(): Promise<void> {
   const config = loadWorkerConfig();
   const temporal = loadTemporalSettings();
   const logger = createLogger('worker', { level: config.LOG_LEVEL });
+  const { registry, modules } = await loadOperations();
+  // A declared call to a service this worker cannot reach would only fail at run time, retried
+  // until its step is fenced: refuse to start instead.
+  const unreachable = registry.declaredServices.filter((s) => s !== 'bank' && s !== 'reservations' && !config.services.has(s));
+  if (unreachable.length > 0) {
+    throw new ConfigError(
+      unreachable.map((s) => `RETRYSAFE_SERVICES has no base URL for service ${s}, which an operation calls`),
+    );
+  }
+  const operationActivities = await loadOperationActivities(modules);
 
   Runtime.install({
     logger: {
@@ -37,6 +49,9 @@ async function run(): Promise<void> {
     reservationsUrl: config.RESERVATIONS_URL,
     downstreamTimeoutMs: config.DOWNSTREAM_TIMEOUT,
     webhooks: config.webhooks,
+    services: config.services,
+    operationModules: modules,
+    operationActivities,
   });
   logger.info(
     {
@@ -44,6 +59,7 @@ async function run(): Promise<void> {
       namespace: temporal.namespace,
       address: temporal.address,
       webhookTenants: [...config.webhooks.urls.keys()],
+      operations: registry.types,
     },
     'worker ready',
   );

@@ -19,26 +19,18 @@
 // Compensations are REGULAR activities throughout: they are rare, have no deadline and may
 // retry for hours while a downstream is down, which is what an operator watches when an
 // operation needs attention.
-import {
-  ActivityFailure,
-  ApplicationFailure,
-  proxyActivities,
-  proxyLocalActivities,
-  type ActivityInterfaceFor,
-  type ActivityOptions,
-  type LocalActivityOptions,
-} from '@temporalio/workflow';
-import type { Activities } from '../activities/index.js';
-import { BUSINESS_ERRORS, TERMINAL_ERRORS, type OperationSettings } from './contracts.js';
+import { proxyActivities, proxyLocalActivities, type ActivityOptions, type LocalActivityOptions } from '@temporalio/workflow';
+import type { OperationSettings } from './contracts.js';
+import { FINAL_FAILURE_TYPES, isFinal } from './failures.js';
 
-/** The activities as a saga calls them: `call.chargePayment(target, charge)`. */
-export type SagaActivities = ActivityInterfaceFor<Activities>;
+/**
+ * The activities as a saga calls them, by the name a definition gives: the hand-written ones
+ * and the generic service activity alike.
+ */
+export type SagaActivities = Record<string, (...args: unknown[]) => Promise<unknown>>;
 
 /** Options with the kind of activity they are for. */
 export type ActivityProfile = { kind: 'local'; options: LocalActivityOptions } | { kind: 'regular'; options: ActivityOptions };
-
-/** Failure types a step never retries: business refusals, and keys the downstream refuses for good. */
-const FINAL_ERROR_TYPES: readonly string[] = [...Object.keys(BUSINESS_ERRORS), ...TERMINAL_ERRORS];
 
 /** Longest single attempt of a step (above the downstream's own timeout). */
 const ATTEMPT_MS = 10_000;
@@ -70,7 +62,7 @@ export function retriedUntilDeadline(remainingMs: number): ActivityProfile {
         initialInterval: '250ms',
         backoffCoefficient: 2,
         maximumInterval: '5s',
-        nonRetryableErrorTypes: [...FINAL_ERROR_TYPES],
+        nonRetryableErrorTypes: [...FINAL_FAILURE_TYPES],
       },
     },
   };
@@ -91,8 +83,8 @@ export const retriedUntilDone: ActivityProfile = {
  */
 export function activitiesWith(profile: ActivityProfile, summary: string): SagaActivities {
   return profile.kind === 'local'
-    ? proxyLocalActivities<Activities>({ ...profile.options, summary })
-    : proxyActivities<Activities>({ ...profile.options, summary });
+    ? proxyLocalActivities<SagaActivities>({ ...profile.options, summary })
+    : proxyActivities<SagaActivities>({ ...profile.options, summary });
 }
 
 /**
@@ -122,17 +114,4 @@ export async function runStep<T>(
 function workflowNow(): number {
   // eslint-disable-next-line no-restricted-properties -- deterministic workflow time, see above
   return Date.now();
-}
-
-/**
- * The failure an activity raised: a regular activity's comes wrapped in an ActivityFailure,
- * a local activity's may come as it is.
- */
-export function activityCause(err: unknown): unknown {
-  return err instanceof ActivityFailure && err.cause ? err.cause : err;
-}
-
-function isFinal(err: unknown): boolean {
-  const cause = activityCause(err);
-  return cause instanceof ApplicationFailure && (cause.nonRetryable || FINAL_ERROR_TYPES.includes(cause.type ?? ''));
 }

@@ -1,27 +1,26 @@
-// The shapes every part agrees on: workflow inputs and outcomes, step and compensation
-// names, memo and search attribute keys. Imported by workflows (so it must stay
+// The shapes every part agrees on: workflow inputs and outcomes, memo and search attribute
+// keys. Which operations, steps and compensations exist is the registry's to say
+// (registry.ts); here they are strings. Imported by workflows (so it must stay
 // deterministic: no Node built-ins, no I/O), activities, the worker and the API.
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import type { OperationRef } from './identity.js';
 
-export const OPERATION_TYPES = ['payment', 'checkout'] as const;
-export type OperationType = (typeof OPERATION_TYPES)[number];
+/** An operation type the registry defines: `payment`, `checkout`, `transfer`, ... */
+export type OperationType = string;
 
 export const OPERATION_STATUSES = ['processing', 'succeeded', 'failed'] as const;
 export type OperationStatus = (typeof OPERATION_STATUSES)[number];
 
-export type StepName = 'reserve_items' | 'charge_payment' | 'confirm_reservation';
-export type CompensationName = 'reverse_charge' | 'release_reservation';
-
-/** The steps of each operation, in the order they run: the step list readers see from the start. */
-export const OPERATION_STEPS = {
-  payment: ['charge_payment'],
-  checkout: ['reserve_items', 'charge_payment', 'confirm_reservation'],
-} as const satisfies Record<OperationType, readonly StepName[]>;
+/** A step's name in its definition: `charge_payment`. */
+export type StepName = string;
+/** A compensation's name in its definition: `reverse_charge`. */
+export type CompensationName = string;
 
 /**
  * pending → running → completed | failed (business error) | fenced (outcome unknown at the
- * deadline); a completed step whose compensation ran becomes compensated.
+ * deadline, or never started because a cancel or an earlier fence stopped the saga). Once
+ * its compensation ran, a step that had taken effect is compensated (undone); one whose
+ * compensation found nothing to undo stays fenced (a tombstone refuses it for good).
  */
 export const STEP_STATUSES = ['pending', 'running', 'completed', 'failed', 'fenced', 'compensated'] as const;
 export type StepStatus = (typeof STEP_STATUSES)[number];
@@ -30,22 +29,6 @@ export interface StepState {
   name: StepName;
   status: StepStatus;
   downstreamKey: string;
-}
-
-export interface PaymentRequest {
-  account: string;
-  amount: number;
-  currency: string;
-  description?: string;
-}
-
-export interface CheckoutItem {
-  sku: string;
-  quantity: number;
-}
-
-export interface CheckoutRequest extends PaymentRequest {
-  items: CheckoutItem[];
 }
 
 /** Chosen by the API when it starts an operation; recorded in history, so replay-safe. */
@@ -114,7 +97,7 @@ export interface OutcomeFacts {
   needsAttention: boolean;
   /** Set when the operation has a completion webhook, as the start memo says. */
   notify?: true;
-  /** Set when a cancel was requested before the operation ended (it may still have succeeded: the last step had run). */
+  /** Set when a cancel was requested before the operation ended (then it failed, code `cancelled`). */
   cancelRequested?: true;
 }
 
@@ -172,28 +155,3 @@ export const SearchAttributes = {
   Tenant: defineSearchAttributeKey('Tenant', SearchAttributeType.KEYWORD),
   NeedsAttention: defineSearchAttributeKey('NeedsAttention', SearchAttributeType.BOOL),
 } as const;
-
-/**
- * Business failures: the failure `type` an activity raises (its error class name) and the
- * stable code the operation reports; the one map from one to the other. Listed in the
- * forward step's nonRetryableErrorTypes.
- */
-export const BUSINESS_ERRORS = {
-  InsufficientFundsError: 'insufficient_funds',
-  AccountNotFoundError: 'account_not_found',
-  CurrencyMismatchError: 'currency_mismatch',
-  OutOfStockError: 'out_of_stock',
-  UnknownSkuError: 'unknown_sku',
-  ReservationExpiredError: 'reservation_expired',
-} as const;
-export type BusinessErrorType = keyof typeof BUSINESS_ERRORS;
-
-/** Failures that are not business outcomes but must not be retried either (e.g. a fenced key). */
-export const TERMINAL_ERRORS = ['ChargeFencedError', 'ReservationFencedError', 'DownstreamConflictError'] as const;
-
-/** Code of an operation whose step outcome could not be reconciled by its deadline. */
-export const UNAVAILABLE_CODE: Record<StepName, string> = {
-  reserve_items: 'inventory_unavailable',
-  charge_payment: 'payment_unavailable',
-  confirm_reservation: 'inventory_unavailable',
-};

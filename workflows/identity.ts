@@ -6,8 +6,6 @@
 //
 // Pure and deterministic: imported by workflows as well as by the API, the activities and
 // the sandboxes.
-import type { StepName } from './contracts.js';
-
 /** Who asked and under which key: the one value a workflow, its steps and the API share. */
 export interface OperationRef {
   tenant: string;
@@ -35,21 +33,12 @@ export function parseWorkflowId(workflowId: string): OperationRef | undefined {
 }
 
 /**
- * The suffix each step's downstream key ends with. The confirm step acts on the hold the
- * reserve step made, so both use the reserve key. Never the run ID or an attempt number:
- * both change on a retry or a reset, and the downstream must see the same key.
+ * `<workflowId>/<suffix>`: the key a step sends downstream, the same on every retry. The
+ * suffix is the step's, from its definition (`charge`); never the run ID or an attempt
+ * number: both change on a retry or a reset, and the downstream must see the same key.
  */
-export const DOWNSTREAM_KEY_SUFFIX = {
-  reserve_items: 'reserve',
-  charge_payment: 'charge',
-  confirm_reservation: 'reserve',
-} as const satisfies Record<StepName, string>;
-
-export type DownstreamKeySuffix = (typeof DOWNSTREAM_KEY_SUFFIX)[StepName];
-
-/** `<workflowId>/<suffix>`: the key a step sends downstream, the same on every retry. */
-export function downstreamKey(workflowId: string, step: StepName): string {
-  return `${workflowId}/${DOWNSTREAM_KEY_SUFFIX[step]}`;
+export function downstreamKey(workflowId: string, keySuffix: string): string {
+  return `${workflowId}/${keySuffix}`;
 }
 
 /**

@@ -1,5 +1,6 @@
-// Workflow types registered by the worker; the type name is the operation type.
-export { payment } from './payment.js';
-export { checkout } from './checkout.js';
+// The workflows the worker registers. Every operation type runs the default workflow, which
+// finds its definition in the registry by the workflow type: `payment`, `checkout`,
+// `transfer` and any loaded from outside.
+export { runOperation as default } from './operation.js';
 // Not an operation: the completion webhook an operation of a webhook tenant starts beside itself.
 export { notifyCompletion } from './notification.js';

@@ -61,10 +61,13 @@ export class Progress {
     this.describe(`**${step}** ${status}${answer ? `: ${answer}` : ''} · downstream key \`${state.downstreamKey}\``);
   }
 
-  /** A completed step whose compensation ran (set quietly: the compensations get one line). */
-  compensated(step: StepName): void {
-    const state = this.find(step);
-    if (state.status === 'completed') state.status = 'compensated';
+  /**
+   * A step whose compensation ran, as its answer told: `compensated` when the step had taken
+   * effect (undone), `fenced` when it had not (a tombstone). Set quietly: the compensations
+   * get one line.
+   */
+  compensated(step: StepName, status: 'compensated' | 'fenced'): void {
+    this.find(step).status = status;
   }
 
   /** Current details in the Temporal UI (served by a query: costs no history event). */

@@ -1,8 +1,7 @@
-// The saga every operation runs through, so that each saga file reads as its flow:
+// The saga every operation runs through; operation.ts walks a definition's steps with it:
 //
 //   try {
-//     await saga.step('reserve_items', { undo: 'release_reservation' }, (call, target) => call.reserveItems(target, hold));
-//     await saga.step('charge_payment', { undo: 'reverse_charge' }, (call, target) => call.chargePayment(target, charge));
+//     for (const step of definition.steps) await saga.step(step, request);
 //     return saga.succeed(result);
 //   } catch (err) {
 //     return saga.fail(err);
@@ -10,42 +9,37 @@
 //
 // step() registers the step's compensation *before* the step runs (a step that timed out
 // may still have taken effect), hands the call its target (the downstream key, derived
-// from the operation here and nowhere else) and keeps the books: progress in memo, search
-// attributes and current details, the activity summary naming the key, metrics. A
-// business error means the step took no effect, so its own compensation is dropped; any
-// other failure means its outcome is still unknown at its deadline, so it is fenced by
-// its own compensation. fail() then runs the registered compensations in reverse, in a
-// non-cancellable scope, each retried until it succeeds; one still failing after
-// attentionAfterMs raises NeedsAttention and keeps going: a compensation is never dropped.
+// from the operation and the step's key suffix here and nowhere else) and keeps the books:
+// progress in memo, search attributes and current details, the activity summary naming the
+// key, metrics. A refusal the step lists as a business error means the step took no effect,
+// so its own compensation is dropped; any other failure means its outcome is still unknown
+// at its deadline, so it is fenced by its own compensation. fail() then runs the registered
+// compensations in reverse, in a non-cancellable scope, each retried until it succeeds; one
+// still failing after attentionAfterMs raises NeedsAttention and keeps going: a compensation
+// is never dropped. Each compensation's answer says whether its step had taken effect
+// (undone) or not (a tombstone), and the outcome says which.
 //
-// A cancel request (Temporal's own) is honoured at step boundaries: step() shields the call
-// in flight, so it is never cut off mid-call, and refuses to start the next step; the saga
-// then fails with code `cancelled` through the same path, compensating what was registered.
+// A cancel request (Temporal's own) is honoured at every step boundary, the end of the last
+// step included: step() shields the call in flight, so it is never cut off mid-call, and
+// once it returns no further step starts; the saga then fails with code `cancelled` through
+// the same path, compensating what was registered. A cancel the API answered 202 therefore
+// always ends cancelled: Temporal refuses to close a workflow while a cancel request it has
+// not yet seen is pending, so a run that finished its last step meanwhile sees it first.
 // A tenant with a completion webhook gets its notification workflow started with the saga
 // (notification.ts); the saga waits for that start before it returns.
-import { ApplicationFailure, CancellationScope, condition, patched, sleep } from '@temporalio/workflow';
-import {
-  activitiesWith,
-  activityCause,
-  retriedUntilDeadline,
-  retriedUntilDone,
-  runStep,
-  type SagaActivities,
-} from './activity-options.js';
+import { CancellationScope, condition, patched, sleep } from '@temporalio/workflow';
+import { activitiesWith, retriedUntilDeadline, retriedUntilDone, runStep, type SagaActivities } from './activity-options.js';
 import { CancelWatch } from './cancellation.js';
 import {
-  BUSINESS_ERRORS,
   CANCELLED_CODE,
-  OPERATION_STEPS,
-  UNAVAILABLE_CODE,
-  type BusinessErrorType,
   type CompensationName,
   type DownstreamTarget,
   type OperationOutcome,
   type OperationSettings,
-  type OperationType,
   type StepName,
 } from './contracts.js';
+import type { OperationDefinition, StepCall, StepDefinition } from './definition.js';
+import { failureMessage, refusalCode } from './failures.js';
 import { downstreamKey, type OperationRef } from './identity.js';
 import { sagaMetrics } from './metrics.js';
 import { startNotification } from './notification.js';
@@ -53,43 +47,31 @@ import { Progress } from './progress.js';
 
 /** Patch ID of the step path with a local first attempt and lighter bookkeeping. */
 const LOCAL_FIRST_STEPS = 'local-first-steps';
-
-/** A step's downstream call: the activities to make it with (see runStep), and its target. */
-export type StepCall<T> = (call: SagaActivities, target: DownstreamTarget) => Promise<T>;
-
-/** The activity each compensation runs, on the key of the step it undoes. */
-const UNDO: Record<CompensationName, StepCall<unknown>> = {
-  release_reservation: (call, target) => call.releaseReservation(target),
-  reverse_charge: (call, target) => call.reverseCharge(target),
-};
-
 /**
- * The compensation that undoes (or fences) each step, as the flows register it. A cancel
- * fences the steps it stops before with these: see cancelledBefore.
+ * Patch ID of a cancel honoured at the end of the last step too, and of an operation that
+ * saw a cancel always ending `cancelled`. Operations that ran before keep the outcome their
+ * history records.
  */
-const FENCE: Partial<Record<StepName, CompensationName>> = {
-  reserve_items: 'release_reservation',
-  charge_payment: 'reverse_charge',
-};
+const CANCEL_AT_EVERY_BOUNDARY = 'cancel-at-every-boundary';
 
-/** The service each call speaks to, named in its summary in the Temporal UI. */
-const SERVICE: Record<StepName | CompensationName, string> = {
-  reserve_items: 'reservations',
-  confirm_reservation: 'reservations',
-  release_reservation: 'reservations',
-  charge_payment: 'bank',
-  reverse_charge: 'bank',
-};
+/** The generic service activity that makes a declared HTTP call (activities/service.ts). */
+export const SERVICE_ACTIVITY = 'callService';
 
 /** Back-off between workflow-level re-runs of a compensation whose activity gave up. */
 const RERUN_BACKOFF_MS = [1_000, 5_000, 30_000, 60_000];
 
+// A definition's steps take the operation's request; the saga only passes it through.
+type Step = StepDefinition<never>;
+
 interface Compensation {
   name: CompensationName;
   /** The step it undoes; it acts on that step's key. */
-  step: StepName;
+  step: Step;
   target: DownstreamTarget;
 }
+
+/** What a compensation found: the step had taken effect and it is undone, or it had not (a tombstone now refuses it). */
+type Reconciled = 'undone' | 'fenced';
 
 /** A step that did not succeed, classified where it failed: the operation's error. */
 class StepFailure extends Error {
@@ -110,16 +92,16 @@ export class Saga {
   private readonly notified: Promise<void> | undefined;
 
   constructor(
-    private readonly type: OperationType,
+    private readonly definition: OperationDefinition,
     private readonly operation: OperationRef,
     private readonly settings: OperationSettings,
   ) {
-    const steps = OPERATION_STEPS[type].map((name) => ({
-      name,
+    const steps = this.plan.map((step) => ({
+      name: step.name,
       status: 'pending' as const,
-      downstreamKey: this.targetOf(name).downstreamKey,
+      downstreamKey: this.targetOf(step).downstreamKey,
     }));
-    this.progress = new Progress(type, operation, steps);
+    this.progress = new Progress(definition.type, operation, steps);
     this.cancel = new CancelWatch((reason) =>
       this.progress.describe(
         `**cancel requested**${reason ? ` ${reason}` : ''} · noticed ${new Date().toISOString()}: ` +
@@ -129,32 +111,45 @@ export class Saga {
     this.notified = settings.notify ? startNotification(operation, settings.notify) : undefined;
   }
 
-  /** Runs one forward step; `undo` is registered before it runs. */
-  async step<T>(name: StepName, { undo }: { undo?: CompensationName }, call: StepCall<T>): Promise<T> {
-    if (undo !== FENCE[name]) throw new Error(`${name} must register ${FENCE[name] ?? 'no compensation'}`);
-    if (this.cancel.requested) throw this.cancelledBefore(name);
-    const target = this.targetOf(name);
-    if (undo) this.compensations.push({ name: undo, step: name, target });
+  private get plan(): readonly Step[] {
+    return this.definition.steps as readonly Step[];
+  }
+
+  /** Runs one forward step with the operation's request; its compensation is registered before it runs. */
+  async step(step: Step, request: unknown): Promise<Record<string, unknown>> {
+    if (this.cancel.requested) throw this.cancelledBefore(step);
+    const target = this.targetOf(step);
+    if (step.compensation) this.compensations.push({ name: step.compensation.name, step, target });
     // Operations started before steps ran local-first replay their history as it was
     // written (every attempt a regular activity, progress published at each step start).
     const localFirst = patched(LOCAL_FIRST_STEPS);
-    this.progress.start(name, { publishStatus: !localFirst });
+    this.progress.start(step.name, { publishStatus: !localFirst });
+    const summary = summaryOf(step.name, step, target);
+    const call = (activities: SagaActivities) =>
+      callOf(step.call, activities, { target, request, settings: this.settings, service: step.service });
+    let answer: unknown;
     try {
       // Shielded: a cancel must not cut a downstream call off; its outcome (or its fence) decides.
-      const result = await CancellationScope.nonCancellable(() =>
+      answer = await CancellationScope.nonCancellable(() =>
         localFirst
-          ? runStep(this.settings, summary(name, target), (activities) => call(activities, target))
-          : call(activitiesWith(retriedUntilDeadline(this.settings.stepDeadlineMs), summary(name, target)), target),
+          ? runStep(this.settings, summary, call)
+          : call(activitiesWith(retriedUntilDeadline(this.settings.stepDeadlineMs), summary)),
       );
-      this.progress.mark(name, 'completed', describeAnswer(result));
-      return result;
     } catch (err) {
-      throw this.classify(name, undo, err);
+      throw this.classify(step, err);
     }
+    this.progress.mark(step.name, 'completed', describeAnswer(answer));
+    // The end of a step is a boundary too, the last one's included.
+    if (this.cancel.requested && patched(CANCEL_AT_EVERY_BOUNDARY)) throw this.cancelledAfter(step);
+    return isRecord(answer) ? answer : {};
   }
 
   async succeed(result: Record<string, string>): Promise<OperationOutcome> {
-    return this.finish(this.progress.succeed(result));
+    const outcome = this.progress.succeed(result);
+    await this.notified;
+    // Seen only while the notification workflow was starting: the steps are done, so undone.
+    if (this.cancel.requested && patched(CANCEL_AT_EVERY_BOUNDARY)) return this.fail(this.cancelledAfter(this.plan.at(-1)!));
+    return this.finish(outcome);
   }
 
   /** The one failure path: compensates what was registered and reports the step's error. */
@@ -162,9 +157,18 @@ export class Saga {
     // Anything else is a bug in the saga, not an outcome: rethrown, it fails the workflow
     // task, which Temporal retries until a fixed worker runs it, instead of ending the operation.
     if (!(err instanceof StepFailure)) throw err;
-    const compensations = await this.compensate();
-    if (compensations.length > 0) this.progress.describe(`compensations ran: ${compensations.join(', ')}`);
-    return this.finish(this.progress.fail({ code: err.code, message: err.message, compensations }));
+    const ran = await this.compensate();
+    const compensations = ran.map((c) => c.name);
+    if (ran.length > 0) this.progress.describe(`compensations ran: ${ran.map(describeCompensation).join('; ')}`);
+    let { code, message } = err;
+    // A cancel the API accepted ends cancelled, whatever else stopped the saga meanwhile
+    // (only the outcome differs, not the commands: no patch needed).
+    if (code !== CANCELLED_CODE && this.cancel.requested) {
+      message = `${this.cancelWords()}; before it took hold: ${code} (${message})`;
+      code = CANCELLED_CODE;
+    }
+    if (ran.length > 0) message = `${message}. ${ran.map(describeCompensation).join('; ')}`;
+    return this.finish(this.progress.fail({ code, message, compensations }));
   }
 
   /** The outcome, once the notification workflow (if any) has started: closing earlier would lose it. */
@@ -181,86 +185,105 @@ export class Saga {
    * A cancel stops the saga before `step`. With local first attempts that does not prove
    * `step` and the ones after it never ran: see fenceSteps.
    */
-  private cancelledBefore(step: StepName): StepFailure {
+  private cancelledBefore(step: Step): StepFailure {
     this.fenceSteps(this.stepsFrom(step), 'fenced by the cancel: a local attempt may have run unrecorded');
-    const why = this.cancel.reason ? `cancel requested ${this.cancel.reason}` : 'a cancel was requested';
-    return new StepFailure(CANCELLED_CODE, `the operation was cancelled before ${step} started (${why})`);
+    return new StepFailure(CANCELLED_CODE, `the operation was cancelled before ${step.name} started (${this.cancelWords()})`);
+  }
+
+  /** A cancel seen as `step` returned: it and the steps before it are undone, the ones after it fenced. */
+  private cancelledAfter(step: Step): StepFailure {
+    const later = this.stepsFrom(step).slice(1);
+    this.fenceSteps(later, 'fenced by the cancel: a local attempt may have run unrecorded');
+    const next = later[0];
+    return new StepFailure(
+      CANCELLED_CODE,
+      `the operation was cancelled after ${step.name}${next ? `, before ${next.name} started` : ', its last step'} (${this.cancelWords()})`,
+    );
+  }
+
+  private cancelWords(): string {
+    return this.cancel.reason ? `cancel requested ${this.cancel.reason}` : 'a cancel was requested';
   }
 
   /**
    * Local first attempts run inside a workflow task, and their results are recorded only
    * when that task completes. A task that is lost (its worker died) or whose completion
-   * Temporal refuses (it closed the workflow as a cancel arrived) is run again from
-   * history, without those results: the steps are made again with the same keys, and the
-   * downstream answers as before, unless the run now takes another path — a cancel seen
-   * first, or a step that had succeeded and now cannot be reached until its deadline. Then
-   * steps the lost task made are behind the saga's back. So on those two paths every step
-   * from there on that has a compensation is fenced by it (keyed: one that never ran leaves
-   * a tombstone that refuses it, should it arrive late), and the compensations run in
-   * reverse like any other. A business refusal needs none of this: the downstream stored
-   * it under the key, so the lost task got the same answer and went no further.
+   * Temporal refuses (a cancel arrived meanwhile) is run again from history, without those
+   * results: the steps are made again with the same keys, and the downstream answers as
+   * before, unless the run now takes another path — a cancel seen first, or a step that had
+   * succeeded and now cannot be reached until its deadline. Then steps the lost task made
+   * are behind the saga's back. So on those two paths every step from there on that has a
+   * compensation is fenced by it (keyed: one that never ran leaves a tombstone that refuses
+   * it, should it arrive late), and the compensations run in reverse like any other; each
+   * one's answer tells which of those steps had in fact run. A business refusal needs none
+   * of this: the downstream stored it under the key, so the lost task got the same answer
+   * and went no further.
    */
-  private fenceSteps(steps: readonly StepName[], why: string): void {
+  private fenceSteps(steps: readonly Step[], why: string): void {
     if (!patched(LOCAL_FIRST_STEPS)) return;
-    for (const name of steps) {
-      const undo = FENCE[name];
-      if (!undo) continue;
-      this.compensations.push({ name: undo, step: name, target: this.targetOf(name) });
-      this.progress.mark(name, 'fenced', why);
+    for (const step of steps) {
+      if (!step.compensation) continue;
+      this.compensations.push({ name: step.compensation.name, step, target: this.targetOf(step) });
+      this.progress.mark(step.name, 'fenced', why);
     }
   }
 
   /** The plan's steps from `step` on. */
-  private stepsFrom(step: StepName): readonly StepName[] {
-    const plan: readonly StepName[] = OPERATION_STEPS[this.type];
-    return plan.slice(plan.indexOf(step));
+  private stepsFrom(step: Step): readonly Step[] {
+    return this.plan.slice(this.plan.indexOf(step));
   }
 
-  private targetOf(step: StepName): DownstreamTarget {
-    return { operation: this.operation, downstreamKey: downstreamKey(this.operation.workflowId, step) };
+  private targetOf(step: Step): DownstreamTarget {
+    return { operation: this.operation, downstreamKey: downstreamKey(this.operation.workflowId, step.keySuffix) };
   }
 
-  private classify(step: StepName, undo: CompensationName | undefined, err: unknown): StepFailure {
-    const cause = activityCause(err);
-    const answer = cause instanceof Error ? cause.message : String(cause);
-    const code = businessCode(err);
-    if (code) {
-      this.progress.mark(step, 'failed', `${code} (${answer})`);
+  private classify(step: Step, err: unknown): StepFailure {
+    const answer = failureMessage(err);
+    const refused = refusalCode(err);
+    const business =
+      refused !== undefined && Object.hasOwn(step.businessErrors, refused) ? step.businessErrors[refused] : undefined;
+    if (business !== undefined) {
+      this.progress.mark(step.name, 'failed', `${business} (${answer})`);
       // A refused step took no effect: its own compensation, pushed just before it ran, goes.
-      if (undo) this.compensations.pop();
-      return new StepFailure(code, answer);
+      if (step.compensation) this.compensations.pop();
+      return new StepFailure(business, answer);
     }
-    this.progress.mark(step, 'fenced', `outcome unknown at the deadline (${answer})`);
-    sagaMetrics.fenced(step);
-    this.fenceSteps(this.stepsFrom(step).slice(1), `fenced after ${step}: a lost local attempt may have run it`);
+    this.progress.mark(step.name, 'fenced', `outcome unknown at the deadline (${answer})`);
+    sagaMetrics.fenced(step.name);
+    this.fenceSteps(this.stepsFrom(step).slice(1), `fenced after ${step.name}: a lost local attempt may have run it`);
     return new StepFailure(
-      UNAVAILABLE_CODE[step],
-      `the outcome of ${step} could not be reconciled before its deadline (${answer}); it was fenced and compensated`,
+      step.unavailableCode ?? this.definition.unavailableCode,
+      `the outcome of ${step.name} could not be reconciled before its deadline (${answer}); it was fenced and compensated`,
     );
   }
 
-  /** Runs every registered compensation in reverse order; returns their names in that order. */
-  private async compensate(): Promise<CompensationName[]> {
+  /** Runs every registered compensation in reverse order; returns them in that order with what each found. */
+  private async compensate(): Promise<Array<{ name: CompensationName; step: StepName; found: Reconciled }>> {
     return CancellationScope.nonCancellable(async () => {
-      const ran: CompensationName[] = [];
+      const ran: Array<{ name: CompensationName; step: StepName; found: Reconciled }> = [];
       for (let next = this.compensations.pop(); next; next = this.compensations.pop()) {
-        await this.runUntilDone(next);
+        const found = reconciled(await this.runUntilDone(next));
         sagaMetrics.compensated(next.name);
-        this.progress.compensated(next.step);
-        ran.push(next.name);
+        this.progress.compensated(next.step.name, found === 'fenced' ? 'fenced' : 'compensated');
+        ran.push({ name: next.name, step: next.step.name, found });
       }
       return ran;
     });
   }
 
-  private async runUntilDone({ name, target }: Compensation): Promise<void> {
-    const call = activitiesWith(retriedUntilDone, summary(name, target));
+  private async runUntilDone({ name, step, target }: Compensation): Promise<unknown> {
+    const compensation = step.compensation!;
+    const activities = activitiesWith(retriedUntilDone, summaryOf(name, step, target));
     let done = false;
-    const attempt = async (): Promise<void> => {
+    const attempt = async (): Promise<unknown> => {
       for (let rerun = 0; ; rerun++) {
         try {
-          await UNDO[name](call, target);
-          return;
+          return await callOf(compensation.call, activities, {
+            target,
+            settings: this.settings,
+            service: step.service,
+            undo: true,
+          });
         } catch {
           // The activity's own retry policy has no attempt limit, so this only happens if
           // the activity failed non-retryably; run it again rather than drop it.
@@ -276,26 +299,57 @@ export class Saga {
       this.attentionRaised = true;
       this.progress.needsAttention();
     }
-    await running;
+    return running;
   }
 }
 
-/** `charge_payment · bank key acme/order-42/charge`: how the Temporal UI names the call. */
-function summary(name: StepName | CompensationName, target: DownstreamTarget): string {
-  return `${name} · ${SERVICE[name]} key ${target.downstreamKey}`;
+/**
+ * Makes a step's or compensation's call: a hand-written activity by its name, with the
+ * input its definition builds; a declared HTTP call through the generic service activity,
+ * with the method, path and body it declares.
+ */
+function callOf(
+  call: StepCall<never>,
+  activities: SagaActivities,
+  how: { target: DownstreamTarget; request?: unknown; settings: OperationSettings; service: string; undo?: true },
+): Promise<unknown> {
+  const { target, request, settings, service, undo } = how;
+  if (call.kind === 'activity') {
+    const input = call.input?.(request as never, settings);
+    return input === undefined ? activities[call.activity]!(target) : activities[call.activity]!(target, input);
+  }
+  return activities[SERVICE_ACTIVITY]!(target, {
+    service,
+    method: call.method,
+    path: call.path,
+    ...(call.body ? { body: call.body(request as never) } : {}),
+    ...(undo ? { undo } : {}),
+  });
 }
 
-/** The code of a business refusal (the step took no effect), or undefined. */
-function businessCode(err: unknown): string | undefined {
-  const cause = activityCause(err);
-  if (!(cause instanceof ApplicationFailure)) return undefined;
-  const type = cause.type;
-  return type && Object.hasOwn(BUSINESS_ERRORS, type) ? BUSINESS_ERRORS[type as BusinessErrorType] : undefined;
+/** `charge_payment · bank key acme/order-42/charge`: how the Temporal UI names the call. */
+function summaryOf(name: StepName | CompensationName, step: Step, target: DownstreamTarget): string {
+  return `${name} · ${step.service} key ${target.downstreamKey}`;
+}
+
+/** A compensation's answer `status: "fenced"` says its step had not taken effect: a tombstone now refuses it. */
+function reconciled(answer: unknown): Reconciled {
+  return isRecord(answer) && answer.status === 'fenced' ? 'fenced' : 'undone';
+}
+
+function describeCompensation({ name, step, found }: { name: CompensationName; step: StepName; found: Reconciled }): string {
+  return found === 'undone'
+    ? `${step} had taken effect: undone by ${name}`
+    : `${step} had not taken effect: ${name} left a tombstone, so it never will`;
 }
 
 /** The downstream's answer in one line for the UI: `chargeId ch_1`, `status confirmed, reservationId res_1`. */
 function describeAnswer(result: unknown): string | undefined {
-  if (typeof result !== 'object' || result === null) return undefined;
+  if (!isRecord(result)) return undefined;
   const fields = Object.entries(result).filter(([, v]) => typeof v === 'string' || typeof v === 'number');
   return fields.map(([k, v]) => `${k} ${String(v)}`).join(', ') || undefined;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

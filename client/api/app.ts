@@ -6,6 +6,7 @@ import type { Client } from '@temporalio/client';
 import Fastify from 'fastify';
 import { Registry } from 'prom-client';
 import { createLogger, type Logger } from '../../common/logger.js';
+import { builtInRegistry, type OperationRegistry } from '../../workflows/registry.js';
 import { createAuthenticator } from './auth.js';
 import type { ApiConfig } from './config.js';
 import { errorHandler, notFoundHandler, replyWithProblem, toProblem } from './error-handler.js';
@@ -21,7 +22,7 @@ import { installOpenApi } from './plugins/openapi.js';
 import { guardSlowClients, HTTP_LIMITS, NODE_TIMEOUTS_OFF, type HttpLimits } from './plugins/slow-clients.js';
 import { operationRoutes } from './routes/operations.js';
 import { systemRoutes } from './routes/system.js';
-import { CURRENCY_FORMAT, isCurrencyCode } from './schemas.js';
+import { CURRENCY_FORMAT, isCurrencyCode } from '../../workflows/fields.js';
 import { formatValidationErrors } from './validation.js';
 
 export { HTTP_LIMITS, type HttpLimits } from './plugins/slow-clients.js';
@@ -30,6 +31,8 @@ export interface AppDeps {
   config: ApiConfig;
   client: Client;
   namespace: string;
+  /** The operations this API starts: the built-in ones unless given (server.ts adds RETRYSAFE_OPERATIONS). */
+  operations?: OperationRegistry;
   logger?: Logger;
   registry?: Registry;
   now?: () => Date;
@@ -47,7 +50,16 @@ export function buildApp(deps: AppDeps) {
   const logger = deps.logger ?? createLogger('api', { level: config.logLevel });
   const registry = deps.registry ?? new Registry();
   const metrics = createMetrics(registry);
-  const service = new OperationService({ client, namespace, config, metrics, logger, now: deps.now ?? (() => new Date()) });
+  const operations = deps.operations ?? builtInRegistry;
+  const service = new OperationService({
+    client,
+    registry: operations,
+    namespace,
+    config,
+    metrics,
+    logger,
+    now: deps.now ?? (() => new Date()),
+  });
   const limits = { ...HTTP_LIMITS, ...deps.httpLimits };
 
   const app = Fastify({
@@ -96,6 +108,7 @@ export function buildApp(deps: AppDeps) {
   void app.register(operationRoutes, {
     prefix: '/v1',
     service,
+    registry: operations,
     defaultWaitMs: config.defaultWaitMs,
     allowedMethods: (path) => allowedMethods.of(path),
   });

@@ -1,6 +1,7 @@
 // The fingerprint binds an idempotency key to one request: the canonical hash of
-// `{type, request}`, stored in the workflow memo when the key is claimed, so a retry
-// matches it whatever the key order or whitespace of its body.
+// `{type, request}` (the fields the definition binds: all of them unless it names some),
+// stored in the workflow memo when the key is claimed, so a retry matches it whatever the
+// key order or whitespace of its body.
 import { canonicalJson, fingerprintOf } from '../../common/http/fingerprint.js';
 import type { OperationType } from '../../workflows/contracts.js';
 

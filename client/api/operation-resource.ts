@@ -7,7 +7,6 @@ import type { WorkflowExecutionStatusName } from '@temporalio/client';
 import type { TypedSearchAttributes } from '@temporalio/common';
 import {
   OPERATION_STATUSES,
-  OPERATION_TYPES,
   SearchAttributes,
   type OperationOutcome,
   type OperationStatus,
@@ -96,8 +95,9 @@ export function operationFromOutcome(
   return toOperation(view, value, ctx);
 }
 
+/** Any type the workflow recorded: a reader need not know every operation a worker runs. */
 function isOperationType(v: unknown): v is OperationType {
-  return typeof v === 'string' && (OPERATION_TYPES as readonly string[]).includes(v);
+  return typeof v === 'string' && v !== '';
 }
 
 function isOperationStatus(v: unknown): v is OperationStatus {
@@ -133,7 +133,8 @@ export function toOperation(exec: ExecutionView, outcome: unknown, ctx: Resource
   const sa = exec.typedSearchAttributes;
   const key = keyOf(exec);
   const saType = sa?.get(SearchAttributes.OperationType);
-  const type: OperationType = isOperationType(memo.type) ? memo.type : isOperationType(saType) ? saType : 'payment';
+  // An execution this API did not start (no memo, no attribute) names no type of its own.
+  const type: OperationType = isOperationType(memo.type) ? memo.type : isOperationType(saType) ? saType : 'unknown';
   const needsAttention =
     typeof memo.needsAttention === 'boolean' ? memo.needsAttention : (sa?.get(SearchAttributes.NeedsAttention) ?? false);
 

@@ -2,60 +2,11 @@
 // answers with them, and @fastify/swagger builds /openapi.json from the same objects, so
 // the document cannot drift from what the server does.
 import { Type, type Static, type TSchema } from 'typebox';
-import { NOTIFICATION_STATUSES, OPERATION_STATUSES, OPERATION_TYPES, STEP_STATUSES } from '../../workflows/contracts.js';
+import { NOTIFICATION_STATUSES, OPERATION_STATUSES, STEP_STATUSES } from '../../workflows/contracts.js';
 import { PROBLEM_CONTENT_TYPE } from '../../common/http/problem.js';
 import { MAX_KEY_LENGTH } from './idempotency-key.js';
 import { MAX_WAIT_SECONDS } from './prefer.js';
 import { PROBLEM_TITLES } from './problems.js';
-
-/** Ajv format: ISO 4217 codes this runtime knows (Node 20: the current, non-test codes). */
-export const CURRENCY_FORMAT = 'iso4217';
-export const CURRENCY_CODES: ReadonlySet<string> = new Set(Intl.supportedValuesOf('currency'));
-export const isCurrencyCode = (value: string) => CURRENCY_CODES.has(value);
-
-const Account = Type.String({ minLength: 1, maxLength: 128, description: 'Account to charge', examples: ['acc_alice'] });
-const Amount = Type.Integer({
-  minimum: 1,
-  maximum: 1_000_000_000_000,
-  description: 'Amount in minor units (cents); an integer, never a string',
-  examples: [1250],
-});
-// The codes are listed (enum), not only checked by a format, so that /openapi.json says
-// exactly which values are accepted: a generated client or a fuzzer otherwise sends "QZX".
-const Currency = Type.String({
-  pattern: '^[A-Z]{3}$',
-  format: CURRENCY_FORMAT,
-  enum: [...CURRENCY_CODES],
-  description: 'ISO 4217 currency code',
-  examples: ['EUR'],
-});
-const Description = Type.String({ maxLength: 500, description: 'Free text kept with the operation' });
-
-export const PaymentBody = Type.Object(
-  { account: Account, amount: Amount, currency: Currency, description: Type.Optional(Description) },
-  { additionalProperties: false, description: 'A payment: one charge.' },
-);
-export type PaymentBody = Static<typeof PaymentBody>;
-
-export const CheckoutItem = Type.Object(
-  {
-    sku: Type.String({ minLength: 1, maxLength: 128, examples: ['sku_book'] }),
-    quantity: Type.Integer({ minimum: 1, maximum: 1000 }),
-  },
-  { additionalProperties: false },
-);
-
-export const CheckoutBody = Type.Object(
-  {
-    account: Account,
-    amount: Amount,
-    currency: Currency,
-    description: Type.Optional(Description),
-    items: Type.Array(CheckoutItem, { minItems: 1, maxItems: 100 }),
-  },
-  { additionalProperties: false, description: 'A checkout: reserve the items, charge, confirm the reservation.' },
-);
-export type CheckoutBody = Static<typeof CheckoutBody>;
 
 export const StartHeaders = Type.Object({
   // Documents exactly what the key parser accepts (it runs first and answers
@@ -88,83 +39,101 @@ const OperationError = Type.Object({
   compensations: Type.Array(Type.String(), { description: 'Compensations that ran, in the order they ran' }),
 });
 
-export const Operation = Type.Object(
-  {
-    key: Type.String(),
-    type: Type.Enum([...OPERATION_TYPES], { type: 'string' }),
-    status: Type.Enum([...OPERATION_STATUSES], { type: 'string' }),
-    step: Type.Union([Type.String(), Type.Null()], { description: 'Current (or last) step; null before the first' }),
-    createdAt: Type.String({ format: 'date-time' }),
-    completedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-    keyExpiresAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
-      description:
-        'When the key will be forgotten (completedAt + the namespace retention); after it the key may start a new operation. Null while processing.',
-    }),
-    result: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'Present when succeeded' })),
-    error: Type.Optional(OperationError),
-    steps: Type.Array(Step),
-    needsAttention: Type.Boolean({ description: 'A compensation keeps failing; an operator should look' }),
-    cancelRequested: Type.Boolean({
-      description:
-        'A cancel was requested: the operation stops at its next step boundary and fails with code cancelled (unless its last step had already run)',
-    }),
-    notification: Type.Optional(
-      Type.Object(
-        {
-          status: Type.Enum([...NOTIFICATION_STATUSES], { type: 'string' }),
-          attempts: Type.Integer({ minimum: 0, description: 'POSTs sent so far' }),
-        },
-        {
-          description:
-            'The completion webhook, present when the tenant has one: pending until it is delivered or its deadline passed',
-        },
+/**
+ * The operation resource, with the operation types this API knows (`types`, from its
+ * registry) listed in the document. Its TypeScript type is the same for any registry.
+ */
+function operationSchema(types: readonly string[] | undefined) {
+  return Type.Object(
+    {
+      key: Type.String(),
+      type: types ? Type.Enum([...types], { type: 'string' }) : Type.String(),
+      status: Type.Enum([...OPERATION_STATUSES], { type: 'string' }),
+      step: Type.Union([Type.String(), Type.Null()], { description: 'Current (or last) step; null before the first' }),
+      createdAt: Type.String({ format: 'date-time' }),
+      completedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+      keyExpiresAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+        description:
+          'When the key will be forgotten (completedAt + the namespace retention); after it the key may start a new operation. Null while processing.',
+      }),
+      result: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'Present when succeeded' })),
+      error: Type.Optional(OperationError),
+      steps: Type.Array(Step),
+      needsAttention: Type.Boolean({ description: 'A compensation keeps failing; an operator should look' }),
+      cancelRequested: Type.Boolean({
+        description:
+          'A cancel was requested: the operation stops at its next step boundary (the end of its last step included), undoes what it did, and fails with code cancelled',
+      }),
+      notification: Type.Optional(
+        Type.Object(
+          {
+            status: Type.Enum([...NOTIFICATION_STATUSES], { type: 'string' }),
+            attempts: Type.Integer({ minimum: 0, description: 'POSTs sent so far' }),
+          },
+          {
+            description:
+              'The completion webhook, present when the tenant has one: pending until it is delivered or its deadline passed',
+          },
+        ),
       ),
-    ),
-    links: Type.Object({
-      self: Type.String({ examples: ['/v1/operations/order-42'] }),
-      temporalUi: Type.String({ description: 'The execution in the Temporal Web UI' }),
-    }),
-  },
-  { description: 'The operation resource: every answer about an operation has this shape.' },
-);
+      links: Type.Object({
+        self: Type.String({ examples: ['/v1/operations/order-42'] }),
+        temporalUi: Type.String({ description: 'The execution in the Temporal Web UI' }),
+      }),
+    },
+    { description: 'The operation resource: every answer about an operation has this shape.' },
+  );
+}
+
+export const Operation = operationSchema(undefined);
 export type Operation = Static<typeof Operation>;
 
-export const OperationList = Type.Object({
-  operations: Type.Array(Operation, {
-    description:
-      'Newest first. Items are built from the visibility store: result, error and notification are omitted (GET the operation for them).',
-  }),
-  nextCursor: Type.Union([Type.String(), Type.Null()], {
-    description: 'Pass as `cursor` for the next page; null on the last page',
-  }),
-});
+/** The schemas that name the operation types, for an API with these types. */
+export function resourceSchemas(types: readonly string[]) {
+  const operation = operationSchema(types);
+  return { Operation: operation, OperationList: operationList(operation), ListQuery: listQuery(types) };
+}
 
-export const ListQuery = Type.Object(
-  {
-    status: Type.Optional(Type.Enum([...OPERATION_STATUSES], { type: 'string' })),
-    type: Type.Optional(Type.Enum([...OPERATION_TYPES], { type: 'string' })),
-    limit: Type.Optional(
-      Type.String({
-        pattern: '^(100|[1-9][0-9]?)$',
-        description: 'Page size, an integer from 1 to 100 (default 50)',
-        examples: ['50'],
-      }),
-    ),
-    // What a cursor is: base64url (no padding) of an 8-byte tag and the engine's page token of
-    // at least one byte, so 12 characters at the least. The tag binds it to the tenant and
-    // filters it was issued for; any other string of this shape is refused (400).
-    cursor: Type.Optional(
-      Type.String({
-        pattern: '^[A-Za-z0-9_-]+$',
-        minLength: 12,
-        maxLength: 8192,
-        description:
-          'nextCursor of the previous page of the same query, unchanged: base64url, issued for one tenant and one set of filters',
-      }),
-    ),
-  },
-  { additionalProperties: false },
-);
+function operationList(operation: typeof Operation) {
+  return Type.Object({
+    operations: Type.Array(operation, {
+      description:
+        'Newest first. Items are built from the visibility store: result, error and notification are omitted (GET the operation for them).',
+    }),
+    nextCursor: Type.Union([Type.String(), Type.Null()], {
+      description: 'Pass as `cursor` for the next page; null on the last page',
+    }),
+  });
+}
+
+function listQuery(types: readonly string[]) {
+  return Type.Object(
+    {
+      status: Type.Optional(Type.Enum([...OPERATION_STATUSES], { type: 'string' })),
+      type: Type.Optional(Type.Enum([...types], { type: 'string' })),
+      limit: Type.Optional(
+        Type.String({
+          pattern: '^(100|[1-9][0-9]?)$',
+          description: 'Page size, an integer from 1 to 100 (default 50)',
+          examples: ['50'],
+        }),
+      ),
+      // What a cursor is: base64url (no padding) of an 8-byte tag and the engine's page token of
+      // at least one byte, so 12 characters at the least. The tag binds it to the tenant and
+      // filters it was issued for; any other string of this shape is refused (400).
+      cursor: Type.Optional(
+        Type.String({
+          pattern: '^[A-Za-z0-9_-]+$',
+          minLength: 12,
+          maxLength: 8192,
+          description:
+            'nextCursor of the previous page of the same query, unchanged: base64url, issued for one tenant and one set of filters',
+        }),
+      ),
+    },
+    { additionalProperties: false },
+  );
+}
 
 export const Problem = Type.Object(
   {

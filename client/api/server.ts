@@ -3,6 +3,7 @@
 // /readyz 503) while Temporal is still down, instead of crashing in a restart loop.
 import { Client, Connection } from '@temporalio/client';
 import { createLogger } from '../../common/logger.js';
+import { loadOperations } from '../../common/operations.js';
 import { loadTemporalSettings } from '../../common/temporal.js';
 import { buildApp } from './app.js';
 import { loadApiConfig } from './config.js';
@@ -11,10 +12,11 @@ async function run(): Promise<void> {
   const config = loadApiConfig();
   const temporal = loadTemporalSettings();
   const logger = createLogger('api', { level: config.logLevel });
+  const { registry: operations } = await loadOperations();
 
   const connection = Connection.lazy(temporal.connectionOptions);
   const client = new Client({ connection, namespace: temporal.namespace });
-  const app = buildApp({ config, client, namespace: temporal.namespace, logger });
+  const app = buildApp({ config, client, namespace: temporal.namespace, logger, operations });
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -32,7 +34,10 @@ async function run(): Promise<void> {
   process.once('SIGINT', () => void stop('SIGINT'));
 
   const address = await app.listen({ host: config.host, port: config.port });
-  logger.info({ url: address, temporal: temporal.address, namespace: temporal.namespace }, 'api listening');
+  logger.info(
+    { url: address, temporal: temporal.address, namespace: temporal.namespace, operations: operations.types },
+    'api listening',
+  );
 }
 
 run().catch((err) => {

@@ -10,8 +10,9 @@ import {
   type OperationType,
   type StartMemo,
 } from '../../workflows/contracts.js';
+import type { OperationDefinition } from '../../workflows/definition.js';
 import type { OperationRef } from '../../workflows/identity.js';
-import { staticDetails, staticSummary } from './summary.js';
+import { staticDetails, staticSummary } from './operation-requests.js';
 
 /** What a key is bound to: enough to tell a replay from a reuse without asking Temporal. */
 export interface Claim {
@@ -20,7 +21,9 @@ export interface Claim {
   request: Record<string, unknown>;
 }
 
+/** The start of `claim`'s operation; the workflow type is the operation type (one generic workflow runs them all). */
 export function workflowStartOptions(
+  definition: OperationDefinition,
   ref: OperationRef,
   claim: Claim,
   settings: OperationSettings,
@@ -43,8 +46,8 @@ export function workflowStartOptions(
     workflowIdReusePolicy: 'REJECT_DUPLICATE',
     args: [input],
     memo: { ...memo },
-    staticSummary: staticSummary(claim.type, ref.workflowId, claim.request),
-    staticDetails: staticDetails(claim.request),
+    staticSummary: staticSummary(definition, ref.workflowId, claim.request),
+    staticDetails: staticDetails(definition, claim.request),
     typedSearchAttributes: [
       { key: SearchAttributes.OperationType, value: claim.type },
       { key: SearchAttributes.OperationStatus, value: 'processing' },

@@ -4,7 +4,7 @@ import type { FastifySchemaValidationError } from 'fastify';
 import { describeInvalidRequest, type FieldStyle } from '../../common/http/field-errors.js';
 import type { Problem } from '../../common/http/problem.js';
 import { problems } from './problems.js';
-import { CURRENCY_FORMAT } from './schemas.js';
+import { CURRENCY_FORMAT } from '../../workflows/fields.js';
 
 const CURRENCY = 'must be an ISO 4217 currency code';
 

@@ -10,7 +10,6 @@ import {
   type WorkflowExecutionDescription,
   type WorkflowHandle,
 } from '@temporalio/client';
-import { OPERATION_TYPES, type OperationType } from '../../../workflows/contracts.js';
 import type { OperationRef } from '../../../workflows/identity.js';
 import { requestDifferences } from '../fingerprint.js';
 import type { Claim } from '../start-options.js';
@@ -20,9 +19,9 @@ import type { EngineCall } from './engine-deadline.js';
 export function claimFromMemo(memo: Record<string, unknown> | undefined): Claim | undefined {
   if (!memo) return undefined;
   const { type, fingerprint, request } = memo;
-  if (!(OPERATION_TYPES as readonly unknown[]).includes(type) || typeof fingerprint !== 'string') return undefined;
+  if (typeof type !== 'string' || typeof fingerprint !== 'string') return undefined;
   if (typeof request !== 'object' || request === null || Array.isArray(request)) return undefined;
-  return { type: type as OperationType, fingerprint, request: request as Record<string, unknown> };
+  return { type, fingerprint, request: request as Record<string, unknown> };
 }
 
 /** Where a key stands once claimed: started by this claim, or found taken (and by what). */
@@ -66,12 +65,20 @@ export async function claimKey(deps: ClaimDeps, ref: OperationRef, incoming: Cla
 
 /**
  * The names of what differs when `incoming` is not the request that claimed the key, or
- * undefined when it is the same. An execution without our memo was not started by this
- * API: the key is taken all the same.
+ * undefined when it is the same. `bound` reduces a request to the fields the key is bound
+ * to. An execution without our memo was not started by this API: the key is taken all the same.
  */
-export function claimConflict(claimed: Claim | undefined, incoming: Claim): string[] | undefined {
+export function claimConflict(
+  claimed: Claim | undefined,
+  incoming: Claim,
+  bound: (request: Record<string, unknown>) => Record<string, unknown> = (r) => r,
+): string[] | undefined {
   if (claimed && claimed.type === incoming.type && claimed.fingerprint === incoming.fingerprint) return undefined;
-  return claimed ? requestDifferences(claimed, incoming) : ['type'];
+  if (!claimed) return ['type'];
+  return requestDifferences(
+    { type: claimed.type, request: bound(claimed.request) },
+    { type: incoming.type, request: bound(incoming.request) },
+  );
 }
 
 /**

@@ -7,8 +7,10 @@ import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { describeRetention, RetentionCache } from '../../../common/retention.js';
-import type { OperationSettings, OperationType } from '../../../workflows/contracts.js';
+import type { OperationSettings } from '../../../workflows/contracts.js';
+import type { OperationDefinition } from '../../../workflows/definition.js';
 import type { OperationRef } from '../../../workflows/identity.js';
+import type { OperationRegistry } from '../../../workflows/registry.js';
 import type { ApiConfig } from '../config.js';
 import { GrpcCode, grpcCode } from '../engine-errors.js';
 import { fingerprint } from '../fingerprint.js';
@@ -20,6 +22,7 @@ import {
   type ExecutionView,
   type ResourceContext,
 } from '../operation-resource.js';
+import { boundRequest } from '../operation-requests.js';
 import { problems } from '../problems.js';
 import type { Operation } from '../schemas.js';
 import { workflowStartOptions, type Claim } from '../start-options.js';
@@ -44,6 +47,8 @@ export interface ListRequest extends ListFilter {
 
 export interface OperationServiceDeps {
   client: Client;
+  /** The operations this API starts. */
+  registry: OperationRegistry;
   namespace: string;
   config: ApiConfig;
   metrics: ApiMetrics;
@@ -77,12 +82,13 @@ export class OperationService {
   /** Claims the key (or finds its claim), then waits up to `waitMs` for the outcome. */
   async submit(
     ref: OperationRef,
-    type: OperationType,
+    definition: OperationDefinition,
     request: Record<string, unknown>,
     waitMs: number,
     signal?: AbortSignal,
   ): Promise<SubmitResult> {
-    const incoming: Claim = { type, fingerprint: fingerprint(type, request), request };
+    const { type } = definition;
+    const incoming: Claim = { type, fingerprint: fingerprint(type, boundRequest(definition, request)), request };
     const { metrics } = this.deps;
 
     const cached = this.cache.get(ref.workflowId);
@@ -93,7 +99,7 @@ export class OperationService {
       return { operation: await this.withNotification(ref, cached.operation), replayed: true };
     }
 
-    const { claim, joined } = this.claims.join(ref.workflowId, () => this.claim(ref, incoming));
+    const { claim, joined } = this.claims.join(ref.workflowId, () => this.claim(ref, definition, incoming));
     const { handle, started, claimed, existingOperation } = await claim;
     const replayed = joined || !started;
     if (replayed) {
@@ -119,7 +125,7 @@ export class OperationService {
     return { operation: await this.withNotification(ref, operation), replayed };
   }
 
-  private async claim(ref: OperationRef, incoming: Claim): Promise<SharedClaim> {
+  private async claim(ref: OperationRef, definition: OperationDefinition, incoming: Claim): Promise<SharedClaim> {
     const { client, config, metrics } = this.deps;
     const settings: OperationSettings = {
       stepDeadlineMs: config.stepDeadlineMs,
@@ -134,7 +140,7 @@ export class OperationService {
       {
         client,
         call: this.call,
-        start: (r, c) => client.workflow.start(c.type, workflowStartOptions(r, c, settings, config.taskQueue)),
+        start: (r, c) => client.workflow.start(c.type, workflowStartOptions(definition, r, c, settings, config.taskQueue)),
       },
       ref,
       incoming,
@@ -148,7 +154,9 @@ export class OperationService {
   }
 
   private assertSameRequest(claimed: Claim | undefined, incoming: Claim): void {
-    const differences = claimConflict(claimed, incoming);
+    const differences = claimConflict(claimed, incoming, (request) =>
+      boundRequest(this.deps.registry.get(incoming.type), request),
+    );
     if (differences === undefined) return;
     this.deps.metrics.fingerprintConflicts.inc();
     throw problems.keyReused(differences);

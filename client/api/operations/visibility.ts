@@ -33,7 +33,8 @@ const STATUS_QUERY: Record<OperationStatus, string> = {
 };
 
 export function visibilityQuery(tenant: string, filter: ListFilter): string {
-  // Tenants are [A-Za-z0-9_.-] and the other values come from enums: nothing to escape.
+  // Tenants are [A-Za-z0-9_.-] and the other values come from enums (operation types are
+  // [a-z0-9_], checked by the route against the registry): nothing to escape.
   const clauses = [`Tenant = '${tenant}'`];
   if (filter.type) clauses.push(`OperationType = '${filter.type}'`);
   if (filter.status) clauses.push(STATUS_QUERY[filter.status]);

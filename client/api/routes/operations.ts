@@ -7,24 +7,22 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { OperationType } from '../../../workflows/contracts.js';
+import type { OperationDefinition } from '../../../workflows/definition.js';
 import { operationRef, type OperationRef } from '../../../workflows/identity.js';
+import type { OperationRegistry } from '../../../workflows/registry.js';
 import { isValidKey, parseClientKey } from '../idempotency-key.js';
 import type { OperationService } from '../operations/service.js';
+import { crossFieldErrors, normaliseRequest } from '../operation-requests.js';
 import { parsePrefer } from '../prefer.js';
 import { problems } from '../problems.js';
 import { bindLog } from '../request-log.js';
 import {
-  CheckoutBody,
   H,
-  ListQuery,
-  Operation,
-  OperationList,
-  PaymentBody,
   StartHeaders,
   engineUnavailableResponse,
   jsonResponse,
   problemResponse,
+  resourceSchemas,
   unauthorizedResponse,
 } from '../schemas.js';
 
@@ -39,6 +37,8 @@ declare module 'fastify' {
 
 export interface OperationRoutesOptions {
   service: OperationService;
+  /** The operations started here: one `POST /<plural>` route each. */
+  registry: OperationRegistry;
   defaultWaitMs: number;
   /** The methods a path supports (for a 405 from a route that serves only some of its paths). */
   allowedMethods: (path: string) => string[];
@@ -47,47 +47,51 @@ export interface OperationRoutesOptions {
 export const RETRY_AFTER_PROCESSING_SECONDS = 1;
 const security = [{ bearerAuth: [] }];
 
-const startResponses = {
-  200: jsonResponse('The operation finished (succeeded, or failed with a business error)', Operation, {
-    'Idempotent-Replayed': H.replayed,
-    'Preference-Applied': H.preferenceApplied,
-  }),
-  202: jsonResponse('Still running when the wait ended: poll Location', Operation, {
-    Location: H.location,
-    'Retry-After': H.retryAfter,
-    'Idempotent-Replayed': H.replayed,
-    'Preference-Applied': H.preferenceApplied,
-  }),
-  400: problemResponse(
-    'idempotency_key_missing / idempotency_key_invalid, or invalid_request (body, JSON or Prefer) with `errors`',
-  ),
-  401: unauthorizedResponse,
-  413: problemResponse('payload_too_large'),
-  415: problemResponse('unsupported_media_type: the body must be application/json'),
-  422: problemResponse(
-    'idempotency_key_reused: the key names an operation with a different request; `differences` lists the fields',
-  ),
-  500: problemResponse('internal_error'),
-  503: engineUnavailableResponse,
-};
+/** The answers of each route, with the resource schemas of this API's operation types. */
+function responses(Operation: ReturnType<typeof resourceSchemas>['Operation']) {
+  const startResponses = {
+    200: jsonResponse('The operation finished (succeeded, or failed with a business error)', Operation, {
+      'Idempotent-Replayed': H.replayed,
+      'Preference-Applied': H.preferenceApplied,
+    }),
+    202: jsonResponse('Still running when the wait ended: poll Location', Operation, {
+      Location: H.location,
+      'Retry-After': H.retryAfter,
+      'Idempotent-Replayed': H.replayed,
+      'Preference-Applied': H.preferenceApplied,
+    }),
+    400: problemResponse(
+      'idempotency_key_missing / idempotency_key_invalid, or invalid_request (body, JSON or Prefer) with `errors`',
+    ),
+    401: unauthorizedResponse,
+    413: problemResponse('payload_too_large'),
+    415: problemResponse('unsupported_media_type: the body must be application/json'),
+    422: problemResponse(
+      'idempotency_key_reused: the key names an operation with a different request; `differences` lists the fields',
+    ),
+    500: problemResponse('internal_error'),
+    503: engineUnavailableResponse,
+  };
 
-const readResponses = {
-  401: unauthorizedResponse,
-  500: problemResponse('internal_error'),
-  503: engineUnavailableResponse,
-};
+  const readResponses = {
+    401: unauthorizedResponse,
+    500: problemResponse('internal_error'),
+    503: engineUnavailableResponse,
+  };
 
-const cancelResponses = {
-  202: jsonResponse(
-    'Cancel requested (or already requested): the operation stops at its next step boundary, compensates, and ends failed with code cancelled; poll Location',
-    Operation,
-    { Location: H.location, 'Retry-After': H.retryAfter },
-  ),
-  400: problemResponse('invalid_request: the path is not valid percent-encoding'),
-  404: problemResponse('operation_not_found: no operation with this key for this tenant'),
-  409: problemResponse('operation_already_completed: the operation already succeeded or failed; it is not changed'),
-  ...readResponses,
-};
+  const cancelResponses = {
+    202: jsonResponse(
+      'Cancel requested (or already requested): the operation stops at its next step boundary, compensates, and ends failed with code cancelled; poll Location',
+      Operation,
+      { Location: H.location, 'Retry-After': H.retryAfter },
+    ),
+    400: problemResponse('invalid_request: the path is not valid percent-encoding'),
+    404: problemResponse('operation_not_found: no operation with this key for this tenant'),
+    409: problemResponse('operation_already_completed: the operation already succeeded or failed; it is not changed'),
+    ...readResponses,
+  };
+  return { startResponses, readResponses, cancelResponses };
+}
 
 /** `…/cancel` at the end of a path the wildcard route receives: the key is what comes before it. */
 const CANCEL_SUFFIX = '/cancel';
@@ -117,24 +121,33 @@ function callerGone(reply: FastifyReply): AbortSignal {
 }
 
 export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> = async (app, opts) => {
-  const { service, defaultWaitMs, allowedMethods } = opts;
+  const { service, registry, defaultWaitMs, allowedMethods } = opts;
+  const { Operation, OperationList, ListQuery } = resourceSchemas(registry.types);
+  const { startResponses, readResponses, cancelResponses } = responses(Operation);
 
   // Set by claimHeaders before the handler runs; the placeholder must not be a shared object.
   app.decorateRequest('operation', null as unknown as OperationRef);
   app.decorateRequest('waitMs', 0);
   app.decorateRequest('preferenceApplied', undefined);
 
-  const startRoute = (type: OperationType) => async (request: FastifyRequest, reply: FastifyReply) => {
-    const body = request.body as PaymentBody & { items?: CheckoutBody['items'] };
-    // The normalised request: exactly the accepted fields, `description` only when sent.
-    const normalised: Record<string, unknown> = {
-      account: body.account,
-      amount: body.amount,
-      currency: body.currency,
-      ...(body.description !== undefined ? { description: body.description } : {}),
-      ...(type === 'checkout' ? { items: (body.items ?? []).map((i) => ({ sku: i.sku, quantity: i.quantity })) } : {}),
-    };
-    const { operation, replayed } = await service.submit(request.operation, type, normalised, request.waitMs, callerGone(reply));
+  const startRoute = (definition: OperationDefinition) => async (request: FastifyRequest, reply: FastifyReply) => {
+    // The normalised request: exactly the accepted fields, optional ones only when sent.
+    const normalised = normaliseRequest(definition, request.body);
+    const errors = crossFieldErrors(definition, normalised);
+    if (errors.length > 0) {
+      throw problems.invalidRequest(
+        `the request is not valid: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}`,
+        errors,
+      );
+    }
+    const { type } = definition;
+    const { operation, replayed } = await service.submit(
+      request.operation,
+      definition,
+      normalised,
+      request.waitMs,
+      callerGone(reply),
+    );
     request.log.info(
       { type, status: operation.status, step: operation.step, replayed },
       replayed ? 'operation replayed' : 'operation started',
@@ -149,39 +162,25 @@ export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> 
     return operation;
   };
 
-  app.post(
-    '/payments',
-    {
-      onRequest: async (request, reply) => claimHeaders(request, reply, defaultWaitMs),
-      schema: {
-        summary: 'Start (or replay) a payment',
-        description: 'One charge. A retry with the same Idempotency-Key and body answers with the same operation.',
-        tags: ['operations'],
-        security,
-        headers: StartHeaders,
-        body: PaymentBody,
-        response: startResponses,
+  for (const definition of registry.all) {
+    app.post(
+      `/${definition.plural}`,
+      {
+        onRequest: async (request, reply) => claimHeaders(request, reply, defaultWaitMs),
+        schema: {
+          summary: `Start (or replay) a ${definition.type}`,
+          description: definition.description,
+          operationId: `start_${definition.type}`,
+          tags: ['operations'],
+          security,
+          headers: StartHeaders,
+          body: definition.request,
+          response: startResponses,
+        },
       },
-    },
-    startRoute('payment'),
-  );
-
-  app.post(
-    '/checkouts',
-    {
-      onRequest: async (request, reply) => claimHeaders(request, reply, defaultWaitMs),
-      schema: {
-        summary: 'Start (or replay) a checkout',
-        description: 'Reserve the items, charge, confirm the reservation; compensated in reverse on failure.',
-        tags: ['operations'],
-        security,
-        headers: StartHeaders,
-        body: CheckoutBody,
-        response: startResponses,
-      },
-    },
-    startRoute('checkout'),
-  );
+      startRoute(definition),
+    );
+  }
 
   const getOperation = async (request: FastifyRequest, reply: FastifyReply, key: string) => {
     // Keys are visible ASCII; anything else cannot name an operation.

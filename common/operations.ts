@@ -1,0 +1,108 @@
+// Operations from outside the repository's source folders, loaded by configuration:
+// RETRYSAFE_OPERATIONS names one or more folders (comma-separated), each holding
+//
+//   operations.ts   export const operations: OperationDefinition[]   (required; pure: it is
+//                   bundled into the workflow code, so no I/O, no Node built-ins)
+//   activities.ts   export function createActivities(env): Record<string, Function>
+//                   (optional: hand-written activities its steps name; worker only)
+//
+// The API and the worker load the same folders, so both know the same operations: the API
+// routes and validates them, the worker runs them (worker/bundle.ts adds them to the
+// workflow bundle). A declared HTTP step needs no activities.ts: its service's base URL
+// comes from RETRYSAFE_SERVICES.
+import { existsSync, statSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { OperationDefinition } from '../workflows/definition.js';
+import { builtInRegistry, OperationRegistry } from '../workflows/registry.js';
+import { ConfigError } from './env.js';
+
+/** One folder of operations from outside. */
+export interface OperationModule {
+  dir: string;
+  /** The module the workflow bundle imports (its definitions). */
+  operationsFile: string;
+  /** The worker's hand-written activities for these operations, when the folder has any. */
+  activitiesFile?: string;
+}
+
+export interface LoadedOperations {
+  registry: OperationRegistry;
+  modules: OperationModule[];
+}
+
+/** Source first (tsx, tests), then compiled. */
+const CANDIDATES = { operations: ['operations.ts', 'operations.js'], activities: ['activities.ts', 'activities.js'] };
+
+function firstFile(dir: string, names: readonly string[]): string | undefined {
+  return names.map((n) => join(dir, n)).find((f) => existsSync(f) && statSync(f).isFile());
+}
+
+/** Where RETRYSAFE_OPERATIONS points, checked; relative folders are taken from `cwd`. */
+export function findOperationModules(raw: string | undefined, cwd = process.cwd()): OperationModule[] {
+  if (raw === undefined || raw.trim() === '') return [];
+  const problems: string[] = [];
+  const modules: OperationModule[] = [];
+  for (const [i, entry] of raw.split(',').entries()) {
+    const path = entry.trim();
+    if (path === '') {
+      problems.push(`RETRYSAFE_OPERATIONS entry ${i + 1} is empty`);
+      continue;
+    }
+    const dir = isAbsolute(path) ? path : resolve(cwd, path);
+    if (!existsSync(dir) || !statSync(dir).isDirectory()) {
+      problems.push(`RETRYSAFE_OPERATIONS entry ${i + 1} (${path}) is not a folder`);
+      continue;
+    }
+    const operationsFile = firstFile(dir, CANDIDATES.operations);
+    if (!operationsFile) {
+      problems.push(`RETRYSAFE_OPERATIONS entry ${i + 1} (${path}) has no operations.ts (or operations.js)`);
+      continue;
+    }
+    const activitiesFile = firstFile(dir, CANDIDATES.activities);
+    modules.push({ dir, operationsFile, ...(activitiesFile ? { activitiesFile } : {}) });
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return modules;
+}
+
+/** The built-in operations and those of RETRYSAFE_OPERATIONS, in one registry. */
+export async function loadOperations(
+  env: Record<string, string | undefined> = process.env,
+  cwd = process.cwd(),
+): Promise<LoadedOperations> {
+  const modules = findOperationModules(env.RETRYSAFE_OPERATIONS, cwd);
+  const definitions: OperationDefinition[] = [...builtInRegistry.all];
+  const problems: string[] = [];
+  for (const module of modules) {
+    const loaded = (await import(pathToFileURL(module.operationsFile).href)) as { operations?: unknown };
+    if (!Array.isArray(loaded.operations) || loaded.operations.length === 0) {
+      problems.push(`${module.operationsFile} must export a non-empty array \`operations\` (see examples/)`);
+      continue;
+    }
+    definitions.push(...(loaded.operations as OperationDefinition[]));
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  try {
+    return { registry: new OperationRegistry(definitions), modules };
+  } catch (err) {
+    throw new ConfigError([`RETRYSAFE_OPERATIONS: ${(err as Error).message}`]);
+  }
+}
+
+/** The hand-written activities of the folders that have an activities module, merged. */
+export async function loadOperationActivities(
+  modules: readonly OperationModule[],
+  env: Record<string, string | undefined> = process.env,
+): Promise<Record<string, (...args: never[]) => Promise<unknown>>> {
+  const activities: Record<string, (...args: never[]) => Promise<unknown>> = {};
+  for (const module of modules) {
+    if (!module.activitiesFile) continue;
+    const loaded = (await import(pathToFileURL(module.activitiesFile).href)) as { createActivities?: unknown };
+    if (typeof loaded.createActivities !== 'function') {
+      throw new ConfigError([`${module.activitiesFile} must export a function createActivities(env)`]);
+    }
+    Object.assign(activities, (loaded.createActivities as (e: typeof env) => object)(env));
+  }
+  return activities;
+}

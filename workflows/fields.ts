@@ -1,0 +1,45 @@
+// Request fields the built-in operations share, in TypeBox: the API validates with them and
+// the OpenAPI document, the client's types and the CLI's options are made from them.
+// Deterministic (imported by workflow code through the definitions): the currency list is
+// the runtime's own ISO 4217 table, the same for the API and the worker of one release.
+import { Type } from 'typebox';
+
+/** Ajv format: ISO 4217 codes this runtime knows (Node 20: the current, non-test codes). */
+export const CURRENCY_FORMAT = 'iso4217';
+export const CURRENCY_CODES: ReadonlySet<string> = new Set(Intl.supportedValuesOf('currency'));
+export const isCurrencyCode = (value: string) => CURRENCY_CODES.has(value);
+
+export const MAX_AMOUNT = 1_000_000_000_000;
+
+export const Account = (description: string) =>
+  Type.String({ minLength: 1, maxLength: 128, description, examples: ['acc_alice'] });
+
+export const Amount = Type.Integer({
+  minimum: 1,
+  maximum: MAX_AMOUNT,
+  description: 'Amount in minor units (cents); an integer, never a string',
+  examples: [1250],
+});
+
+// The codes are listed (enum), not only checked by a format, so that /openapi.json says
+// exactly which values are accepted: a generated client or a fuzzer otherwise sends "QZX".
+export const Currency = Type.String({
+  pattern: '^[A-Z]{3}$',
+  format: CURRENCY_FORMAT,
+  enum: [...CURRENCY_CODES],
+  description: 'ISO 4217 currency code',
+  examples: ['EUR'],
+});
+
+export const Description = Type.String({ maxLength: 500, description: 'Free text kept with the operation' });
+
+/** Minor units to a decimal string with the currency's own number of decimals (JPY 0, EUR 2). */
+export function formatAmount(amount: number, currency: string): string {
+  let digits = 2;
+  try {
+    digits = new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2;
+  } catch {
+    // An unknown code never reaches here (validated), but a summary must never fail a start.
+  }
+  return `${currency} ${(amount / 10 ** digits).toFixed(digits)}`;
+}

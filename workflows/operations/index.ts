@@ -1,0 +1,6 @@
+// The built-in operations, in the order the API lists them.
+import { checkout } from './checkout.js';
+import { payment } from './payment.js';
+import { transfer } from './transfer.js';
+
+export const BUILT_IN_OPERATIONS = [payment, checkout, transfer] as const;
