@@ -167,7 +167,7 @@ export class Saga {
       message = `${this.cancelWords()}; before it took hold: ${code} (${message})`;
       code = CANCELLED_CODE;
     }
-    if (ran.length > 0) message = `${message}. ${ran.map(describeCompensation).join('; ')}`;
+    if (ran.length > 0) message = `${message}; ${ran.map(describeCompensation).join('; ')}`;
     return this.finish(this.progress.fail({ code, message, compensations }));
   }
 
@@ -337,10 +337,11 @@ function reconciled(answer: unknown): Reconciled {
   return isRecord(answer) && answer.status === 'fenced' ? 'fenced' : 'undone';
 }
 
+/** `release_reservation undid reserve_items`, or the tombstone a compensation left for a step that never took effect. */
 function describeCompensation({ name, step, found }: { name: CompensationName; step: StepName; found: Reconciled }): string {
   return found === 'undone'
-    ? `${step} had taken effect: undone by ${name}`
-    : `${step} had not taken effect: ${name} left a tombstone, so it never will`;
+    ? `${name} undid ${step}`
+    : `${name} fenced ${step}, which had not taken effect (a tombstone refuses it for good)`;
 }
 
 /** The downstream's answer in one line for the UI: `chargeId ch_1`, `status confirmed, reservationId res_1`. */

@@ -49,11 +49,16 @@ function capturingLogger(lines: Array<{ message: string; meta?: Record<string, u
 
 /** Not called in these tests (a call would throw). */
 const unused = {} as ReservationsClient;
+const noServices = { urls: new Map<string, string>(), timeoutMs: 2_000 };
 
 describe('activities', () => {
   it('send the downstream key they are handed, and log the X-Request-Id they send with the operation', async () => {
     const lines: Array<{ message: string; meta?: Record<string, unknown> }> = [];
-    const activities = createActivities({ bank: createBankClient({ baseUrl: bankUrl, timeoutMs: 2_000 }), reservations: unused });
+    const activities = createActivities({
+      bank: createBankClient({ baseUrl: bankUrl, timeoutMs: 2_000 }),
+      reservations: unused,
+      services: noServices,
+    });
     const env = new MockActivityEnvironment(info, { logger: capturingLogger(lines) });
     await expect(env.run(activities.chargePayment, target, charge)).resolves.toEqual({ chargeId: 'ch_1' });
 
@@ -62,12 +67,12 @@ describe('activities', () => {
       'idempotency-key': 'acme/order-42/charge',
       'x-request-id': 'acme/order-42:7#3',
     });
-    const answered = lines.find((l) => l.message === 'charge_payment answered');
+    const answered = lines.find((l) => l.message === 'chargePayment answered');
     expect(answered?.meta).toMatchObject({
       tenant: 'acme',
       key: 'order-42',
       workflowId: 'acme/order-42',
-      step: 'charge_payment',
+      call: 'chargePayment',
       downstreamKey: 'acme/order-42/charge',
       requestId: received[0]!.headers['x-request-id'],
     });
@@ -79,7 +84,7 @@ describe('activities', () => {
       charge: async (key) => (calls.push(`charge ${key}`), { chargeId: 'ch_1', replayed: false }),
       reverse: async (key) => (calls.push(`reverse ${key}`), { status: 'reversed', chargeId: null, refunded: 0 }),
     };
-    const activities = createActivities({ bank, reservations: unused });
+    const activities = createActivities({ bank, reservations: unused, services: noServices });
     const env = new MockActivityEnvironment(info, { logger: capturingLogger([]) });
     const legacy = { key: 'acme/order-42/charge' } as unknown as DownstreamTarget;
     const refusal = await env.run(activities.reverseCharge, legacy).catch((err: unknown) => err);

@@ -1,7 +1,9 @@
-// A cancel at every step boundary of both sagas, on the time-skipping test server: the step
-// in flight finishes (it is never cut off), no new step starts, the registered
-// compensations run in reverse, and the workflow RETURNS a failed outcome with code
-// `cancelled` (it does not end as a cancelled execution: result() would throw).
+// A cancel at every step boundary of both sagas, the end of the last step included, on the
+// time-skipping test server: the step in flight finishes (it is never cut off), no new step
+// starts, the registered compensations run in reverse, and the workflow RETURNS a failed
+// outcome with code `cancelled` (it does not end as a cancelled execution: result() would
+// throw). A cancel the API accepted always ends cancelled: whatever else stopped the saga
+// meanwhile (a refusal, a fence) is told in the message.
 //
 // Steps make their first attempt as local activities, inside the workflow task. A cancel
 // that arrives while such a task runs makes Temporal refuse the task's completion when
@@ -9,10 +11,11 @@
 // before the steps whose local results were never recorded. So a cancel fences every step
 // it stops before that has a compensation (keyed: a step that never ran is refused if it
 // arrives later), and the money and the stock always agree with the outcome: nothing
-// charged, nothing held. These tests pin down each case as it happens.
+// charged, nothing held. Each compensation's answer tells whether its step had in fact run
+// (undone: compensated) or not (a tombstone: fenced), and the outcome says which. The
+// scripted downstreams keep that ledger as the real ones do. These tests pin down each case.
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InsufficientFundsError } from '../../activities/errors.js';
 import { activityOrder, CANCEL_REASON, CART, CHARGE, runSaga, startTimeSkipping } from './time-skipping.js';
 
 let env: TestWorkflowEnvironment;
@@ -33,7 +36,9 @@ describe('payment, cancelled', () => {
       status: 'failed',
       error: {
         code: 'cancelled',
-        message: `the operation was cancelled before charge_payment started (cancel requested ${CANCEL_REASON})`,
+        message:
+          `the operation was cancelled before charge_payment started (cancel requested ${CANCEL_REASON}); ` +
+          'reverse_charge fenced charge_payment, which had not taken effect (a tombstone refuses it for good)',
         compensations: ['reverse_charge'],
       },
       steps: [{ name: 'charge_payment', status: 'fenced', downstreamKey: chargeKey }],
@@ -44,15 +49,42 @@ describe('payment, cancelled', () => {
     expect(run.details).toContain(`**cancel requested** ${CANCEL_REASON} · noticed `);
   });
 
-  it('while its only step runs: the task that charged locally is refused, so the charge is fenced and reversed', async () => {
+  it('while its only step runs: the task that charged locally is refused, so the charge is fenced, and found and reversed', async () => {
     const run = await runSaga(env, 'payment', { request: CHARGE, cancel: 'chargePayment' });
     expect(run.outcome).toMatchObject({
       status: 'failed',
       error: { code: 'cancelled', compensations: ['reverse_charge'] },
       cancelRequested: true,
     });
+    expect(run.outcome.status === 'failed' && run.outcome.error.message).toMatch(/; reverse_charge undid charge_payment$/);
+    // The charge had been made (by the refused task): undone, not merely fenced.
+    expect(statuses(run.outcome.steps)).toEqual(['charge_payment:compensated']);
     expect(activityOrder(run.calls)).toEqual(['chargePayment', 'reverseCharge']);
     expect(new Set(run.calls.map((c) => c.downstreamKey))).toEqual(new Set([`acme/${run.operation.key}/charge`]));
+  });
+
+  it('while its only step is retried as a regular activity and then succeeds: the charge is reversed, the payment cancelled', async () => {
+    const run = await runSaga(env, 'payment', {
+      request: CHARGE,
+      cancel: { activity: 'chargePayment', call: 2 },
+      script: { chargePayment: { failFirst: 1, as: 'unavailable' } },
+    });
+    expect(run.outcome).toMatchObject({
+      status: 'failed',
+      error: {
+        code: 'cancelled',
+        message:
+          `the operation was cancelled after charge_payment, its last step (cancel requested ${CANCEL_REASON}); ` +
+          'reverse_charge undid charge_payment',
+        compensations: ['reverse_charge'],
+      },
+      steps: [{ name: 'charge_payment', status: 'compensated' }],
+      cancelRequested: true,
+    });
+    // The local attempt, the regular retry (cancel requested while it ran), then the reversal.
+    expect(run.calls.map((c) => c.activity)).toEqual(['chargePayment', 'chargePayment', 'reverseCharge']);
+    expect(run.scheduled).toEqual(['chargePayment', 'reverseCharge']);
+    expect(run.searchAttributes).toMatchObject({ status: 'failed' });
   });
 });
 
@@ -63,7 +95,10 @@ describe('checkout, cancelled', () => {
       status: 'failed',
       error: {
         code: 'cancelled',
-        message: `the operation was cancelled before reserve_items started (cancel requested ${CANCEL_REASON})`,
+        message:
+          `the operation was cancelled before reserve_items started (cancel requested ${CANCEL_REASON}); ` +
+          'reverse_charge fenced charge_payment, which had not taken effect (a tombstone refuses it for good); ' +
+          'release_reservation fenced reserve_items, which had not taken effect (a tombstone refuses it for good)',
         compensations: ['reverse_charge', 'release_reservation'],
       },
     });
@@ -72,7 +107,7 @@ describe('checkout, cancelled', () => {
   });
 
   it.each(['reserveItems', 'chargePayment', 'confirmReservation'] as const)(
-    'while %s runs: the steps run locally in one task, which is refused; all are fenced and undone in reverse',
+    'while %s runs: the steps run locally in one task, which is refused; all are fenced, found made, and undone in reverse',
     async (activity) => {
       const run = await runSaga(env, 'checkout', { request: CART, cancel: activity });
       expect(run.outcome).toMatchObject({
@@ -80,9 +115,10 @@ describe('checkout, cancelled', () => {
         error: { code: 'cancelled', compensations: ['reverse_charge', 'release_reservation'] },
         cancelRequested: true,
       });
+      // The refused task had held and charged: the compensations found both and undid them.
       expect(statuses(run.outcome.steps)).toEqual([
-        'reserve_items:fenced',
-        'charge_payment:fenced',
+        'reserve_items:compensated',
+        'charge_payment:compensated',
         'confirm_reservation:pending',
       ]);
       // Release undoes a confirmed reservation too: the stock comes back with the money.
@@ -93,25 +129,65 @@ describe('checkout, cancelled', () => {
         'reverseCharge',
         'releaseReservation',
       ]);
-      expect(run.details).toContain('compensations ran: reverse_charge, release_reservation');
+      expect(run.details).toContain(
+        'compensations ran: reverse_charge undid charge_payment; release_reservation undid reserve_items',
+      );
     },
   );
 
-  it('while a charge is refused: the refusal is the outcome, as without the cancel', async () => {
+  it('while its last step is retried as a regular activity and then succeeds: everything is undone, the checkout cancelled', async () => {
     const run = await runSaga(env, 'checkout', {
       request: CART,
-      cancel: 'chargePayment',
-      script: { chargePayment: InsufficientFundsError },
+      cancel: { activity: 'confirmReservation', call: 2 },
+      script: { confirmReservation: { failFirst: 1, as: 'unavailable' } },
     });
     expect(run.outcome).toMatchObject({
       status: 'failed',
-      error: { code: 'insufficient_funds', compensations: ['release_reservation'] },
+      error: {
+        code: 'cancelled',
+        message:
+          `the operation was cancelled after confirm_reservation, its last step (cancel requested ${CANCEL_REASON}); ` +
+          'reverse_charge undid charge_payment; release_reservation undid reserve_items',
+        compensations: ['reverse_charge', 'release_reservation'],
+      },
+      cancelRequested: true,
+    });
+    expect(statuses(run.outcome.steps)).toEqual([
+      'reserve_items:compensated',
+      'charge_payment:compensated',
+      'confirm_reservation:completed',
+    ]);
+    expect(activityOrder(run.calls)).toEqual([
+      'reserveItems',
+      'chargePayment',
+      'confirmReservation',
+      'reverseCharge',
+      'releaseReservation',
+    ]);
+    expect(run.scheduled).toEqual(['confirmReservation', 'reverseCharge', 'releaseReservation']);
+  });
+
+  it('while a charge is refused: the operation ends cancelled, and says the charge had been refused', async () => {
+    const run = await runSaga(env, 'checkout', {
+      request: CART,
+      cancel: 'chargePayment',
+      script: { chargePayment: { refuse: 'insufficient_funds' } },
+    });
+    expect(run.outcome).toMatchObject({
+      status: 'failed',
+      error: {
+        code: 'cancelled',
+        message:
+          `cancel requested ${CANCEL_REASON}; before it took hold: insufficient_funds (chargePayment: refused (insufficient_funds)); ` +
+          'release_reservation undid reserve_items',
+        compensations: ['release_reservation'],
+      },
       cancelRequested: true,
     });
     expect(activityOrder(run.calls)).toEqual(['reserveItems', 'chargePayment', 'releaseReservation']);
   });
 
-  it('while a charge keeps failing: it is not cut off but retried to its deadline, then fenced', async () => {
+  it('while a charge keeps failing: it is not cut off but retried to its deadline, then fenced; the operation ends cancelled', async () => {
     const run = await runSaga(env, 'checkout', {
       request: CART,
       cancel: 'chargePayment',
@@ -119,8 +195,9 @@ describe('checkout, cancelled', () => {
     });
     expect(run.outcome).toMatchObject({
       status: 'failed',
-      error: { code: 'payment_unavailable', compensations: ['reverse_charge', 'release_reservation'] },
+      error: { code: 'cancelled', compensations: ['reverse_charge', 'release_reservation'] },
     });
+    expect(run.outcome.status === 'failed' && run.outcome.error.message).toContain('before it took hold: payment_unavailable');
     // Every attempt up to the 60 s deadline ran (back-off 250 ms doubling to 5 s): a cancel does not stop a step.
     expect(run.calls.filter((c) => c.activity === 'chargePayment').length).toBeGreaterThan(10);
     expect(statuses(run.outcome.steps)).toEqual([
@@ -130,16 +207,17 @@ describe('checkout, cancelled', () => {
     ]);
   });
 
-  it('while a compensation runs: the compensation is not cut off', async () => {
+  it('while a compensation runs: the compensation is not cut off, and the operation ends cancelled', async () => {
     const run = await runSaga(env, 'checkout', {
       request: CART,
       cancel: 'releaseReservation',
-      script: { chargePayment: InsufficientFundsError, releaseReservation: { failFirst: 2, as: 'unavailable' } },
+      script: { chargePayment: { refuse: 'insufficient_funds' }, releaseReservation: { failFirst: 2, as: 'unavailable' } },
     });
     expect(run.outcome).toMatchObject({
       status: 'failed',
-      error: { code: 'insufficient_funds', compensations: ['release_reservation'] },
+      error: { code: 'cancelled', compensations: ['release_reservation'] },
     });
+    expect(run.outcome.status === 'failed' && run.outcome.error.message).toContain('before it took hold: insufficient_funds');
     expect(run.calls.filter((c) => c.activity === 'releaseReservation').map((c) => c.attempt)).toEqual([1, 2, 3]);
   });
 });

@@ -4,7 +4,6 @@
 // current details). Deadlines, back-offs and the attention timer pass in server time.
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InsufficientFundsError, OutOfStockError, ReservationExpiredError } from '../../activities/errors.js';
 import { activityOrder, CART, CHARGE, runSaga, startTimeSkipping } from './time-skipping.js';
 
 let env: TestWorkflowEnvironment;
@@ -64,7 +63,7 @@ describe('checkout saga', () => {
 
   describe('a business error', () => {
     it('at reserve_items (out_of_stock): nothing to compensate', async () => {
-      const run = await runSaga(env, 'checkout', { request: CART, script: { reserveItems: OutOfStockError } });
+      const run = await runSaga(env, 'checkout', { request: CART, script: { reserveItems: { refuse: 'out_of_stock' } } });
       expect(run.outcome).toMatchObject({ status: 'failed', error: { code: 'out_of_stock', compensations: [] } });
       expect(statuses(run.outcome.steps)).toEqual([
         'reserve_items:failed',
@@ -76,12 +75,12 @@ describe('checkout saga', () => {
     });
 
     it('at charge_payment (insufficient_funds): releases the reservation only', async () => {
-      const run = await runSaga(env, 'checkout', { request: CART, script: { chargePayment: InsufficientFundsError } });
+      const run = await runSaga(env, 'checkout', { request: CART, script: { chargePayment: { refuse: 'insufficient_funds' } } });
       expect(run.outcome).toMatchObject({
         status: 'failed',
         error: {
           code: 'insufficient_funds',
-          message: 'chargePayment: refused (InsufficientFundsError)',
+          message: 'chargePayment: refused (insufficient_funds); release_reservation undid reserve_items',
           compensations: ['release_reservation'],
         },
       });
@@ -98,7 +97,10 @@ describe('checkout saga', () => {
     });
 
     it('at confirm_reservation (reservation_expired): reverses the charge, then releases the reservation', async () => {
-      const run = await runSaga(env, 'checkout', { request: CART, script: { confirmReservation: ReservationExpiredError } });
+      const run = await runSaga(env, 'checkout', {
+        request: CART,
+        script: { confirmReservation: { refuse: 'reservation_expired' } },
+      });
       const { key } = run.operation;
       expect(run.outcome).toMatchObject({
         status: 'failed',
@@ -176,7 +178,9 @@ describe('checkout saga', () => {
         'reverseCharge',
         'releaseReservation',
       ]);
-      expect(run.details).toContain('compensations ran: reverse_charge, release_reservation');
+      expect(run.details).toContain(
+        'compensations ran: reverse_charge undid charge_payment; release_reservation undid reserve_items',
+      );
       expect(run.memo.steps).toEqual(run.outcome.steps);
     });
   });
@@ -185,7 +189,7 @@ describe('checkout saga', () => {
     it('past attentionAfterMs raises NeedsAttention (memo and search attribute), keeps retrying, and completes', async () => {
       const run = await runSaga(env, 'checkout', {
         request: CART,
-        script: { chargePayment: InsufficientFundsError, releaseReservation: { failFirst: 8, as: 'unavailable' } },
+        script: { chargePayment: { refuse: 'insufficient_funds' }, releaseReservation: { failFirst: 8, as: 'unavailable' } },
         settings: { attentionAfterMs: 60_000 },
       });
       expect(run.outcome).toMatchObject({
@@ -204,7 +208,7 @@ describe('checkout saga', () => {
     it('for less than attentionAfterMs does not raise NeedsAttention', async () => {
       const run = await runSaga(env, 'checkout', {
         request: CART,
-        script: { chargePayment: InsufficientFundsError, releaseReservation: { failFirst: 2, as: 'unavailable' } },
+        script: { chargePayment: { refuse: 'insufficient_funds' }, releaseReservation: { failFirst: 2, as: 'unavailable' } },
         settings: { attentionAfterMs: 60_000 },
       });
       expect(run.outcome).toMatchObject({ status: 'failed', error: { compensations: ['release_reservation'] } });
@@ -216,7 +220,7 @@ describe('checkout saga', () => {
     it('even non-retryably is run again by the workflow until it succeeds', async () => {
       const run = await runSaga(env, 'checkout', {
         request: CART,
-        script: { confirmReservation: ReservationExpiredError, reverseCharge: { failFirst: 3, as: 'non-retryable' } },
+        script: { confirmReservation: { refuse: 'reservation_expired' }, reverseCharge: { failFirst: 3, as: 'non-retryable' } },
       });
       expect(run.outcome).toMatchObject({
         status: 'failed',

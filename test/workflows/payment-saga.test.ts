@@ -2,7 +2,6 @@
 // activities: the step's retries and its deadline pass in server time.
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ChargeFencedError, InsufficientFundsError } from '../../activities/errors.js';
 import { activityOrder, CHARGE, runSaga, startTimeSkipping } from './time-skipping.js';
 
 let env: TestWorkflowEnvironment;
@@ -38,10 +37,10 @@ describe('payment saga', () => {
   });
 
   it('when the bank declines the charge, fails with its code at once and runs no compensation', async () => {
-    const run = await runSaga(env, 'payment', { request: CHARGE, script: { chargePayment: InsufficientFundsError } });
+    const run = await runSaga(env, 'payment', { request: CHARGE, script: { chargePayment: { refuse: 'insufficient_funds' } } });
     expect(run.outcome).toMatchObject({
       status: 'failed',
-      error: { code: 'insufficient_funds', message: 'chargePayment: refused (InsufficientFundsError)', compensations: [] },
+      error: { code: 'insufficient_funds', message: 'chargePayment: refused (insufficient_funds)', compensations: [] },
       steps: [{ name: 'charge_payment', status: 'failed' }],
     });
     expect(run.calls.map((c) => [c.activity, c.attempt])).toEqual([['chargePayment', 1]]);
@@ -70,7 +69,7 @@ describe('payment saga', () => {
   });
 
   it('when the bank refuses the key as already fenced, treats the charge as unknown and reverses it', async () => {
-    const run = await runSaga(env, 'payment', { request: CHARGE, script: { chargePayment: ChargeFencedError } });
+    const run = await runSaga(env, 'payment', { request: CHARGE, script: { chargePayment: { refuse: 'charge_fenced' } } });
     expect(run.outcome).toMatchObject({
       status: 'failed',
       error: { code: 'payment_unavailable', compensations: ['reverse_charge'] },

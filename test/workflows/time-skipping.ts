@@ -2,8 +2,9 @@
 // deadline, retry back-off and attention timer passes in server time (a step's first
 // attempt is local, its retries are regular activities), so a fence at a 60 s deadline or
 // a compensation failing for minutes takes a moment of real time. The workflow code is the
-// bundle the worker runs; only the activities are stand-ins, and they raise the real error
-// classes, so a class name that stops matching its business code fails here. A run may
+// bundle the worker runs; only the activities are stand-ins, and they refuse as the real
+// ones do (a DownstreamRefusal carrying the downstream's problem code), so a step whose
+// definition stops listing a business code fails here. A run may
 // also be cancelled, before its first step or while a given activity runs. (Completion
 // webhooks are tested on the real dev server, test/e2e: their trigger is the server's
 // parent close policy, which this test server does not apply.)
@@ -14,31 +15,33 @@ import proto from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { makeTelemetryFilterString, Runtime, Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
-import { DownstreamUnavailableError } from '../../activities/errors.js';
+import { downstreamRefusal, DownstreamUnavailableError } from '../../activities/errors.js';
 import type { Activities } from '../../activities/index.js';
 import { ensureTemporalTestServer } from '../../scripts/temporal-test-server.js';
+import type { Static } from 'typebox';
 import {
   SearchAttributes,
-  type CheckoutRequest,
   type NotificationInput,
   type OperationOutcome,
   type OperationSettings,
   type OperationType,
-  type PaymentRequest,
   type ProgressMemo,
 } from '../../workflows/contracts.js';
+import type { CheckoutRequest } from '../../workflows/operations/checkout.js';
+import type { PaymentRequest } from '../../workflows/operations/payment.js';
+import type { TransferRequest } from '../../workflows/operations/transfer.js';
 import { operationRef, type OperationRef } from '../../workflows/identity.js';
 
 export type ActivityName = keyof Activities;
 
 /**
  * How a scripted activity answers each attempt: `ok`; `unavailable` (a transient failure
- * on every attempt, so the step runs into its deadline); an error class thrown on every
- * attempt (a business refusal, a fenced key); or a failure for the first `times` attempts
- * (transient, or non-retryable so the workflow itself must run it again), then `ok`.
+ * on every attempt, so the step runs into its deadline); a final refusal with the
+ * downstream's problem code on every attempt (`{ refuse: 'insufficient_funds' }`, a fenced
+ * key); or a failure for the first `failFirst` attempts (transient, or non-retryable so the
+ * workflow itself must run it again), then `ok`.
  */
-export type Answer =
-  'ok' | 'unavailable' | (new (message: string) => Error) | { failFirst: number; as: 'unavailable' | 'non-retryable' };
+export type Answer = 'ok' | 'unavailable' | { refuse: string } | { failFirst: number; as: 'unavailable' | 'non-retryable' };
 
 export interface Call {
   activity: ActivityName;
@@ -73,15 +76,20 @@ export interface SagaRun {
 /** The marker a local activity's outcome is recorded in. */
 const LOCAL_ACTIVITY_MARKER = 'core_local_activity';
 
-/** Where a run is cancelled: before its first step, or while the named activity's first attempt runs. */
-export type CancelAt = 'start' | ActivityName;
+/**
+ * Where a run is cancelled: before its first step; while the named activity's first call
+ * runs; or while its `call`-th call runs (2: the first retry, made as a regular activity
+ * after a local first attempt that failed).
+ */
+export type CancelAt = 'start' | ActivityName | { activity: ActivityName; call: number };
 
 /** The reason the API sends with a cancel, as the saga must show it. */
 export const CANCEL_REASON = 'by tenant acme through the API at 2030-01-01T00:00:00.000Z';
 
 export const SETTINGS: OperationSettings = { stepDeadlineMs: 60_000, attentionAfterMs: 300_000, holdTtlSeconds: 900 };
-export const CHARGE: PaymentRequest = { account: 'acc_alice', amount: 4200, currency: 'EUR' };
-export const CART: CheckoutRequest = { ...CHARGE, items: [{ sku: 'sku_book', quantity: 2 }] };
+export const CHARGE: Static<typeof PaymentRequest> = { account: 'acc_alice', amount: 4200, currency: 'EUR' };
+export const CART: Static<typeof CheckoutRequest> = { ...CHARGE, items: [{ sku: 'sku_book', quantity: 2 }] };
+export const TRANSFER: Static<typeof TransferRequest> = { from: 'acc_alice', to: 'acc_bob', amount: 500, currency: 'EUR' };
 
 const OK: { [A in ActivityName]: Awaited<ReturnType<Activities[A]>> } = {
   reserveItems: { reservationId: 'res_1' },
@@ -90,12 +98,14 @@ const OK: { [A in ActivityName]: Awaited<ReturnType<Activities[A]>> } = {
   reverseCharge: { status: 'reversed', chargeId: 'ch_1', refunded: 4200 },
   releaseReservation: { status: 'released', reservationId: 'res_1' },
   prepareCompletionEvent: { body: '{"type":"operation.succeeded"}' },
+  // A declared call: the bank's answer to a debit or a credit, or to their reversal.
+  callService: { id: 'tx_1', status: 'reversed', replayed: false },
   deliverCompletionEvent: { attempts: 1 },
 };
 
 function scriptedActivities(
   script: Partial<Record<ActivityName, Answer>>,
-  onCall: (activity: ActivityName, attempt: number) => Promise<void>,
+  onCall: (activity: ActivityName) => Promise<void>,
 ): { activities: Activities; calls: Call[] } {
   const calls: Call[] = [];
   async function answer<A extends ActivityName>(
@@ -111,16 +121,36 @@ function scriptedActivities(
       attempt,
       ...(request === undefined ? {} : { request }),
     });
-    await onCall(activity, attempt);
+    await onCall(activity);
     const scripted = script[activity] ?? 'ok';
     const failed = calls.filter((c) => c.activity === activity).length;
     if (scripted === 'unavailable') throw new DownstreamUnavailableError(`${activity}: downstream answered 503`);
-    if (typeof scripted === 'function') throw new scripted(`${activity}: refused (${scripted.name})`);
+    if (typeof scripted === 'object' && 'refuse' in scripted) {
+      throw downstreamRefusal(`${activity}: refused (${scripted.refuse})`, 422, scripted.refuse);
+    }
     if (scripted !== 'ok' && failed <= scripted.failFirst) {
       if (scripted.as === 'unavailable') throw new DownstreamUnavailableError(`${activity}: downstream answered 503`);
       throw ApplicationFailure.nonRetryable(`${activity}: gave up`, 'GaveUp');
     }
-    return OK[activity];
+    return answerOf(activity, target.downstreamKey);
+  }
+  // As the real downstreams keep their ledgers: a forward call that answered leaves an effect
+  // under its key, and a compensation undoes it (reversed, released) or, finding none,
+  // leaves a tombstone (fenced).
+  const effects = new Set<string>();
+  const UNDOES: Partial<Record<ActivityName, ActivityName>> = {
+    reverseCharge: 'chargePayment',
+    releaseReservation: 'reserveItems',
+  };
+  function answerOf<A extends ActivityName>(activity: A, downstreamKey: string | undefined): Awaited<ReturnType<Activities[A]>> {
+    const ok = OK[activity];
+    if (downstreamKey === undefined) return ok;
+    const undoes = UNDOES[activity];
+    if (undoes === undefined) {
+      if (activity !== 'callService') effects.add(`${activity} ${downstreamKey}`);
+      return ok;
+    }
+    return effects.has(`${undoes} ${downstreamKey}`) ? ok : ({ ...ok, status: 'fenced' } as typeof ok);
   }
   const activities: Activities = {
     chargePayment: async (target, charge) => answer('chargePayment', target, charge),
@@ -130,6 +160,7 @@ function scriptedActivities(
     releaseReservation: async (target) => answer('releaseReservation', target),
     prepareCompletionEvent: async (input: NotificationInput) => answer('prepareCompletionEvent', input, input),
     deliverCompletionEvent: async (operation, event) => answer('deliverCompletionEvent', { operation }, event),
+    callService: async (target, call) => answer('callService', target, call),
   };
   return { activities, calls };
 }
@@ -167,7 +198,7 @@ export async function runSaga(
   env: TestWorkflowEnvironment,
   type: OperationType,
   opts: {
-    request: PaymentRequest | CheckoutRequest;
+    request: Record<string, unknown>;
     script?: Partial<Record<ActivityName, Answer>>;
     settings?: Partial<OperationSettings>;
     cancel?: CancelAt;
@@ -183,8 +214,11 @@ export async function runSaga(
       requestId: randomUUID(),
       reason: CANCEL_REASON,
     });
-  const { activities, calls } = scriptedActivities(opts.script ?? {}, async (activity, attempt) => {
-    if (opts.cancel === activity && attempt === 1) await requestCancel();
+  const cancelAt = typeof opts.cancel === 'object' ? opts.cancel : { activity: opts.cancel, call: 1 };
+  const { activities, calls } = scriptedActivities(opts.script ?? {}, async (activity) => {
+    if (cancelAt.activity === activity && calls.filter((c) => c.activity === activity).length === cancelAt.call) {
+      await requestCancel();
+    }
   });
   const worker = await Worker.create({
     connection: env.nativeConnection,
