@@ -33,6 +33,8 @@ const UNIT = [
   'test/reservations/validation.test.ts',
   'test/sandboxes/config.test.ts',
   'test/sandboxes/edge.test.ts',
+  // The bench's report rendered from stored results: no run, no stack.
+  'test/bench/report/full.test.ts',
   'test/chaos/auditor.test.ts',
   'test/chaos/windows.test.ts',
   'test/cli/cancel.test.ts',
