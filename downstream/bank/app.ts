@@ -32,7 +32,10 @@ export function buildApp(deps: BankDeps): SandboxApp {
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
   }).withTypeProvider<TypeBoxTypeProvider>();
   installHttpEdge(app);
-  bindRequestContext(app, [{ prefix: '/charges/', suffixes: ['/reverse', ''] }]);
+  bindRequestContext(app, [
+    { prefix: '/charges/', suffixes: ['/reverse', ''] },
+    { prefix: '/credits/', suffixes: ['/reverse', ''] },
+  ]);
 
   const ledger = new BankLedger(deps.db);
   if (deps.seed ?? true) ledger.seedIfEmpty();
