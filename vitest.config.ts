@@ -22,6 +22,7 @@ const UNIT = [
   'test/bank/charges.test.ts',
   'test/bank/credit-reversal.test.ts',
   'test/bank/credits.test.ts',
+  'test/bank/duplicates.test.ts',
   'test/bank/executor.test.ts',
   'test/bank/faults.test.ts',
   'test/bank/migrations.test.ts',

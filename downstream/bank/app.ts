@@ -37,7 +37,7 @@ export function buildApp(deps: BankDeps): SandboxApp {
     { prefix: '/credits/', suffixes: ['/reverse', ''] },
   ]);
 
-  const ledger = new BankLedger(deps.db);
+  const ledger = new BankLedger(deps.db, { keyTtlMs: deps.keyTtlMs });
   if (deps.seed ?? true) ledger.seedIfEmpty();
   const executor = new IdempotentExecutor(deps.db, { ttlMs: deps.keyTtlMs });
   const faults = new FaultInjector(deps.faults, deps.random);

@@ -108,9 +108,31 @@ export const DEMO_ACCOUNTS: readonly Account[] = [
   { id: 'acc_bob', currency: 'EUR', balance: 2_000 },
 ];
 
+/**
+ * The database refused a second entry moving money in one use of a key. The idempotency
+ * layer should have answered the first one's stored response instead; this is the line
+ * behind it, so reaching it means a bug there. The request's transaction rolls back and
+ * nothing moves.
+ */
+export class DuplicateEntryError extends Error {
+  constructor(noun: string, key: string, keyUse: number) {
+    super(
+      `refused a second ${noun} under key ${key} (use ${keyUse} of the key, whose idempotency record has not expired): the idempotency layer let a duplicate through`,
+    );
+    this.name = 'DuplicateEntryError';
+  }
+}
+
+export interface BankLedgerOptions {
+  /** How long an idempotency key is remembered (KEY_TTL): a key is used again only after it. */
+  keyTtlMs: number;
+  now?: () => number;
+}
+
 /** What sets the two directions apart. */
 interface Direction<S extends 'captured' | 'credited'> {
   table: EntryTable<S | 'reversed' | 'fenced' | 'declined'>;
+  noun: 'charge' | 'credit';
   applied: S;
   idPrefix: string;
   /** The balance change of applying `amount`; its reversal is the opposite. */
@@ -122,15 +144,17 @@ export class BankLedger {
   private readonly charges: Direction<'captured'>;
   private readonly credits: Direction<'credited'>;
   private readonly immediate: <T>(fn: () => T) => T;
+  private readonly keyTtlMs: number;
+  private readonly now: () => number;
 
-  constructor(
-    db: Database.Database,
-    private readonly now: () => number = Date.now,
-  ) {
+  constructor(db: Database.Database, opts: BankLedgerOptions) {
+    if (!(opts.keyTtlMs > 0)) throw new Error('keyTtlMs must be positive');
+    this.keyTtlMs = opts.keyTtlMs;
+    this.now = opts.now ?? Date.now;
     migrate(db);
     this.repo = bankRepository(db);
-    this.charges = { table: this.repo.charges, applied: 'captured', idPrefix: 'ch', sign: -1 };
-    this.credits = { table: this.repo.credits, applied: 'credited', idPrefix: 'cr', sign: 1 };
+    this.charges = { table: this.repo.charges, noun: 'charge', applied: 'captured', idPrefix: 'ch', sign: -1 };
+    this.credits = { table: this.repo.credits, noun: 'credit', applied: 'credited', idPrefix: 'cr', sign: 1 };
     // IMMEDIATE takes the write lock at BEGIN: the row read and the row written belong to
     // the same instant, even with another process on the file.
     const tx = db.transaction((fn: () => unknown) => fn());
@@ -170,11 +194,13 @@ export class BankLedger {
   }
 
   /**
-   * Charges once under `key`; call inside the request's idempotency transaction. A decline
-   * leaves a `declined` row, so a later reversal knows there is nothing to refund.
+   * Charges once under `key`; call inside the request's idempotency transaction, with the
+   * instant its key was claimed. A decline leaves a `declined` row, so a later reversal
+   * knows there is nothing to refund. Throws DuplicateEntryError for a second charge in
+   * one use of the key.
    */
-  charge(key: string, req: ChargeRequest): ChargeOutcome {
-    const outcome = this.enter(this.charges, key, req, (account): InsufficientFunds | undefined =>
+  charge(key: string, req: ChargeRequest, claimedAt: number = this.now()): ChargeOutcome {
+    const outcome = this.enter(this.charges, key, req, claimedAt, (account): InsufficientFunds | undefined =>
       account.balance < req.amount
         ? { kind: 'insufficient_funds', account: req.account, amount: req.amount, currency: req.currency }
         : undefined,
@@ -183,8 +209,8 @@ export class BankLedger {
   }
 
   /** Credits once under `key`; the same contract as `charge`, money moving the other way. */
-  credit(key: string, req: CreditRequest): CreditOutcome {
-    const outcome = this.enter(this.credits, key, req);
+  credit(key: string, req: CreditRequest, claimedAt: number = this.now()): CreditOutcome {
+    const outcome = this.enter(this.credits, key, req, claimedAt);
     return outcome.kind === 'applied' ? { kind: 'credited', credit: outcome.entry } : outcome;
   }
 
@@ -212,12 +238,14 @@ export class BankLedger {
     direction: Direction<S>,
     key: string,
     req: MovementRequest,
+    claimedAt: number,
     declines?: (account: Account) => D | undefined,
   ): { kind: 'applied'; entry: AppliedEntry<S> } | Refusal | D {
-    const createdAt = new Date(this.now()).toISOString();
+    const createdAt = new Date(claimedAt).toISOString();
+    const keyUse = this.keyUseAt(direction, key, claimedAt);
     if (direction.table.latest(key)?.status === 'fenced') return { kind: 'fenced' };
     const decline = <O extends Refusal | D>(outcome: O): O => {
-      direction.table.insert({ key, id: null, ...req, status: 'declined', declineCode: outcome.kind, createdAt });
+      direction.table.insert({ key, id: null, ...req, status: 'declined', declineCode: outcome.kind, createdAt, keyUse });
       return outcome;
     };
     const account = this.repo.getAccount(req.account);
@@ -228,12 +256,32 @@ export class BankLedger {
     const declined = declines?.(account);
     if (declined) return decline(declined);
     const id = `${direction.idPrefix}_${randomBytes(12).toString('hex')}`;
+    // The entry first, then the balance: a refused duplicate leaves the balance alone even
+    // when a caller runs this outside a transaction.
+    try {
+      direction.table.insert({ key, id, ...req, status: direction.applied, declineCode: null, createdAt, keyUse });
+    } catch (err) {
+      if ((err as { code?: unknown }).code === 'SQLITE_CONSTRAINT_UNIQUE') {
+        throw new DuplicateEntryError(direction.noun, key, keyUse);
+      }
+      throw err;
+    }
     this.repo.addToBalance(req.account, direction.sign * req.amount);
-    direction.table.insert({ key, id, ...req, status: direction.applied, declineCode: null, createdAt });
     return {
       kind: 'applied',
       entry: { id, key, account: req.account, amount: req.amount, currency: req.currency, status: direction.applied, createdAt },
     };
+  }
+
+  /**
+   * Which use of `key` an entry made at `at` belongs to. The key's idempotency record lives
+   * KEY_TTL from its claim; an entry that moved money less than that before `at` belongs to
+   * the use still running, so a second one beside it is a duplicate the index refuses.
+   */
+  private keyUseAt<S extends 'captured' | 'credited'>(direction: Direction<S>, key: string, at: number): number {
+    const moved = direction.table.latestMoved(key);
+    if (!moved) return 1;
+    return at - Date.parse(moved.createdAt) >= this.keyTtlMs ? moved.keyUse + 1 : moved.keyUse;
   }
 
   private undo<S extends 'captured' | 'credited'>(
@@ -252,6 +300,8 @@ export class BankLedger {
         status: 'fenced',
         declineCode: null,
         createdAt: now,
+        // A key with no rows at all is in its first use.
+        keyUse: 1,
       });
       return { id: null, status: 'fenced', amount: 0, changed: true };
     }

@@ -59,6 +59,30 @@ const STEPS: ReadonlyArray<(db: Database.Database) => void> = [
       );
       CREATE INDEX credits_key ON credits (key, seq);
     `),
+  // 3. One entry that moved money per use of a key, enforced by the database itself, so
+  //    that not even a bug in the idempotency layer (an effect run twice, a key forgotten
+  //    early, the effect and the stored answer committed apart) can move money twice under
+  //    one key. A key is used again only once its idempotency record has expired
+  //    (KEY_TTL); `key_use` counts those uses, 1 for the first. Declines and tombstones
+  //    move nothing and stay outside the index, so fences and reversals work as before.
+  //    Rows already there are numbered in order: several entries that moved money under
+  //    one key can only be earlier uses, since nothing refused a duplicate until now.
+  (db) => {
+    for (const [table, idColumn] of [
+      ['charges', 'charge_id'],
+      ['credits', 'credit_id'],
+    ] as const) {
+      db.exec(`
+        ALTER TABLE ${table} ADD COLUMN key_use INTEGER NOT NULL DEFAULT 1 CHECK (key_use >= 1);
+        UPDATE ${table} SET key_use = (
+          SELECT count(*) FROM ${table} AS earlier
+          WHERE earlier.key = ${table}.key AND earlier.${idColumn} IS NOT NULL AND earlier.seq <= ${table}.seq
+        )
+        WHERE ${idColumn} IS NOT NULL;
+        CREATE UNIQUE INDEX ${table}_moved_once_per_key_use ON ${table} (key, key_use) WHERE ${idColumn} IS NOT NULL;
+      `);
+    }
+  },
 ];
 
 /** Brings the file up to this build's schema; safe to call at every start, from several processes. */

@@ -27,6 +27,8 @@ export interface EntryRow<S extends string> {
   declineCode: string | null;
   createdAt: string;
   reversedAt: string | null;
+  /** Which use of the key the row belongs to: 1, then one more each time the key is used again after it expired. */
+  keyUse: number;
 }
 
 export type NewEntry<S extends string> = Omit<EntryRow<S>, 'seq' | 'reversedAt'>;
@@ -35,6 +37,9 @@ export type NewEntry<S extends string> = Omit<EntryRow<S>, 'seq' | 'reversedAt'>
 export interface EntryTable<S extends string> {
   /** The key's current state: a key may carry several rows once its idempotency record expired and it was used again. */
   latest(key: string): EntryRow<S> | undefined;
+  /** The key's latest entry that moved money (reversed since or not). */
+  latestMoved(key: string): EntryRow<S> | undefined;
+  /** Throws SQLITE_CONSTRAINT_UNIQUE for a second entry moving money in one use of a key. */
   insert(entry: NewEntry<S>): void;
   markReversed(seq: number, at: string): void;
 }
@@ -46,19 +51,23 @@ const ENTRY_TABLES = {
 
 function entryTable<S extends string>(db: Database.Database, table: keyof typeof ENTRY_TABLES): EntryTable<S> {
   const idColumn = ENTRY_TABLES[table];
-  const latest = db.prepare<[string], EntryRow<S>>(
-    `SELECT seq, key, ${idColumn} AS id, account, amount, currency, status, decline_code AS declineCode,
-            created_at AS createdAt, reversed_at AS reversedAt
-     FROM ${table} WHERE key = ? ORDER BY seq DESC LIMIT 1`,
+  const columns = `seq, key, ${idColumn} AS id, account, amount, currency, status, decline_code AS declineCode,
+                   created_at AS createdAt, reversed_at AS reversedAt, key_use AS keyUse`;
+  const latest = db.prepare<[string], EntryRow<S>>(`SELECT ${columns} FROM ${table} WHERE key = ? ORDER BY seq DESC LIMIT 1`);
+  const latestMoved = db.prepare<[string], EntryRow<S>>(
+    `SELECT ${columns} FROM ${table} WHERE key = ? AND ${idColumn} IS NOT NULL ORDER BY seq DESC LIMIT 1`,
   );
-  const insert = db.prepare<[string, string | null, string | null, number | null, string | null, S, string | null, string]>(
-    `INSERT INTO ${table} (key, ${idColumn}, account, amount, currency, status, decline_code, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+  const insert = db.prepare<
+    [string, string | null, string | null, number | null, string | null, S, string | null, string, number]
+  >(
+    `INSERT INTO ${table} (key, ${idColumn}, account, amount, currency, status, decline_code, created_at, key_use)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const markReversed = db.prepare<[string, number]>(`UPDATE ${table} SET status = 'reversed', reversed_at = ? WHERE seq = ?`);
   return {
     latest: (key) => latest.get(key),
-    insert: (e) => void insert.run(e.key, e.id, e.account, e.amount, e.currency, e.status, e.declineCode, e.createdAt),
+    latestMoved: (key) => latestMoved.get(key),
+    insert: (e) => void insert.run(e.key, e.id, e.account, e.amount, e.currency, e.status, e.declineCode, e.createdAt, e.keyUse),
     markReversed: (seq, at) => void markReversed.run(at, seq),
   };
 }

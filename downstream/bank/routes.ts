@@ -75,8 +75,11 @@ interface EntryRoutes {
   /** The noun in messages and the code of a missing entry (`charge_not_found`). */
   noun: 'charge' | 'credit';
   schemas: { request: TSchema; applied: TSchema; view: TSchema; reversal: TSchema };
-  /** Inside the key's transaction: the balance change and its stored answer commit together. */
-  apply(key: string, req: MovementRequest): EffectResponse;
+  /**
+   * Inside the key's transaction, with the instant the key was claimed: the balance change
+   * and its stored answer commit together.
+   */
+  apply(key: string, req: MovementRequest, claimedAt: number): EffectResponse;
   read(key: string): object | undefined;
   reverse(key: string): ReversalOutcome<object>;
 }
@@ -108,7 +111,7 @@ export function registerBankRoutes(
     path: '/charges',
     noun: 'charge',
     schemas: { request: ChargeRequestSchema, applied: CapturedChargeSchema, view: ChargeViewSchema, reversal: ReversalSchema },
-    apply: (key, req) => chargeAnswer(ledger.charge(key, req)),
+    apply: (key, req, claimedAt) => chargeAnswer(ledger.charge(key, req, claimedAt)),
     read: (key) => ledger.getCharge(key),
     reverse: (key) => ledger.reverseCharge(key),
   });
@@ -116,7 +119,7 @@ export function registerBankRoutes(
     path: '/credits',
     noun: 'credit',
     schemas: { request: CreditRequestSchema, applied: CreditSchema, view: CreditViewSchema, reversal: CreditReversalSchema },
-    apply: (key, req) => creditAnswer(ledger.credit(key, req)),
+    apply: (key, req, claimedAt) => creditAnswer(ledger.credit(key, req, claimedAt)),
     read: (key) => ledger.getCredit(key),
     reverse: (key) => ledger.reverseCredit(key),
   });
@@ -140,7 +143,7 @@ function registerEntryRoutes(app: SandboxApp, executor: IdempotentExecutor, faul
         key,
         endpoint: `POST ${entry.path}`,
         body,
-        effect: () => entry.apply(key, body),
+        effect: (claimedAt) => entry.apply(key, body, claimedAt),
         beforeCommit: () => faults.beforeCommit(),
         afterCommit: () => faults.afterCommit(request.log, { key }),
       });

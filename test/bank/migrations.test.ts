@@ -41,16 +41,29 @@ const FIRST_SCHEMA = `
   CREATE INDEX charges_key ON charges (key, seq);
 `;
 
-/** A first-build bank.db holding an account, a captured charge and a tombstone. */
-function firstBuildFile(dir: string, keys: { captured: string; fenced: string }): void {
+/**
+ * A first-build bank.db holding an account, a captured charge, a tombstone, and a key used
+ * twice (its idempotency record expired in between): two charges under one key.
+ */
+function firstBuildFile(dir: string, keys: { captured: string; fenced: string; reused: string }): void {
   const db = openDatabase(join(dir, 'bank.db'));
   db.exec(FIRST_SCHEMA);
   db.prepare(`INSERT INTO accounts VALUES ('acc_old', 'EUR', 700), ('acc_alice', 'EUR', 1000000)`).run();
   db.prepare(
     `INSERT INTO charges (key, charge_id, account, amount, currency, status, created_at)
-     VALUES (?, 'ch_old', 'acc_old', 300, 'EUR', 'captured', '2030-01-01T00:00:00.000Z')`,
+     VALUES (?, 'ch_old', 'acc_old', 300, 'EUR', 'captured', '2020-01-01T00:00:00.000Z')`,
   ).run(keys.captured);
-  db.prepare(`INSERT INTO charges (key, status, created_at) VALUES (?, 'fenced', '2030-01-01T00:00:01.000Z')`).run(keys.fenced);
+  db.prepare(`INSERT INTO charges (key, status, created_at) VALUES (?, 'fenced', '2020-01-01T00:00:01.000Z')`).run(keys.fenced);
+  const reused = db.prepare(
+    `INSERT INTO charges (key, charge_id, account, amount, currency, status, created_at)
+     VALUES (?, ?, 'acc_alice', ?, 'EUR', 'captured', ?)`,
+  );
+  reused.run(keys.reused, 'ch_first_use', 10, '2020-01-01T00:00:00.000Z');
+  db.prepare(
+    `INSERT INTO charges (key, account, amount, currency, status, decline_code, created_at)
+     VALUES (?, 'acc_alice', 10, 'USD', 'declined', 'currency_mismatch', '2020-01-09T00:00:00.000Z')`,
+  ).run(keys.reused);
+  reused.run(keys.reused, 'ch_second_use', 20, '2020-01-10T00:00:00.000Z');
   expect(db.pragma('user_version', { simple: true })).toBe(0);
   db.close();
 }
@@ -58,7 +71,7 @@ function firstBuildFile(dir: string, keys: { captured: string; fenced: string })
 describe('migrations', () => {
   it('a first-build bank.db keeps its balances, charges and fences, and gains credits that may overdraw', async () => {
     const dir = tempDir();
-    const keys = { captured: uniqueKey(), fenced: uniqueKey() };
+    const keys = { captured: uniqueKey(), fenced: uniqueKey(), reused: uniqueKey() };
     firstBuildFile(dir, keys);
 
     const bank = await startBank({ dir });
@@ -80,6 +93,22 @@ describe('migrations', () => {
       expect((await bank.charge(uniqueKey(), { account: 'acc_old', amount: 1_050, currency: 'EUR' })).status).toBe(201);
       expect((await bank.reverse('credits', credit)).body).toMatchObject({ status: 'reversed', reclaimed: 50 });
       expect(bank.balance('acc_old')).toBe(-50);
+
+      // The key used twice before: each use numbered, and the latest is what GET shows.
+      expect(
+        bank.db.prepare('SELECT charge_id AS id, key_use AS keyUse FROM charges WHERE key = ? ORDER BY seq').all(keys.reused),
+      ).toEqual([
+        { id: 'ch_first_use', keyUse: 1 },
+        { id: null, keyUse: 1 },
+        { id: 'ch_second_use', keyUse: 2 },
+      ]);
+      expect((await bank.call('GET', `/charges/${encodeURIComponent(keys.reused)}`)).body).toMatchObject({
+        chargeId: 'ch_second_use',
+      });
+      // Used again today, long after its last use expired: a third use.
+      const third = await bank.charge(keys.reused, { account: 'acc_alice', amount: 1, currency: 'EUR' });
+      expect(third.status).toBe(201);
+      expect(bank.db.prepare('SELECT max(key_use) AS n FROM charges WHERE key = ?').get(keys.reused)).toEqual({ n: 3 });
     } finally {
       await bank.close();
     }
