@@ -20,8 +20,12 @@ const UNIT = [
   // The sandboxes in this process, on their own SQLite files: nothing there speaks to
   // Temporal (their server tests spawn the process: stack tier).
   'test/bank/charges.test.ts',
+  'test/bank/credit-reversal.test.ts',
+  'test/bank/credits.test.ts',
+  'test/bank/duplicates.test.ts',
   'test/bank/executor.test.ts',
   'test/bank/faults.test.ts',
+  'test/bank/migrations.test.ts',
   'test/bank/reversal.test.ts',
   'test/bank/ttl.test.ts',
   'test/bank/validation.test.ts',
