@@ -21,7 +21,7 @@ import { ensurePeersInstalled } from './peers/install.js';
 import { startPeer } from './peers/supervised.js';
 import { clockHealth } from './proc.js';
 import { summarizeProfiles } from './profile.js';
-import { markdownReport } from './report.js';
+import { markdownReport } from './report/index.js';
 import { computeRatios, computeVerdicts, resultsJson, type BenchResults, type PeerInfo } from './results.js';
 import { runAblation } from './scenarios/ablation.js';
 import { runContention } from './scenarios/contention.js';

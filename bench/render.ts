@@ -3,7 +3,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { latencyChartSvg, renderPng } from './chart.js';
-import { markdownReport } from './report.js';
+import { markdownReport } from './report/index.js';
 import { computeRatios, computeVerdicts, resultsJson, type BenchResults } from './results.js';
 
 const file = process.argv[2];

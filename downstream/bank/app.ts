@@ -32,9 +32,12 @@ export function buildApp(deps: BankDeps): SandboxApp {
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
   }).withTypeProvider<TypeBoxTypeProvider>();
   installHttpEdge(app);
-  bindRequestContext(app, [{ prefix: '/charges/', suffixes: ['/reverse', ''] }]);
+  bindRequestContext(app, [
+    { prefix: '/charges/', suffixes: ['/reverse', ''] },
+    { prefix: '/credits/', suffixes: ['/reverse', ''] },
+  ]);
 
-  const ledger = new BankLedger(deps.db);
+  const ledger = new BankLedger(deps.db, { keyTtlMs: deps.keyTtlMs });
   if (deps.seed ?? true) ledger.seedIfEmpty();
   const executor = new IdempotentExecutor(deps.db, { ttlMs: deps.keyTtlMs });
   const faults = new FaultInjector(deps.faults, deps.random);

@@ -39,8 +39,9 @@ export interface ExecuteRequest {
   /**
    * Runs inside the transaction. Return business outcomes (they are stored and replayed);
    * throw only for failures that must leave no trace (the transaction rolls back).
+   * `claimedAt` is when the key was claimed, on the clock the key's TTL is measured by.
    */
-  effect: () => EffectResponse;
+  effect: (claimedAt: number) => EffectResponse;
   /** Awaited after the key is marked in flight and before the transaction (faults). */
   beforeCommit?: () => Promise<void>;
   /** Called after the transaction committed an effect, before it is answered (faults). */
@@ -128,7 +129,7 @@ export class IdempotentExecutor {
         return { status: row.status, contentType: row.content_type, payload: row.body, replayed: true };
       }
       claim.run(req.key, req.endpoint, fingerprint, now);
-      const response = req.effect();
+      const response = req.effect(now);
       const contentType = response.status >= 400 ? PROBLEM_CONTENT_TYPE : 'application/json';
       const payload = JSON.stringify(response.body);
       store.run(response.status, contentType, payload, req.key);

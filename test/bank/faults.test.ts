@@ -163,6 +163,112 @@ describe('fault injection (SANDBOX_FAULTS=1)', () => {
   });
 });
 
+describe('fault injection on credits and their reversals', () => {
+  it('when the response to a credit is dropped after commit, the credit stands once and the retry replays it', async () => {
+    const account = await fresh({ dropResponseAfterCommit: 1 });
+    const key = uniqueKey('credit');
+    const body = { account, amount: 600, currency: 'EUR' };
+
+    const lost = await networkError(bank.credit(key, body));
+
+    expect(lost).toMatch(/ECONNRESET|UND_ERR_SOCKET|EPIPE/);
+    expect(bank.balance(account)).toBe(10_600);
+    expect(bank.creditRows(key)).toMatchObject([{ status: 'credited', amount: 600 }]);
+    const retry = await bank.credit(key, body);
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    expect(retry.body).toMatchObject({ key, amount: 600, status: 'credited', id: bank.creditRows(key)[0]!.credit_id });
+    expect(bank.balance(account)).toBe(10_600);
+  });
+
+  it('drops a committed credit reversal too; the retried reversal answers the same, taking back once', async () => {
+    const account = await fresh();
+    const key = uniqueKey('credit');
+    const credited = await bank.credit(key, { account, amount: 500, currency: 'EUR' });
+    await bank.putFaults({ dropResponseAfterCommit: 1 });
+
+    const lost = await networkError(bank.reverse('credits', key));
+    const retry = await bank.reverse('credits', key);
+
+    expect(lost).toMatch(/ECONNRESET|UND_ERR_SOCKET|EPIPE/);
+    expect(retry.status).toBe(200);
+    expect(retry.body).toEqual({ key, creditId: credited.body.id, status: 'reversed', reclaimed: 500 });
+    expect(bank.balance(account)).toBe(10_000);
+  });
+
+  it('drops a committed fence; the retry still answers fenced and the late credit is refused', async () => {
+    const account = await fresh({ dropResponseAfterCommit: 1 });
+    const key = uniqueKey('credit');
+
+    const lost = await networkError(bank.reverse('credits', key));
+    const retry = await bank.reverse('credits', key);
+
+    expect(lost).toMatch(/ECONNRESET|UND_ERR_SOCKET|EPIPE/);
+    expect(retry.body).toEqual({ key, creditId: null, status: 'fenced', reclaimed: 0 });
+    await bank.putFaults({ dropResponseAfterCommit: 0 });
+    expectProblem(await bank.credit(key, { account, amount: 1, currency: 'EUR' }), 410, 'credit_fenced');
+    expect(bank.creditRows(key)).toHaveLength(1);
+    expect(bank.balance(account)).toBe(10_000);
+  });
+
+  it('when failBeforeCommit fires, a credit and a credit reversal answer 503 and do nothing; the key stays usable', async () => {
+    const account = await fresh({ failBeforeCommit: 1 });
+    const key = uniqueKey('credit');
+    const body = { account, amount: 100, currency: 'EUR' };
+
+    expectProblem(await bank.credit(key, body), 503, 'injected_failure');
+    expectProblem(await bank.reverse('credits', key), 503, 'injected_failure');
+
+    expect(bank.balance(account)).toBe(10_000);
+    expect(bank.creditRows(key)).toEqual([]);
+    expect(bank.keyRows(key)).toBe(0);
+    await bank.putFaults({ failBeforeCommit: 0 });
+    const retry = await bank.credit(key, body);
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get('idempotent-replayed')).toBe('false');
+    expect(bank.balance(account)).toBe(10_100);
+  });
+
+  it('when down, credits and credit reversals get a connection error and nothing happens; reads still answer', async () => {
+    const account = await fresh({ down: true });
+    const key = uniqueKey('credit');
+
+    const credit = await networkError(bank.credit(key, { account, amount: 100, currency: 'EUR' }));
+    const reverse = await networkError(bank.reverse('credits', key));
+
+    expect(credit).toMatch(/ECONNRESET|UND_ERR_SOCKET|EPIPE/);
+    expect(reverse).toMatch(/ECONNRESET|UND_ERR_SOCKET|EPIPE/);
+    expectProblem(await bank.call('GET', `/credits/${encodeURIComponent(key)}`), 404, 'credit_not_found');
+    expect(bank.creditRows(key)).toEqual([]);
+    expect(bank.keyRows(key)).toBe(0);
+    await bank.putFaults({ down: false });
+    expect((await bank.credit(key, { account, amount: 100, currency: 'EUR' })).status).toBe(201);
+  });
+
+  it('delays credits and their reversals but never their reads; a second request for a delayed key gets 409', async () => {
+    const account = await fresh({ delayMs: 400 });
+    const key = uniqueKey('credit');
+    const body = { account, amount: 100, currency: 'EUR' };
+
+    const started = Date.now();
+    const slow = bank.credit(key, body);
+    await sleep(100);
+    const concurrent = await bank.credit(key, body);
+    const read = await bank.call('GET', `/credits/${encodeURIComponent(key)}`);
+    const readAt = Date.now() - started;
+    const first = await slow;
+    const reversal = await bank.reverse('credits', key);
+
+    expectProblem(concurrent, 409, 'request_in_progress');
+    expectProblem(read, 404, 'credit_not_found');
+    expect(readAt).toBeLessThan(400);
+    expect(first.status).toBe(201);
+    expect(reversal.body).toMatchObject({ status: 'reversed', reclaimed: 100 });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(800);
+    expect(bank.balance(account)).toBe(10_000);
+  });
+});
+
 describe('shutting down', () => {
   it('ends injected delays at once with 503 shutting_down, nothing charged', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'retrysafe-bank-'));

@@ -1,5 +1,6 @@
 // Test harness for the sandbox bank: a real SQLite file in a fresh temp dir and the real
 // app listening on 127.0.0.1, port 0, spoken to with fetch.
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,9 +21,15 @@ export interface Bank {
   /** JSON request; `key` sets Idempotency-Key (as is, so tests can send bad ones). */
   call: Call;
   charge(key: string, body: unknown): Promise<Answer>;
+  credit(key: string, body: unknown): Promise<Answer>;
+  /** POST /charges/{key}/reverse or /credits/{key}/reverse, the key percent-encoded. */
+  reverse(kind: 'charges' | 'credits', key: string): Promise<Answer>;
   balance(account: string): number;
+  /** Opens an account with a fresh id; returns the id. */
+  openAccount(balance: number, currency?: string): Promise<string>;
   /** Ledger rows for a key, oldest first. */
   chargeRows(key: string): { status: string; amount: number | null; charge_id: string | null }[];
+  creditRows(key: string): { status: string; amount: number | null; credit_id: string | null }[];
   keyRows(key: string): number;
   putFaults(faults: Record<string, unknown>): Promise<Answer>;
 }
@@ -51,13 +58,27 @@ export async function startBank(
     dbPath,
     call,
     charge: (key, body) => call('POST', '/charges', { key, body }),
+    credit: (key, body) => call('POST', '/credits', { key, body }),
+    reverse: (kind, key) => call('POST', `/${kind}/${encodeURIComponent(key)}/reverse`),
     balance: (account) =>
       (db.prepare('SELECT balance FROM accounts WHERE id = ?').get(account) as { balance: number } | undefined)?.balance ?? NaN,
+    openAccount: async (balance, currency = 'EUR') => {
+      const id = `acc_${randomUUID()}`;
+      const res = await call('POST', '/accounts', { body: { id, currency, balance } });
+      if (res.status !== 201) throw new Error(`could not open ${id}: ${res.text}`);
+      return id;
+    },
     chargeRows: (key) =>
       db.prepare('SELECT status, amount, charge_id FROM charges WHERE key = ? ORDER BY seq').all(key) as {
         status: string;
         amount: number | null;
         charge_id: string | null;
+      }[],
+    creditRows: (key) =>
+      db.prepare('SELECT status, amount, credit_id FROM credits WHERE key = ? ORDER BY seq').all(key) as {
+        status: string;
+        amount: number | null;
+        credit_id: string | null;
       }[],
     keyRows: (key) => (db.prepare('SELECT count(*) AS n FROM idempotency_keys WHERE key = ?').get(key) as { n: number }).n,
     putFaults: (faults) => call('PUT', '/_faults', { body: faults }),

@@ -11,7 +11,7 @@ afterAll(async () => {
 
 const good = { account: 'acc_alice', amount: 1250, currency: 'EUR' };
 
-describe('the charge body', () => {
+describe.each(['/charges', '/credits'])('the %s body', (path) => {
   it.each([
     ['a string amount', { ...good, amount: '1250' }, 'amount'],
     ['a negative amount', { ...good, amount: -5 }, 'amount'],
@@ -21,11 +21,22 @@ describe('the charge body', () => {
     ['an unknown field', { ...good, description: 'x' }, 'description'],
     ['a missing field', { account: 'acc_alice', amount: 1 }, 'currency'],
     ['an empty account', { ...good, account: '' }, 'account'],
+    ['an over-long account', { ...good, account: 'a'.repeat(129) }, 'account'],
+    ['an amount past 2^53 - 1', { ...good, amount: 2 ** 53 }, 'amount'],
+    ['a null currency', { ...good, currency: null }, 'currency'],
   ])('%s → 400 invalid_request naming the field', async (_name, body, field) => {
     const key = uniqueKey();
-    const res = await bank.charge(key, body);
+    const res = await bank.call('POST', path, { key, body });
     const problem = expectProblem(res, 400, 'invalid_request');
     expect(problem.errors).toEqual(expect.arrayContaining([expect.objectContaining({ field, message: expect.any(String) })]));
+    expect(bank.keyRows(key)).toBe(0);
+  });
+
+  it('a body that is not JSON, or no body at all → 400 invalid_request, key unused', async () => {
+    const key = uniqueKey();
+    expectProblem(await bank.call('POST', path, { key, raw: '{"account":' }), 400, 'invalid_request');
+    expectProblem(await bank.call('POST', path, { key }), 400, 'invalid_request');
+    expectProblem(await bank.call('POST', path, { key, body: [] }), 400, 'invalid_request');
     expect(bank.keyRows(key)).toBe(0);
   });
 });

@@ -1,0 +1,64 @@
+// Sections 1–2: each of retrysafe's operations against the bare workflow with as many
+// no-op activities, at every concurrency, and the errors any scenario of the run met.
+import { find } from '../results.js';
+import type { Section } from './context.js';
+import { activities, n1, n2, pct, table } from './format.js';
+import { OPERATIONS } from './kinds.js';
+
+export const newOperations: Section = ({ r, cs }) => {
+  const out = ['## 1–2. New operations vs bare Temporal', ''];
+  out.push(
+    'End-to-end latency from the first POST to the terminal answer (`Prefer` not sent: the API waits up to 10 s, ' +
+      'a 202 would be followed by GETs until terminal); the bare workflow is `client.workflow.execute()` ' +
+      '(start + result) from the bench process, on its own task queue and worker process with the same worker options.',
+  );
+  for (const op of OPERATIONS) {
+    out.push('');
+    out.push(`### ${op.own} vs bare workflow with ${activities(op.activities, 'no-op ')}`);
+    out.push('');
+    out.push(
+      table(
+        [
+          'c',
+          'R1',
+          'R2 p50',
+          'R2 p99',
+          `${op.own} ops/s`,
+          'bare ops/s',
+          `${op.own} p50 / p95 / p99 ms`,
+          'bare p50 / p95 / p99 ms',
+          'n (each)',
+          'errors',
+          '202s',
+          '503s retried',
+        ],
+        cs.map((c) => {
+          const s = find(r.scenarios, op.own, c);
+          const b = find(r.scenarios, op.bare, c);
+          const row = r.ratios.find((x) => x.concurrency === c)!;
+          return [
+            c,
+            n2(row[op.ratios.r1]),
+            n2(row[op.ratios.r2p50]),
+            n2(row[op.ratios.r2p99]),
+            n1(s?.steadyOpsPerSec ?? Number.NaN),
+            n1(b?.steadyOpsPerSec ?? Number.NaN),
+            pct(s),
+            pct(b),
+            `${s?.ops ?? 0} / ${b?.ops ?? 0}`,
+            `${s?.errors ?? 0} / ${b?.errors ?? 0}`,
+            s?.answered202 ?? 0,
+            s?.retried503 ?? 0,
+          ];
+        }),
+      ),
+    );
+  }
+  const errs = r.scenarios.filter((s) => s.errors > 0);
+  if (errs.length) {
+    out.push('');
+    out.push('Errors: ' + errs.map((s) => `${s.kind} c=${s.concurrency}: ${s.errorSamples.join('; ')}`).join(' · '));
+  }
+  out.push('');
+  return out;
+};
