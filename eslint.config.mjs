@@ -24,9 +24,9 @@ export default tseslint.config(
         {
           patterns: [
             {
-              regex: '^(?!@temporalio/(workflow|common)$|\\./|\\.\\./activities/).*',
+              regex: '^(?!@temporalio/(workflow|common)$|typebox$|\\./|\\.\\./activities/).*',
               message:
-                'Workflow code must be deterministic: import only @temporalio/workflow, @temporalio/common, ./contracts and activity types.',
+                'Workflow code must be deterministic: import only @temporalio/workflow, @temporalio/common, typebox (schemas), workflows/ and activity types.',
             },
           ],
         },
@@ -43,6 +43,23 @@ export default tseslint.config(
         'error',
         { object: 'Date', property: 'now', message: 'Use workflow time via sleep/condition, or pass time in.' },
         { object: 'Math', property: 'random', message: 'Use uuid4() from @temporalio/workflow.' },
+      ],
+    },
+  },
+  {
+    // Definitions one folder down import the workflow modules beside them (../definition.js), nothing further up.
+    files: ['workflows/operations/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(?!typebox$|\\./|\\.\\./(?!\\.\\./)).*',
+              message: 'An operation definition is plain data: import only typebox and the workflow modules beside it.',
+            },
+          ],
+        },
       ],
     },
   },

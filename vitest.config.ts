@@ -61,6 +61,7 @@ const UNIT = [
   'test/cli/usage.test.ts',
   'test/cli/webhooks.test.ts',
   'test/client/backoff.test.ts',
+  'test/client/generated.test.ts',
   'test/client/cancel.test.ts',
   'test/client/keys.test.ts',
   'test/client/types.test.ts',

@@ -2,10 +2,20 @@
 // sagas: the same request, the same keys (`<tenant>/<key>/reserve`, `<tenant>/<key>/charge`,
 // derived in retrysafe's own identity module), the same outcome shape and error codes.
 // Plain data and pure functions: no engine, no I/O.
-import type { CheckoutRequest, CompensationName, StepName } from '../../workflows/contracts.js';
+import type { Static } from 'typebox';
+import type { CompensationName, StepName } from '../../workflows/contracts.js';
 import { downstreamKey, operationRef } from '../../workflows/identity.js';
+import { checkout, type CheckoutRequest as CheckoutSchema } from '../../workflows/operations/checkout.js';
 
-export type { CheckoutRequest, CompensationName, StepName };
+export type CheckoutRequest = Static<typeof CheckoutSchema>;
+export type { CompensationName, StepName };
+
+/** A step of retrysafe's checkout definition, by name. */
+function step(name: StepName) {
+  const found = checkout.steps.find((s) => s.name === name);
+  if (!found) throw new Error(`the checkout definition has no step ${name}`);
+  return found;
+}
 
 /** The bench runs every engine as retrysafe runs without API keys: one tenant. */
 export const TENANT = 'default';
@@ -34,15 +44,17 @@ export interface CheckoutKeys {
 }
 
 export function checkoutKeys(id: string): CheckoutKeys {
-  return { operationId: id, reserve: downstreamKey(id, 'reserve_items'), charge: downstreamKey(id, 'charge_payment') };
+  return {
+    operationId: id,
+    reserve: downstreamKey(id, step('reserve_items').keySuffix),
+    charge: downstreamKey(id, step('charge_payment').keySuffix),
+  };
 }
 
-/** Code of a checkout whose step could not be reconciled before its deadline. */
-const UNAVAILABLE_CODE: Record<StepName, string> = {
-  reserve_items: 'inventory_unavailable',
-  charge_payment: 'payment_unavailable',
-  confirm_reservation: 'inventory_unavailable',
-};
+/** Code of a checkout whose step could not be reconciled before its deadline: the definition's. */
+function unavailableCode(name: StepName): string {
+  return step(name).unavailableCode ?? checkout.unavailableCode;
+}
 
 /** Business outcomes the sandboxes answer with: final, and the step took no effect. */
 export const BUSINESS_CODES = new Set([
@@ -95,6 +107,6 @@ export function succeeded(result: { chargeId: string; reservationId: string }): 
 }
 
 export function failed(failure: StepFailure, compensations: CompensationName[]): CheckoutOutcome {
-  const code = failure.businessCode ?? UNAVAILABLE_CODE[failure.step];
+  const code = failure.businessCode ?? unavailableCode(failure.step);
   return { type: 'checkout', status: 'failed', error: { code, message: failure.message, compensations } };
 }

@@ -10,6 +10,7 @@ import { fingerprint } from '../../client/api/fingerprint.js';
 import { workflowStartOptions } from '../../client/api/start-options.js';
 import { DEFAULT_HOLD_TTL_SECONDS } from '../../client/api/config.js';
 import type { OperationSettings } from '../../workflows/contracts.js';
+import { builtInRegistry } from '../../workflows/registry.js';
 import { operationRef } from '../../workflows/identity.js';
 import { closedLoop } from '../load.js';
 import { median } from '../stats.js';
@@ -60,6 +61,7 @@ export function peerCheckout(ctx: BenchContext, target: PeerTarget, tag: string)
 function apiStart(type: 'payment' | 'checkout', key: string, taskQueue: string) {
   const request: Record<string, unknown> = type === 'payment' ? paymentBody() : checkoutBody();
   return workflowStartOptions(
+    builtInRegistry.get(type)!,
     operationRef(TENANT, key),
     { type, fingerprint: fingerprint(type, request), request },
     SETTINGS,

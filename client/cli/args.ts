@@ -4,43 +4,16 @@ import { InvalidArgumentError } from 'commander';
 import ms from 'ms';
 import { isValidKey, MAX_KEY_LENGTH } from '../lib/keys.js';
 
-// The set the API checks against: the ISO 4217 codes this runtime knows.
-const CURRENCIES: ReadonlySet<string> = new Set(Intl.supportedValuesOf('currency'));
-
-export function parseAmount(raw: string): number {
-  if (!/^\d+$/.test(raw.trim())) {
-    throw new InvalidArgumentError('must be a whole number of minor units (12.50 EUR is --amount 1250)');
-  }
-  const amount = Number(raw.trim());
-  if (amount < 1 || !Number.isSafeInteger(amount)) throw new InvalidArgumentError('must be at least 1 (minor units)');
-  return amount;
-}
-
-export function parseCurrency(raw: string): string {
-  const code = raw.trim().toUpperCase();
-  if (!/^[A-Z]{3}$/.test(code) || !CURRENCIES.has(code)) {
-    throw new InvalidArgumentError('must be an ISO 4217 currency code such as EUR or USD');
-  }
-  return code;
-}
-
 export function parseKey(raw: string): string {
   if (!isValidKey(raw)) throw new InvalidArgumentError(`must be 1-${MAX_KEY_LENGTH} visible ASCII characters, without spaces`);
   return raw;
 }
 
-export interface Item {
-  sku: string;
-  quantity: number;
-}
-
-/** `--item sku_book:2` (quantity 1 when left out); repeatable. */
-export function collectItem(raw: string, previous: Item[] = []): Item[] {
-  const match = /^([^:\s]+)(?::(\d+))?$/.exec(raw.trim());
-  if (!match) throw new InvalidArgumentError('must be <sku> or <sku>:<quantity>, e.g. sku_book:2');
-  const quantity = match[2] === undefined ? 1 : Number(match[2]);
-  if (quantity < 1 || quantity > 1000) throw new InvalidArgumentError('quantity must be between 1 and 1000');
-  return [...previous, { sku: match[1] as string, quantity }];
+/** `--type`: an operation type's name (the API says whether it has one). */
+export function parseOperationType(raw: string): string {
+  if (!/^[a-z][a-z0-9_]{0,39}$/.test(raw))
+    throw new InvalidArgumentError('must be an operation type such as payment or checkout');
+  return raw;
 }
 
 /** `30s`, `2m`, `500ms`, or plain milliseconds (the project's duration format). */

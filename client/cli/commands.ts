@@ -1,4 +1,4 @@
-// The actions behind pay, checkout, status, wait, list and cancel. Each returns its exit
+// The actions behind the operation commands (pay, checkout, transfer, ...), status, wait, list and cancel. Each returns its exit
 // code; the outcome goes to stdout (a table, or the API's JSON with --json), advice to stderr.
 import {
   ApiError,
@@ -7,10 +7,8 @@ import {
   OperationAlreadyCompletedError,
   OperationFailedError,
   OperationPendingError,
-  type CheckoutParams,
   type ListFilter,
   type Operation,
-  type PaymentParams,
   type RetryEvent,
   type RetrySafe,
 } from '../lib/index.js';
@@ -148,19 +146,28 @@ function retryLine(command: string, opts: ConnectionOpts & { key: string }, args
   return ['retrysafe', command, ...args, '--key', shellQuote(opts.key)].join(' ');
 }
 
-export function pay(body: PaymentParams, opts: ConnectionOpts & { key: string }): Promise<ExitCode> {
-  const args = ['--account', shellQuote(body.account), '--amount', String(body.amount), '--currency', body.currency];
-  return start(`paying ${body.amount} ${body.currency} from ${body.account}`, opts, retryLine('pay', opts, args), (c) =>
-    c.payments.create(body, { idempotencyKey: opts.key }),
+/**
+ * Starts (or replays) an operation of `type` and waits for its outcome. `command` and
+ * `args` make the line that repeats the call safely (same key), printed when its outcome is
+ * unknown.
+ */
+export function startOperation(
+  type: string,
+  body: Record<string, unknown>,
+  opts: ConnectionOpts & { key: string },
+  retry: { command: string; args: string[] },
+): Promise<ExitCode> {
+  return start(`${type} (${summary(body)})`, opts, retryLine(retry.command, opts, retry.args), (c) =>
+    c.start(type, body, { idempotencyKey: opts.key }),
   );
 }
 
-export function checkout(body: CheckoutParams, opts: ConnectionOpts & { key: string }): Promise<ExitCode> {
-  const args = ['--account', shellQuote(body.account), '--amount', String(body.amount), '--currency', body.currency];
-  for (const item of body.items) args.push('--item', shellQuote(`${item.sku}:${item.quantity}`));
-  return start(`checking out ${body.items.length} item(s) for ${body.account}`, opts, retryLine('checkout', opts, args), (c) =>
-    c.checkouts.create(body, { idempotencyKey: opts.key }),
-  );
+/** `1250 EUR from acc_alice`-ish: the request's scalar fields in one short line for the spinner. */
+function summary(body: Record<string, unknown>): string {
+  return Object.entries(body)
+    .filter(([field, v]) => (typeof v === 'string' || typeof v === 'number') && field !== 'description')
+    .map(([field, v]) => `${field} ${String(v)}`)
+    .join(', ');
 }
 
 export async function wait(key: string, opts: ConnectionOpts): Promise<ExitCode> {

@@ -4,23 +4,21 @@ import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { Command, CommanderError, Option } from 'commander';
 import { DEFAULT_BASE_URL } from '../lib/constants.js';
+import { BUILT_IN_OPERATIONS, type OperationDescription } from '../lib/discovery.js';
 import {
-  collectItem,
-  parseAmount,
-  parseCurrency,
   parseCursor,
   parseDuration,
   parseHttpUrl,
   parseKey,
   parseLimit,
+  parseOperationType,
   parsePort,
   webhookSecretProblem,
-  type Item,
 } from './args.js';
 import type { ConnectionOpts } from './commands.js';
 import type { DemoOpts } from './demo.js';
 import { EXIT } from './exit-codes.js';
-import { checkoutProblem, paymentProblem } from './request-checks.js';
+import { operationCommand, usageLine } from './operation-commands.js';
 
 // By the package's own name, so the same line reads the version from the source in a
 // checkout and from the compiled files of an installed package.
@@ -82,81 +80,45 @@ Every call carries an idempotency key (--key, or a new UUID). Retries of network
 timeouts, 429 and 502/503/504 reuse it, so a retry can never charge twice; to repeat a
 call yourself, pass the same --key.`;
 
-export function buildProgram(setExit: (code: number) => void): Command {
+/**
+ * The whole command line. `operations` are the operation types it has a command for: the
+ * built-in ones, and those an API adds (found in its /openapi.json by runCli).
+ */
+export function buildProgram(
+  setExit: (code: number) => void,
+  operations: ReadonlyMap<string, OperationDescription> = new Map(Object.entries(BUILT_IN_OPERATIONS)),
+  /** The first word of the command line: an alias (`pay`) stays the word a retry line repeats. */
+  invokedAs?: string,
+): Command {
   const program = new Command('retrysafe')
-    .description('Safe retries for payments and checkouts: the retrysafe API from the command line.')
+    .description(
+      'Safe retries for payments, checkouts, transfers and any operation an API defines: the retrysafe API from the command line.',
+    )
     .version(VERSION)
     .exitOverride()
     .showSuggestionAfterError()
     .configureOutput({ writeOut: (s) => process.stdout.write(s), writeErr: (s) => process.stderr.write(s) })
     .addHelpText('after', EXIT_CODES_HELP);
-  usage(program, 'retrysafe <pay|checkout|status|wait|list|cancel|webhooks|demo> [options]');
+  const names = [...operations.entries()].map(([type, d]) => [...d.aliases, type].join('|'));
+  usage(program, `retrysafe <${[...names, 'status', 'wait', 'list', 'cancel', 'webhooks', 'demo'].join('|')}> [options]`);
 
-  const pay = withConnection(
-    program
-      .command('pay')
-      .description('Make a payment (one charge) and wait for its outcome')
-      .requiredOption('--account <id>', 'account to charge, e.g. acc_alice')
-      .requiredOption('--amount <minor>', 'amount in minor units: 1250 is 12.50', parseAmount)
-      .requiredOption('--currency <code>', 'ISO 4217 currency code, e.g. EUR', parseCurrency)
-      .option('--description <text>', 'free text kept with the operation')
-      .option('--key <key>', 'idempotency key (default: a new UUID); reuse it to retry safely', parseKey),
-    { timeout: 'stop waiting after this long (the payment goes on; exit 3)' },
-  )
-    .addHelpText('after', START_HELP + EXIT_CODES_HELP)
-    .action(
-      async (o: ConnectionOpts & { account: string; amount: number; currency: string; description?: string; key?: string }) => {
-        const body = {
-          account: o.account,
-          amount: o.amount,
-          currency: o.currency,
-          ...(o.description !== undefined ? { description: o.description } : {}),
-        };
-        usageError(pay, paymentProblem(body));
-        setExit(await (await loadCommands()).pay(body, { ...o, key: o.key ?? randomUUID() }));
-      },
-    );
-  usage(pay, 'retrysafe pay --account <id> --amount <minor> --currency <code> [--key <key>] [--json]');
-
-  const checkout = withConnection(
-    program
-      .command('checkout')
-      .description('Check out items: reserve them, charge, confirm; undone in reverse if a step fails')
-      .requiredOption('--account <id>', 'account to charge, e.g. acc_alice')
-      .requiredOption('--amount <minor>', 'amount in minor units: 4200 is 42.00', parseAmount)
-      .requiredOption('--currency <code>', 'ISO 4217 currency code, e.g. EUR', parseCurrency)
-      .requiredOption('--item <sku[:quantity]>', 'an item to reserve, e.g. sku_book:2 (repeat for more)', collectItem)
-      .option('--description <text>', 'free text kept with the operation')
-      .option('--key <key>', 'idempotency key (default: a new UUID); reuse it to retry safely', parseKey),
-    { timeout: 'stop waiting after this long (the checkout goes on; exit 3)' },
-  )
-    .addHelpText('after', START_HELP + EXIT_CODES_HELP)
-    .action(
-      async (
-        o: ConnectionOpts & {
-          account: string;
-          amount: number;
-          currency: string;
-          item: Item[];
-          description?: string;
-          key?: string;
-        },
-      ) => {
-        const body = {
-          account: o.account,
-          amount: o.amount,
-          currency: o.currency,
-          ...(o.description !== undefined ? { description: o.description } : {}),
-          items: o.item,
-        };
-        usageError(checkout, checkoutProblem(body));
-        setExit(await (await loadCommands()).checkout(body, { ...o, key: o.key ?? randomUUID() }));
-      },
-    );
-  usage(
-    checkout,
-    'retrysafe checkout --account <id> --amount <minor> --currency <code> --item <sku:qty>... [--key <key>] [--json]',
-  );
+  for (const [type, description] of operations) {
+    const command = operationCommand(type, description, async (body, args, o) => {
+      const opts = o as unknown as ConnectionOpts & { key?: string };
+      const name = invokedAs !== undefined && [type, ...description.aliases].includes(invokedAs) ? invokedAs : type;
+      setExit(
+        await (
+          await loadCommands()
+        ).startOperation(type, body, { ...opts, key: opts.key ?? randomUUID() }, { command: name, args }),
+      );
+    });
+    // Made apart from the program, so it takes the program's settings (exit override, output) explicitly.
+    command.copyInheritedSettings(program);
+    command.option('--key <key>', 'idempotency key (default: a new UUID); reuse it to retry safely', parseKey);
+    program.addCommand(withConnection(command, { timeout: `stop waiting after this long (the ${type} goes on; exit 3)` }));
+    command.addHelpText('after', START_HELP + EXIT_CODES_HELP);
+    usage(command, usageLine(type, description));
+  }
 
   const status = withConnection(
     program
@@ -184,7 +146,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
       .command('list')
       .description('List your operations, newest first')
       .addOption(new Option('--status <status>', 'only these').choices(['processing', 'succeeded', 'failed']))
-      .addOption(new Option('--type <type>', 'only these').choices(['payment', 'checkout']))
+      .addOption(
+        new Option('--type <type>', `only these (${[...operations.keys()].join(', ')}, ...)`).argParser(parseOperationType),
+      )
       .option('--limit <n>', 'page size, 1-100', parseLimit, 20)
       .option('--cursor <cursor>', 'the next page, as printed after the previous one', parseCursor),
   )
@@ -193,13 +157,16 @@ export function buildProgram(setExit: (code: number) => void): Command {
       async (
         o: ConnectionOpts & {
           status?: 'processing' | 'succeeded' | 'failed';
-          type?: 'payment' | 'checkout';
+          type?: string;
           limit: number;
           cursor?: string;
         },
       ) => setExit(await (await loadCommands()).list({ status: o.status, type: o.type, limit: o.limit, cursor: o.cursor }, o)),
     );
-  usage(list, 'retrysafe list [--status processing|succeeded|failed] [--type payment|checkout] [--limit n] [--json]');
+  usage(
+    list,
+    `retrysafe list [--status processing|succeeded|failed] [--type ${[...operations.keys()].join('|')}] [--limit n] [--json]`,
+  );
 
   const cancel = withConnection(
     program
@@ -288,11 +255,14 @@ function usageError(cmd: Command, problem: string | undefined): void {
 }
 
 /** Parses and runs one command line; resolves to the exit code. */
+/** Parses and runs one command line; resolves to the exit code. */
 export async function runCli(argv: string[]): Promise<number> {
   let code: number = EXIT.ok;
-  const program = buildProgram((c) => {
+  const setExit = (c: number) => {
     code = c;
-  });
+  };
+  const operations = await withApiOperations(argv);
+  const program = buildProgram(setExit, operations, argv[0]);
   try {
     await program.parseAsync(argv, { from: 'user' });
     return code;
@@ -302,4 +272,32 @@ export async function runCli(argv: string[]): Promise<number> {
     }
     throw error;
   }
+}
+
+const OTHER_COMMANDS = new Set(['status', 'wait', 'list', 'cancel', 'webhooks', 'demo', 'help']);
+
+/**
+ * The built-in operations, and, when the first word names none of the CLI's commands, the
+ * operations the API describes in its /openapi.json: a deployment may add its own types.
+ * Nothing is asked of the API otherwise, so `--help` and every built-in command work offline.
+ */
+async function withApiOperations(argv: readonly string[]): Promise<Map<string, OperationDescription>> {
+  const operations = new Map(Object.entries(BUILT_IN_OPERATIONS));
+  const word = argv[0];
+  const known = [...operations.entries()].some(([t, d]) => t === word || d.aliases.includes(word ?? ''));
+  if (word === undefined || word.startsWith('-') || known || OTHER_COMMANDS.has(word)) return operations;
+  const flag = (name: string) => {
+    const i = argv.indexOf(name);
+    return i >= 0 ? argv[i + 1] : argv.find((a) => a.startsWith(`${name}=`))?.slice(name.length + 1);
+  };
+  try {
+    const baseUrl = parseHttpUrl(flag('--api-url') ?? process.env.RETRYSAFE_API_URL ?? DEFAULT_BASE_URL);
+    const apiKey = flag('--api-key') ?? process.env.RETRYSAFE_API_KEY;
+    const { createClient } = await import('../lib/client.js');
+    const described = await createClient({ baseUrl, apiKey, timeoutMs: 5_000 }).describeApi();
+    for (const [type, description] of described) if (!operations.has(type)) operations.set(type, description);
+  } catch {
+    // Unreachable or not a retrysafe API: the word is then an unknown command, said as usual.
+  }
+  return operations;
 }

@@ -11,10 +11,7 @@ export function json(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
 }
 
-/** Quotes a key for a shell command line when it holds more than the usual characters. */
-export function shellQuote(value: string): string {
-  return /^[A-Za-z0-9._:@/+=-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
-}
+export { shellQuote } from './shell.js';
 
 export function operationTable(op: Operation, notes: { replayed?: boolean } = {}): string {
   const table = new Table({ style: plain, chars });

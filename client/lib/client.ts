@@ -18,19 +18,12 @@ import {
   OperationPendingError,
   type ProblemDetails,
 } from './errors.js';
+import { BUILT_IN_OPERATIONS, operationsOf } from './discovery.js';
 import { isValidKey, MAX_KEY_LENGTH } from './keys.js';
+import { OPERATIONS, type OperationRequests } from './operations.js';
 import { isOperation, isOperationList } from './resource.js';
 import { abortableSleep, DEFAULT_RETRY, parseRetryAfter, RETRYABLE_STATUSES, retryDelay, type RetryPolicy } from './retry.js';
-import type {
-  CallMeta,
-  CheckoutParams,
-  FailedOperation,
-  ListFilter,
-  Operation,
-  OperationList,
-  OperationResult,
-  PaymentParams,
-} from './types.js';
+import type { CallMeta, FailedOperation, ListFilter, Operation, OperationList, OperationResult } from './types.js';
 
 /** Told before each retry: which attempt failed, why, and how long the client now waits. */
 export interface RetryEvent {
@@ -119,10 +112,24 @@ function describeNetworkError(err: unknown): string {
   return cause?.code ?? cause?.message ?? (err instanceof Error ? err.message : String(err));
 }
 
+/** A built-in operation's type. */
+export type OperationType = keyof OperationRequests;
+
+/** `rs.payments.create(...)`, `rs.transfers.create(...)`: one collection per built-in operation. */
+export type OperationCollections = {
+  readonly [T in OperationType as (typeof OPERATIONS)[T]['plural']]: {
+    create(params: OperationRequests[T], options?: CallOptions): Promise<OperationResult>;
+  };
+};
+
+// The collections are made in the constructor from the generated table; their types come
+// from it too (declaration merging).
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type, @typescript-eslint/no-unsafe-declaration-merging
+export interface RetrySafe extends OperationCollections {}
+
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export class RetrySafe {
   readonly baseUrl: string;
-  readonly payments: { create(params: PaymentParams, options?: CallOptions): Promise<OperationResult> };
-  readonly checkouts: { create(params: CheckoutParams, options?: CallOptions): Promise<OperationResult> };
   readonly operations: {
     /** The operation in whatever status it is; does not throw for `failed`. */
     get(key: string, options?: ReadOptions): Promise<Operation>;
@@ -149,6 +156,8 @@ export class RetrySafe {
   private readonly random: () => number;
   private readonly now: () => number;
   private readonly hooks: Hooks;
+  /** Collections of operations this client was not built with, found in the API's OpenAPI document. */
+  private discovered: Promise<Map<string, string>> | undefined;
 
   constructor(options: ClientOptions = {}) {
     this.baseUrl = (options.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
@@ -165,14 +174,53 @@ export class RetrySafe {
     this.now = options.now ?? Date.now;
     this.hooks = { onRetry: options.onRetry, onPoll: options.onPoll };
 
-    this.payments = { create: (params, opts) => this.create('/v1/payments', params, opts) };
-    this.checkouts = { create: (params, opts) => this.create('/v1/checkouts', params, opts) };
+    for (const [type, { plural }] of Object.entries(BUILT_IN_OPERATIONS)) {
+      Object.defineProperty(this, plural, {
+        value: { create: (params: object, opts?: CallOptions) => this.start(type as OperationType, params as never, opts) },
+        enumerable: true,
+      });
+    }
     this.operations = {
       get: (key, opts) => this.get(key, opts),
       wait: (key, opts) => this.wait(key, opts),
       list: (filter, opts) => this.list(filter, opts),
       cancel: (key, opts) => this.cancel(key, opts),
     };
+  }
+
+  /**
+   * Starts (or replays) an operation of any type: a built-in one, typed by its request, or
+   * one the API has that this client was not built with (found in its /openapi.json).
+   */
+  start<T extends OperationType>(type: T, params: OperationRequests[T], options?: CallOptions): Promise<OperationResult>;
+  start(type: string, params: Record<string, unknown>, options?: CallOptions): Promise<OperationResult>;
+  async start(type: string, params: object, options?: CallOptions): Promise<OperationResult> {
+    const plural = BUILT_IN_OPERATIONS[type]?.plural ?? (await this.collectionOf(type, options));
+    return this.create(`/v1/${plural}`, params, options);
+  }
+
+  /** The collection of a type the API serves beyond the built-in ones, from its OpenAPI document (read once). */
+  private async collectionOf(type: string, opts: ReadOptions = {}): Promise<string> {
+    this.discovered ??= this.describeApi(opts).then((ops) => new Map([...ops].map(([t, d]) => [t, d.plural])));
+    let plural: string | undefined;
+    try {
+      plural = (await this.discovered).get(type);
+    } catch (err) {
+      this.discovered = undefined;
+      throw err;
+    }
+    if (plural === undefined) {
+      throw new ApiError(`the API has no operation type ${type}`, undefined, null, 'unknown_operation_type', false);
+    }
+    return plural;
+  }
+
+  /** Every operation the API serves, as its OpenAPI document (GET /openapi.json) describes them. */
+  async describeApi(opts: ReadOptions = {}): Promise<Map<string, import('./discovery.js').OperationDescription>> {
+    const ctx = this.context(undefined, opts);
+    const answer = await this.request(ctx, 'GET', '/openapi.json');
+    if (answer.status !== 200) throw this.errorFor(answer, ctx);
+    return operationsOf(answer.body);
   }
 
   private context(key: string | undefined, opts: { timeoutMs?: number; signal?: AbortSignal } & Hooks): Context {
@@ -187,7 +235,7 @@ export class RetrySafe {
     };
   }
 
-  private async create(path: string, params: PaymentParams | CheckoutParams, opts: CallOptions = {}): Promise<OperationResult> {
+  private async create(path: string, params: object, opts: CallOptions = {}): Promise<OperationResult> {
     // One key per logical call: generated once here, then sent unchanged on every retry.
     const key = opts.idempotencyKey ?? globalThis.crypto.randomUUID();
     if (!isValidKey(key)) {

@@ -3,7 +3,7 @@
 import type { FailedOperation, Operation, ProblemCode } from './types.js';
 
 /** Codes the client gives to failures that carry no problem from the API. */
-export type ClientErrorCode = 'network_error' | 'timeout' | 'invalid_response' | `http_${number}`;
+export type ClientErrorCode = 'network_error' | 'timeout' | 'invalid_response' | 'unknown_operation_type' | `http_${number}`;
 
 /**
  * The `code` of an ApiError: one of the API's problem codes, or the client's own. Any

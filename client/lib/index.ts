@@ -4,7 +4,17 @@
 //   const rs = createClient({ baseUrl: 'http://localhost:3000', apiKey });
 //   const payment = await rs.payments.create({ account: 'acc_alice', amount: 1250, currency: 'EUR' });
 //   payment.result?.chargeId; payment.meta.key;  // the key to retry or look it up with
-export { createClient, operationPath, RetrySafe } from './client.js';
+//   await rs.start('transfer', { from: 'acc_alice', to: 'acc_bob', amount: 500, currency: 'EUR' });
+export { createClient, operationPath, RetrySafe, type OperationCollections } from './client.js';
+export { BUILT_IN_OPERATIONS, operationsOf, type OperationDescription } from './discovery.js';
+export {
+  OPERATIONS,
+  type CheckoutParams,
+  type OperationRequests,
+  type PaymentParams,
+  type TransferParams,
+} from './operations.js';
+export { schemaProblem, type JsonSchema, type SchemaProblem } from './schema-check.js';
 export { DEFAULT_BASE_URL } from './constants.js';
 export type { CallOptions, ClientOptions, Hooks, ReadOptions, RetryEvent, WaitOptions } from './client.js';
 export {
@@ -23,7 +33,6 @@ export { isOperation, isOperationList } from './resource.js';
 export { backoffDelay, DEFAULT_RETRY, parseRetryAfter, RETRYABLE_STATUSES, retryDelay, type RetryPolicy } from './retry.js';
 export type {
   CallMeta,
-  CheckoutParams,
   FailedOperation,
   ListFilter,
   NotificationStatus,
@@ -35,7 +44,6 @@ export type {
   OperationStatus,
   OperationStep,
   OperationType,
-  PaymentParams,
   Problem,
   ProblemCode,
   StepStatus,

@@ -4,7 +4,6 @@
 // checked only when present, so the client keeps working against an API a release apart.
 import type { Operation, OperationList } from './types.js';
 
-const OPERATION_TYPES: ReadonlySet<unknown> = new Set(['payment', 'checkout']);
 const OPERATION_STATUSES: ReadonlySet<unknown> = new Set(['processing', 'succeeded', 'failed']);
 const STEP_STATUSES: ReadonlySet<unknown> = new Set(['pending', 'running', 'completed', 'failed', 'fenced', 'compensated']);
 const NOTIFICATION_STATUSES: ReadonlySet<unknown> = new Set(['pending', 'delivered', 'failed']);
@@ -27,7 +26,8 @@ export function isOperation(v: unknown): v is Operation {
   return (
     isObject(v) &&
     isString(v.key) &&
-    OPERATION_TYPES.has(v.type) &&
+    // Any type: an API may serve operations this client was not built with.
+    isString(v.type) &&
     OPERATION_STATUSES.has(v.status) &&
     isStringOrNull(v.step) &&
     isString(v.createdAt) &&

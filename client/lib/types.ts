@@ -3,7 +3,10 @@
 // typecheck compares them with the API's schemas (test/client/types.test.ts), so a field
 // the API adds, renames or retypes fails the build until the client follows.
 
-export type OperationType = 'payment' | 'checkout';
+import type { OperationRequests } from './operations.js';
+
+/** A built-in operation type, or one an API adds (an operation loaded from outside retrysafe). */
+export type OperationType = keyof OperationRequests | (string & {});
 export type OperationStatus = 'processing' | 'succeeded' | 'failed';
 export type StepStatus = 'pending' | 'running' | 'completed' | 'failed' | 'fenced' | 'compensated';
 export type NotificationStatus = 'pending' | 'delivered' | 'failed';
@@ -39,7 +42,7 @@ export interface Operation {
   step: string | null;
   createdAt: string;
   completedAt: string | null;
-  /** Present when succeeded: `chargeId`, `reservationId`. */
+  /** Present when succeeded: `chargeId`, `reservationId`, `debitId`, ... */
   result?: Record<string, string>;
   /** Present when failed. */
   error?: OperationError;
@@ -60,19 +63,6 @@ export interface OperationList {
   operations: Operation[];
   /** Pass as `cursor` for the next page; null on the last page. */
   nextCursor: string | null;
-}
-
-/** `POST /v1/payments` body: amount in minor units, ISO 4217 currency. */
-export interface PaymentParams {
-  account: string;
-  amount: number;
-  currency: string;
-  description?: string;
-}
-
-/** `POST /v1/checkouts` body. */
-export interface CheckoutParams extends PaymentParams {
-  items: Array<{ sku: string; quantity: number }>;
 }
 
 /** `GET /v1/operations` filter. */

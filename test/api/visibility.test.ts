@@ -9,6 +9,7 @@ import { engineDeadline } from '../../client/api/operations/engine-deadline.js';
 import { listPage, visibilityQuery, type VisibleExecution } from '../../client/api/operations/visibility.js';
 import { workflowStartOptions } from '../../client/api/start-options.js';
 import { SearchAttributes } from '../../workflows/contracts.js';
+import { builtInRegistry } from '../../workflows/registry.js';
 import { operationRef } from '../../workflows/identity.js';
 
 let connection: Connection;
@@ -58,7 +59,10 @@ describe('visibility rows', () => {
     const ref = operationRef(tenant, `order/${randomUUID()}`);
     const request = { account: 'acc_alice', amount: 1250, currency: 'EUR', items: [{ sku: 'sku_book', quantity: 2 }] };
     const claim = { type: 'checkout' as const, fingerprint: 'f'.repeat(64), request };
-    const handle = await client.workflow.start('checkout', workflowStartOptions(ref, claim, settings, `nobody-${randomUUID()}`));
+    const handle = await client.workflow.start(
+      'checkout',
+      workflowStartOptions(builtInRegistry.get('checkout')!, ref, claim, settings, `nobody-${randomUUID()}`),
+    );
 
     const running = await rowOf(ref.workflowId, () => true);
     expectSameAsDescribe(running, await handle.describe());
@@ -79,7 +83,13 @@ describe('visibility rows', () => {
       const ref = operationRef(pageTenant, `k${i}`);
       await client.workflow.start(
         'payment',
-        workflowStartOptions(ref, { type: 'payment', fingerprint: 'f', request: {} }, settings, queue),
+        workflowStartOptions(
+          builtInRegistry.get('payment')!,
+          ref,
+          { type: 'payment', fingerprint: 'f', request: {} },
+          settings,
+          queue,
+        ),
       );
     }
     const query = visibilityQuery(pageTenant, {});

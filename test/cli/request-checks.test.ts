@@ -1,63 +1,70 @@
-// The CLI refuses a body the API would refuse before sending it, with checks of its own
-// (the package carries nothing of the server). They must agree with the API's schemas on
-// every body, near every limit.
+// The CLI refuses a body the API would refuse before sending it, by checking it against the
+// operation's request schema as the client package carries it (generated from the registry:
+// lib/operations.ts). The client's check and the API's validation must agree on every
+// body, near every limit, for every built-in operation.
 import fc from 'fast-check';
 import { Value } from 'typebox/value';
 import { describe, expect, it } from 'vitest';
-import { CheckoutBody, PaymentBody } from '../../client/api/schemas.js';
-import { checkoutProblem, LIMITS, paymentProblem } from '../../client/cli/request-checks.js';
+import { requestProblem } from '../../client/cli/operation-commands.js';
+import { BUILT_IN_OPERATIONS } from '../../client/lib/discovery.js';
+import { builtInRegistry } from '../../workflows/registry.js';
+
+const AMOUNT_MAX = 1_000_000_000_000;
 
 /** Strings around a length limit, with characters outside the BMP (one code point, two UTF-16 units). */
 const around = (limit: number) =>
   fc.string({ unit: fc.constantFrom('a', 'é', '😀'), minLength: Math.max(0, limit - 3), maxLength: limit + 3 });
+const account = fc.oneof(around(128), around(1));
+const amount = fc.oneof(fc.constantFrom(0, 1, AMOUNT_MAX, AMOUNT_MAX + 1, 12.5, -1), fc.integer({ min: 1, max: 10_000 }));
+const currency = fc.constantFrom('EUR', 'USD', 'JPY', 'XYZ', 'eur', 'EURO', '');
+const description = around(500);
+const item = fc.record({ sku: fc.oneof(around(128), around(1)), quantity: fc.constantFrom(0, 1, 7, 1000, 1001, 2.5) });
+const items = fc.oneof(fc.array(item, { minLength: 0, maxLength: 3 }), fc.array(item, { minLength: 99, maxLength: 101 }));
 
-const payment = fc.record(
-  {
-    account: fc.oneof(around(LIMITS.account), around(1)),
-    amount: fc.oneof(fc.constantFrom(0, 1, LIMITS.amount, LIMITS.amount + 1, 12.5, -1), fc.integer({ min: 1, max: 10_000 })),
-    currency: fc.constantFrom('EUR', 'USD', 'JPY', 'XYZ', 'eur', 'EURO', ''),
-    description: around(LIMITS.description),
-  },
-  { requiredKeys: ['account', 'amount', 'currency'] },
-);
-
-const item = fc.record({
-  sku: fc.oneof(around(LIMITS.sku), around(1)),
-  quantity: fc.constantFrom(0, 1, 7, LIMITS.quantity, LIMITS.quantity + 1, 2.5),
-});
-const items = fc.oneof(
-  fc.array(item, { minLength: 0, maxLength: 3 }),
-  fc.array(item, { minLength: LIMITS.items - 1, maxLength: LIMITS.items + 1 }),
-);
+const bodies = {
+  payment: fc.record({ account, amount, currency, description }, { requiredKeys: ['account', 'amount', 'currency'] }),
+  checkout: fc.record({ account, amount, currency, description, items }, { requiredKeys: ['account', 'amount', 'currency'] }),
+  transfer: fc.record(
+    { from: account, to: account, amount, currency, description },
+    { requiredKeys: ['from', 'amount', 'currency'] },
+  ),
+};
 
 describe('the CLI request checks agree with the API schemas', () => {
-  it('payments: refused by the CLI exactly when the API schema refuses', () => {
-    fc.assert(
-      fc.property(payment, (body) => (paymentProblem(body) === undefined) === Value.Check(PaymentBody, body)),
-      { numRuns: 1500 },
-    );
+  it('cover every built-in operation', () => {
+    expect(Object.keys(bodies).sort()).toEqual([...builtInRegistry.types].sort());
   });
 
-  it('checkouts: refused by the CLI exactly when the API schema refuses', () => {
-    fc.assert(
-      fc.property(
-        payment,
-        items,
-        (body, list) =>
-          (checkoutProblem({ ...body, items: list }) === undefined) === Value.Check(CheckoutBody, { ...body, items: list }),
-      ),
-      { numRuns: 800 },
-    );
-  });
+  it.each(Object.keys(bodies) as Array<keyof typeof bodies>)(
+    '%s: refused by the CLI exactly when the API schema refuses',
+    (type) => {
+      const client = BUILT_IN_OPERATIONS[type]!.request;
+      const api = builtInRegistry.get(type)!.request;
+      fc.assert(
+        fc.property(bodies[type], (body) => (requestProblem(client, body) === undefined) === Value.Check(api, body)),
+        { numRuns: 800 },
+      );
+    },
+  );
 
   it('names the option to fix', () => {
+    const payment = BUILT_IN_OPERATIONS.payment!.request;
+    const checkout = BUILT_IN_OPERATIONS.checkout!.request;
     const ok = { account: 'acc_alice', amount: 5, currency: 'EUR' };
-    expect(paymentProblem(ok)).toBeUndefined();
-    expect(paymentProblem({ ...ok, account: 'x'.repeat(129) })).toBe("'--account' is invalid: must be 1-128 characters");
-    expect(paymentProblem({ ...ok, account: '😀'.repeat(128) })).toBeUndefined();
-    expect(paymentProblem({ ...ok, description: 'd'.repeat(501) })).toMatch(/^'--description' is invalid: .*500/);
-    expect(paymentProblem({ ...ok, amount: 1_000_000_000_001 })).toMatch(/^'--amount' is invalid/);
-    expect(checkoutProblem({ ...ok, items: [] })).toMatch(/^'--item' is invalid: give 1-100 items/);
-    expect(checkoutProblem({ ...ok, items: [{ sku: 's'.repeat(129), quantity: 1 }] })).toMatch(/^'--item' is invalid: a sku/);
+    expect(requestProblem(payment, ok)).toBeUndefined();
+    expect(requestProblem(payment, { ...ok, account: 'x'.repeat(129) })).toBe("'--account' is invalid: must be 1-128 characters");
+    expect(requestProblem(payment, { ...ok, account: '😀'.repeat(128) })).toBeUndefined();
+    expect(requestProblem(payment, { ...ok, description: 'd'.repeat(501) })).toMatch(/^'--description' is invalid: .*500/);
+    expect(requestProblem(payment, { ...ok, amount: 1_000_000_000_001 })).toBe(
+      "'--amount' is invalid: must be a whole number from 1 to 1000000000000",
+    );
+    expect(requestProblem(payment, { ...ok, currency: 'QZX' })).toBe(
+      "'--currency' is invalid: must be an ISO 4217 currency code such as EUR or USD",
+    );
+    expect(requestProblem(checkout, { ...ok, items: [] })).toBe("'--item' is invalid: must have 1-100 entries");
+    expect(requestProblem(checkout, { ...ok, items: [{ sku: 's'.repeat(129), quantity: 1 }] })).toBe(
+      "'--item' is invalid: sku must be 1-128 characters",
+    );
+    expect(requestProblem(checkout, { ...ok })).toBe("'--item' is invalid: is required");
   });
 });

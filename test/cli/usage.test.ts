@@ -1,5 +1,7 @@
 // The CLI as a process, with no stack: help, bad arguments (one line + a usage hint,
 // exit 2, nothing sent), and an API that is not there (exit 4 with the key to retry with).
+// Each operation's command is made from its request schema (client/cli/operation-commands.ts):
+// its options are the request's fields, and what the schema refuses is a usage error.
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -38,9 +40,9 @@ afterAll(async () => {
 
 describe('help', () => {
   const expected: Record<string, string[]> = {
-    pay: [
-      '--account <id>',
-      '--amount <minor>',
+    payment: [
+      '--account <account>',
+      '--amount <n>',
       '--currency <code>',
       '--key <key>',
       '--json',
@@ -48,7 +50,8 @@ describe('help', () => {
       '--api-key <secret>',
       '--timeout <duration>',
     ],
-    checkout: ['--item <sku[:quantity]>', '--key <key>', '--json'],
+    checkout: ['--item <sku:quantity>', '--key <key>', '--json'],
+    transfer: ['--from <from>', '--to <to>', '--amount <n>', '--currency <code>', '--key <key>', '--json'],
     status: ['<key>', '--json'],
     wait: ['<key>', '--timeout <duration>'],
     list: ['--status <status>', '--type <type>', '--limit <n>', '--cursor <cursor>'],
@@ -63,7 +66,8 @@ describe('help', () => {
     for (const cmd of Object.keys(expected)) expect(top.stdout).toContain(`  ${cmd}`);
     const pay = await runCli(['pay', '--help']);
     expect(pay.exitCode).toBe(0);
-    for (const w of expected.pay ?? []) expect(pay.stdout).toContain(w);
+    for (const w of expected.payment ?? []) expect(pay.stdout).toContain(w);
+    expect(pay.stdout).toContain('Usage: retrysafe payment|pay');
     expect(pay.stdout).toContain('3  still processing at the deadline');
   });
 
@@ -73,7 +77,7 @@ describe('help', () => {
     for (const [cmd, words] of Object.entries(expected)) {
       const command = program.commands.find((c) => c.name() === cmd);
       const help = helpOf(command);
-      expect(help, cmd).toContain(`Usage: retrysafe ${cmd}`);
+      expect(help, cmd).toMatch(new RegExp(`Usage: retrysafe ${cmd}\\b`));
       expect(help, cmd).toContain('-h, --help');
       for (const w of words) expect(helpOf(command), `${cmd} --help mentions ${w}`).toContain(w);
     }
@@ -124,33 +128,43 @@ const checkoutWith = (option: string, value: string) => [
 describe('bad arguments: one line naming the problem, a usage line, exit 2, nothing sent', () => {
   const pay = ['pay', '--account', 'acc_alice', '--currency', 'EUR'];
   const cases: Array<[string, string[], RegExp, RegExp]> = [
-    ['missing --amount', pay, /required option '--amount <minor>' not specified/, /^usage: retrysafe pay /],
+    ['missing --amount', pay, /required option '--amount <n>' not specified/, /^usage: retrysafe payment /],
     [
       '--amount 12.5',
       [...pay, '--amount', '12.5'],
-      /'--amount <minor>' argument '12\.5' is invalid\. must be a whole number of minor units/,
-      /^usage: retrysafe pay /,
+      /'--amount <n>' argument '12\.5' is invalid\. must be a whole number/,
+      /^usage: retrysafe payment /,
     ],
-    ['--amount abc', [...pay, '--amount', 'abc'], /'--amount <minor>' argument 'abc' is invalid/, /^usage: retrysafe pay /],
-    ['an unknown option', [...pay, '--amount', '5', '--colour', 'blue'], /unknown option '--colour'/, /^usage: retrysafe pay /],
+    ['--amount abc', [...pay, '--amount', 'abc'], /'--amount <n>' argument 'abc' is invalid/, /^usage: retrysafe payment /],
+    [
+      'an unknown option',
+      [...pay, '--amount', '5', '--colour', 'blue'],
+      /unknown option '--colour'/,
+      /^usage: retrysafe payment /,
+    ],
     [
       'a bad currency',
       ['pay', '--account', 'a', '--amount', '5', '--currency', 'EURO'],
-      /'--currency <code>' argument 'EURO' is invalid\. must be an ISO 4217/,
-      /^usage: retrysafe pay /,
+      /option '--currency' is invalid: must be an ISO 4217/,
+      /^usage: retrysafe payment /,
     ],
-    ['an unknown command', ['refund', '--amount', '5'], /unknown command 'refund'/, /^usage: retrysafe </],
     [
       'an account id too long for the API schema',
       ['pay', '--account', 'x'.repeat(129), '--amount', '5', '--currency', 'EUR'],
       /option '--account' is invalid: .*128/,
-      /^usage: retrysafe pay /,
+      /^usage: retrysafe payment /,
     ],
     [
       'a malformed item',
       ['checkout', '--account', 'a', '--amount', '5', '--currency', 'EUR', '--item', 'sku_book:many'],
-      /'--item <sku\[:quantity\]>' argument 'sku_book:many' is invalid/,
+      /'--item <sku:quantity>' argument 'sku_book:many' is invalid\. must be a whole number/,
       /^usage: retrysafe checkout /,
+    ],
+    [
+      'a transfer with an amount that is no number',
+      ['transfer', '--from', 'acc_alice', '--to', 'acc_bob', '--currency', 'eur', '--amount', 'x'],
+      /'--amount <n>' argument 'x' is invalid/,
+      /^usage: retrysafe transfer /,
     ],
     [
       'an unknown list status',
@@ -177,36 +191,53 @@ describe('bad arguments: one line naming the problem, a usage line, exit 2, noth
     expect(received - before).toBe(0);
   });
 
+  it('an unknown command: the API is asked once for the operations it has (it may add its own), then it is refused', async () => {
+    const before = received;
+    const run = await runCli(['refund', '--amount', '5'], { RETRYSAFE_API_URL: counterUrl });
+    expect(run.exitCode).toBe(2);
+    const lines = run.stderr.trim().split('\n');
+    expect(lines[0]).toMatch(/unknown command 'refund'/);
+    expect(lines.at(-1)).toMatch(/^usage: retrysafe </);
+    // GET /openapi.json, answered 500 by the stand-in: nothing else.
+    expect(received - before).toBe(1);
+  });
+
   it.each([
     [
       '--amount 0',
       ['pay', '--account', 'a', '--currency', 'EUR', '--amount', '0'],
-      /'--amount <minor>' argument '0' is invalid\. must be at least 1/,
-      'pay',
+      /option '--amount' is invalid: must be a whole number from 1 to 1000000000000/,
+      'payment',
     ],
     [
       'a currency that is not ISO 4217',
       ['pay', '--account', 'a', '--amount', '5', '--currency', 'XYZ'],
-      /'--currency <code>' argument 'XYZ' is invalid/,
-      'pay',
+      /option '--currency' is invalid: must be an ISO 4217 currency code/,
+      'payment',
     ],
     [
       'a key with a space',
       ['pay', '--account', 'a', '--amount', '5', '--currency', 'EUR', '--key', 'a b'],
       /'--key <key>' argument 'a b' is invalid/,
-      'pay',
+      'payment',
     ],
     [
       'a checkout without items',
       ['checkout', '--account', 'a', '--amount', '5', '--currency', 'EUR'],
-      /required option '--item <sku\[:quantity\]>' not specified/,
+      /required option '--item <sku:quantity>' not specified/,
       'checkout',
     ],
     [
       'too many of one item',
       ['checkout', '--account', 'a', '--amount', '5', '--currency', 'EUR', '--item', 'sku:1001'],
-      /quantity must be between 1 and 1000/,
+      /option '--item' is invalid: quantity must be a whole number from 1 to 1000/,
       'checkout',
+    ],
+    [
+      'a transfer without --to',
+      ['transfer', '--from', 'acc_alice', '--amount', '5', '--currency', 'EUR'],
+      /required option '--to <to>' not specified/,
+      'transfer',
     ],
     ['a bad --timeout', ['wait', 'k', '--timeout', 'soon'], /'--timeout <duration>' argument 'soon' is invalid/, 'wait'],
     ['status without a key', ['status'], /missing required argument 'key'/, 'status'],
@@ -217,30 +248,36 @@ describe('bad arguments: one line naming the problem, a usage line, exit 2, noth
       /'--api-url <url>' argument 'localhost:3000' is invalid/,
       'status',
     ],
-    ['an unknown --type', ['list', '--type', 'refund'], /Allowed choices are payment, checkout/, 'list'],
+    ['a --type that is no type name', ['list', '--type', 'Refund!'], /'--type <type>' argument 'Refund!' is invalid/, 'list'],
     // Every other option and argument, each with a value it must refuse.
-    ['an empty --account', [...payWith('--account', '')], /option '--account' is invalid: must be 1-128 characters/, 'pay'],
+    ['an empty --account', [...payWith('--account', '')], /option '--account' is invalid: must be 1-128 characters/, 'payment'],
     [
       'an --amount over the API limit',
       [...payWith('--amount', '1000000000001')],
       /option '--amount' is invalid: must be a whole number from 1 to 1000000000000/,
-      'pay',
+      'payment',
     ],
     [
       'a --description too long',
       [...payWith('--description', 'd'.repeat(501))],
       /option '--description' is invalid: must be at most 500 characters/,
-      'pay',
+      'payment',
     ],
-    ['a key too long', [...payWith('--key', 'k'.repeat(256))], /'--key <key>' argument 'k+' is invalid/, 'pay'],
-    ['an empty key', [...payWith('--key', '')], /'--key <key>' argument '' is invalid/, 'pay'],
+    ['a key too long', [...payWith('--key', 'k'.repeat(256))], /'--key <key>' argument 'k+' is invalid/, 'payment'],
+    ['an empty key', [...payWith('--key', '')], /'--key <key>' argument '' is invalid/, 'payment'],
     ['an option without its value', ['status', 'k', '--api-key'], /option '--api-key <secret>' argument missing/, 'status'],
-    ['an empty --item', [...checkoutWith('--item', '')], /'--item <sku\[:quantity\]>' argument '' is invalid/, 'checkout'],
-    ['an item of quantity 0', [...checkoutWith('--item', 'sku_book:0')], /quantity must be between 1 and 1000/, 'checkout'],
+    ['an empty --item', [...checkoutWith('--item', '')], /'--item <sku:quantity>' argument '' is invalid/, 'checkout'],
+    ['an item without its quantity', [...checkoutWith('--item', 'sku_book')], /must be <sku>:<quantity>/, 'checkout'],
+    [
+      'an item of quantity 0',
+      [...checkoutWith('--item', 'sku_book:0')],
+      /quantity must be a whole number from 1 to 1000/,
+      'checkout',
+    ],
     [
       'a sku too long for the API',
       [...checkoutWith('--item', `${'s'.repeat(129)}:1`)],
-      /option '--item' is invalid: a sku must be 1-128 characters/,
+      /option '--item' is invalid: sku must be 1-128 characters/,
       'checkout',
     ],
     [
@@ -253,9 +290,9 @@ describe('bad arguments: one line naming the problem, a usage line, exit 2, noth
         '5',
         '--currency',
         'EUR',
-        ...Array.from({ length: 101 }, (_, i) => ['--item', `s${i}`]).flat(),
+        ...Array.from({ length: 101 }, (_, i) => ['--item', `s${i}:1`]).flat(),
       ],
-      /option '--item' is invalid: give 1-100 items/,
+      /option '--item' is invalid: must have 1-100 entries/,
       'checkout',
     ],
     ['a --limit that is not a number', ['list', '--limit', 'ten'], /'--limit <n>' argument 'ten' is invalid/, 'list'],

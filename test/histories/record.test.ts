@@ -16,6 +16,7 @@ import proto from '@temporalio/proto';
 import { fingerprint } from '../../client/api/fingerprint.js';
 import { workflowStartOptions } from '../../client/api/start-options.js';
 import { notificationWorkflowId, operationRef } from '../../workflows/identity.js';
+import { builtInRegistry } from '../../workflows/registry.js';
 import type { OperationOutcome, OperationSettings, OperationType } from '../../workflows/contracts.js';
 import {
   startBank,
@@ -78,7 +79,13 @@ async function start(
   const settings: OperationSettings = { stepDeadlineMs: 20_000, attentionAfterMs: 60_000, holdTtlSeconds: 900, ...overrides };
   const handle = await temporal.client.workflow.start(
     type,
-    workflowStartOptions(operation, { type, fingerprint: fingerprint(type, request), request }, settings, taskQueue),
+    workflowStartOptions(
+      builtInRegistry.get(type)!,
+      operation,
+      { type, fingerprint: fingerprint(type, request), request },
+      settings,
+      taskQueue,
+    ),
   );
   return { name: `${PREFIX}-${name}`, handle, operation };
 }
