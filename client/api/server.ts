@@ -6,13 +6,14 @@ import { createLogger } from '../../common/logger.js';
 import { loadTemporalSettings } from '../../common/temporal.js';
 import { buildApp } from './app.js';
 import { loadApiConfig } from './config.js';
+import { engineRetryInterceptor } from './engine-errors.js';
 
 async function run(): Promise<void> {
   const config = loadApiConfig();
   const temporal = loadTemporalSettings();
   const logger = createLogger('api', { level: config.logLevel });
 
-  const connection = Connection.lazy(temporal.connectionOptions);
+  const connection = Connection.lazy({ ...temporal.connectionOptions, interceptors: [engineRetryInterceptor()] });
   const client = new Client({ connection, namespace: temporal.namespace });
   const app = buildApp({ config, client, namespace: temporal.namespace, logger });
 
