@@ -10,6 +10,8 @@ import { configDefaults, defineConfig } from 'vitest/config';
 const UNIT = [
   'test/api/app.test.ts',
   'test/api/config.test.ts',
+  // A scripted gRPC engine on loopback, no Temporal server.
+  'test/api/engine-errors.test.ts',
   'test/api/fingerprint.test.ts',
   'test/api/idempotency-key.test.ts',
   'test/api/operation-resource.test.ts',

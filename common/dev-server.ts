@@ -30,7 +30,8 @@ function dynamicConfig(key: string, value: string | number | boolean): string[] 
 /**
  * What every embedded server starts with, for the launcher, the tests, the bench and the
  * chaos run at once. Each entry was measured to pay on this machine class (2 cores, one
- * history shard, SQLite on a VM disk); the bench toggles them off one at a time.
+ * history shard, SQLite on a VM disk), or is behaviour the service promises (fairness);
+ * the bench toggles them off one at a time.
  */
 export const DEV_SERVER_TUNING: readonly DevServerSetting[] = [
   {
@@ -55,6 +56,11 @@ export const DEV_SERVER_TUNING: readonly DevServerSetting[] = [
       ...dynamicConfig('matching.numTaskqueueWritePartitions', 1),
     ],
     why: 'four partitions per task queue (the default) make few pollers on one host forward tasks between partitions',
+  },
+  {
+    name: 'task-queue-fairness',
+    args: dynamicConfig('matching.enableFairness', true),
+    why: "one tenant's flood must not starve another's operations: tasks are dispatched in proportion per fairness key (the tenant) instead of first in, first out",
   },
   {
     name: 'sqlite-wal',

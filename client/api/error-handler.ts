@@ -1,10 +1,22 @@
-// The one place where the API's errors become answers. A Problem is sent as it is; an
-// unreachable engine is a 503 the client may retry; Fastify's own refusals map to their
-// problem; anything else is a 500 whose cause goes to the log and never into the body.
+// The one place where the API's errors become answers. A Problem is sent as it is; a failed
+// engine call answers what the engine's answer means (engine-errors.ts): a 503 the client
+// may retry, or a 4xx for a request the engine refuses; Fastify's own refusals map to their
+// problem; anything else is a 500. Causes go to the log and never into the body.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { Problem, sendProblem } from '../../common/http/problem.js';
-import { isEngineUnavailable } from './engine-errors.js';
+import { engineFailure, type EngineAnswer, type EngineFailure } from './engine-errors.js';
 import { problems } from './problems.js';
+
+const ENGINE_PROBLEMS: Record<EngineAnswer, (failure: EngineFailure) => Problem> = {
+  unavailable: () => problems.engineUnavailable(),
+  busy: () => problems.engineBusy(),
+  refused: (failure) =>
+    problems.invalidRequest(
+      'the workflow engine refused the request as invalid; the same request would be refused again',
+      failure.field ? [failure.field] : [],
+    ),
+  too_large: () => problems.payloadTooLarge('the request is larger than the workflow engine accepts'),
+};
 
 const FASTIFY_PROBLEMS: Record<string, () => Problem> = {
   FST_ERR_CTP_BODY_TOO_LARGE: () => problems.payloadTooLarge(),
@@ -17,7 +29,8 @@ const FASTIFY_PROBLEMS: Record<string, () => Problem> = {
 
 export function toProblem(err: unknown): Problem {
   if (err instanceof Problem) return err;
-  if (isEngineUnavailable(err)) return problems.engineUnavailable();
+  const engine = engineFailure(err);
+  if (engine) return ENGINE_PROBLEMS[engine.answer](engine);
   const fastifyErr = err as Partial<FastifyError>;
   const mapped = typeof fastifyErr.code === 'string' ? FASTIFY_PROBLEMS[fastifyErr.code] : undefined;
   if (mapped) return mapped();
@@ -47,8 +60,13 @@ export function replyWithProblem(request: FastifyRequest, reply: FastifyReply, p
 
 export function errorHandler(err: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const problem = toProblem(err);
-  if (problem.status >= 500 && problem.code === 'engine_unavailable') {
-    request.log.warn({ err }, 'temporal unavailable');
+  const engine = err instanceof Problem ? undefined : engineFailure(err);
+  if (engine) {
+    // Machines read `engine` (the meaning) and `cause`; an operator must act on an error.
+    const fields = { err, engine: engine.answer, cause: engine.cause };
+    if (engine.needsOperator) request.log.error(fields, 'temporal cannot serve the request as it is set up');
+    else if (engine.answer === 'unavailable' || engine.answer === 'busy') request.log.warn(fields, `temporal ${engine.answer}`);
+    else request.log.warn(fields, 'temporal refused the request');
   } else if (problem.status >= 500) {
     request.log.error({ err }, 'request failed');
   }

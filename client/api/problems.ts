@@ -19,6 +19,7 @@ export const PROBLEM_TITLES = {
   headers_too_large: 'The request headers are too large',
   request_timeout: 'The request did not arrive in time',
   engine_unavailable: 'The workflow engine is unavailable; retry with the same key',
+  engine_busy: 'The workflow engine is busy; retry with the same key',
   shutting_down: 'This API instance is shutting down; retry with the same key',
   internal_error: 'Internal error',
 } as const;
@@ -27,6 +28,8 @@ export type ProblemCode = keyof typeof PROBLEM_TITLES;
 export type ApiProblem = Problem<ProblemCode>;
 
 export const ENGINE_RETRY_AFTER_SECONDS = 2;
+/** An overloaded engine sheds calls for a moment, not for as long as an outage lasts. */
+export const ENGINE_BUSY_RETRY_AFTER_SECONDS = 1;
 
 /** A problem of the API, titled from its catalogue. */
 export function apiProblem(
@@ -71,8 +74,15 @@ export const problems = {
     apiProblem(
       503,
       'engine_unavailable',
-      'the workflow engine did not answer in time; the request is safe to retry with the same Idempotency-Key',
+      'the workflow engine cannot take the request right now; it is safe to retry with the same Idempotency-Key',
       { headers: { 'retry-after': String(ENGINE_RETRY_AFTER_SECONDS) } },
+    ),
+  engineBusy: () =>
+    apiProblem(
+      503,
+      'engine_busy',
+      'the workflow engine refused the call as overloaded; the request is safe to retry with the same Idempotency-Key',
+      { headers: { 'retry-after': String(ENGINE_BUSY_RETRY_AFTER_SECONDS) } },
     ),
   shuttingDown: () =>
     apiProblem(

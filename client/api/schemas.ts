@@ -177,9 +177,12 @@ export const H = {
   wwwAuthenticate: { type: 'string', description: 'Bearer' },
 } as const;
 
-export const engineUnavailableResponse = problemResponse('engine_unavailable: Temporal did not answer; retry with the same key', {
-  'Retry-After': H.retryAfter,
-});
+export const engineUnavailableResponse = problemResponse(
+  'engine_unavailable (Temporal did not answer, or cannot serve as it is set up) or engine_busy (Temporal refused the call as overloaded): retry with the same key after Retry-After',
+  {
+    'Retry-After': H.retryAfter,
+  },
+);
 export const unauthorizedResponse = problemResponse('unauthorized: missing or unknown API key', {
   'WWW-Authenticate': H.wwwAuthenticate,
 });

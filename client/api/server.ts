@@ -7,6 +7,7 @@ import { loadOperations } from '../../common/operations.js';
 import { loadTemporalSettings } from '../../common/temporal.js';
 import { buildApp } from './app.js';
 import { loadApiConfig } from './config.js';
+import { engineRetryInterceptor } from './engine-errors.js';
 
 async function run(): Promise<void> {
   const config = loadApiConfig();
@@ -14,7 +15,7 @@ async function run(): Promise<void> {
   const logger = createLogger('api', { level: config.logLevel });
   const { registry: operations } = await loadOperations();
 
-  const connection = Connection.lazy(temporal.connectionOptions);
+  const connection = Connection.lazy({ ...temporal.connectionOptions, interceptors: [engineRetryInterceptor()] });
   const client = new Client({ connection, namespace: temporal.namespace });
   const app = buildApp({ config, client, namespace: temporal.namespace, logger, operations });
 

@@ -44,6 +44,8 @@ export function workflowStartOptions(
     workflowId: ref.workflowId,
     // The default, ALLOW_DUPLICATE, would start a second run once the first one closed.
     workflowIdReusePolicy: 'REJECT_DUPLICATE',
+    // Each tenant gets its share of the task queues: its workflow and activity tasks inherit this key.
+    priority: { fairnessKey: ref.tenant },
     args: [input],
     memo: { ...memo },
     staticSummary: staticSummary(definition, ref.workflowId, claim.request),

@@ -89,6 +89,7 @@ export type ProblemCode =
   | 'headers_too_large'
   | 'request_timeout'
   | 'engine_unavailable'
+  | 'engine_busy'
   | 'shutting_down'
   | 'internal_error';
 

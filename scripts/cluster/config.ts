@@ -108,12 +108,18 @@ export function serverConfig(input: ServerConfigInput, role: TemporalRole, own: 
 }
 
 /**
- * Dynamic config: only what the project needs to differ from the server's defaults. Today
- * nothing does; the file exists so an operator (or a chaos run) can tune a live cluster,
- * since every process re-reads it every 10 s.
+ * Dynamic config: only what the project needs to differ from the server's defaults, the
+ * same behaviour the embedded server is started with (common/dev-server.ts) but none of
+ * its one-machine speed tuning. An operator (or a chaos run) can tune a live cluster here,
+ * since every process re-reads the file every 10 s. Each key holds a list of values, each
+ * with optional constraints (namespace, task queue); none here is constrained.
  */
-export function dynamicConfig(): Record<string, unknown> {
-  return {};
+export function dynamicConfig(): Record<string, { value: unknown }[]> {
+  return {
+    // Task queues dispatch per fairness key (the API starts each operation with its tenant
+    // as the key), so one tenant's flood cannot starve another's operations. Off by default.
+    'matching.enableFairness': [{ value: true }],
+  };
 }
 
 /** The Web UI server's config: loopback only, pointed at the frontend. */

@@ -141,6 +141,7 @@ describe('the dev server command line', () => {
     expect(args.slice(12, 14)).toEqual(['--ui-port', '8233']);
     expect(args.slice(14)).toEqual(DEV_SERVER_TUNING.flatMap((s) => s.args));
     expect(args).toContain('history.transferProcessorMaxPollRPS=1000');
+    expect(args).toContain('matching.enableFairness=true');
     expect(devServerArgs({ bin: 'temporal', port: 7300, headless: true })).toContain('--headless');
     expect(devServerArgs({ bin: 'temporal', port: 7300, headless: true })).not.toContain('--db-filename');
   });
