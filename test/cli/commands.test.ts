@@ -140,7 +140,7 @@ describe('retrysafe checkout', () => {
         '--item',
         `${sku}:2`,
         '--item',
-        pen,
+        `${pen}:1`,
         '--json',
       ]),
       cli(['checkout', '--account', poor, '--amount', '4200', '--currency', 'EUR', '--item', `${sku}:3`, '--json']),

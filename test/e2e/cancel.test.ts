@@ -1,7 +1,9 @@
 // POST /v1/operations/{key}/cancel through the real HTTP API, on the dev server, with the
 // sandboxes' ledgers checked: every row of the contract's table, a cancel that lands between
-// a checkout's charge and its confirm (the charge is reversed and the hold released), and
-// cancels racing the last step (either outcome, as long as money and stock agree with it).
+// a checkout's charge and its confirm (the charge is reversed and the hold released), a
+// cancel during a payment's only step and a checkout's slow reservation (the resource says
+// which steps were undone and which only fenced, as the ledgers do), and cancels racing the
+// last step: every cancel answered 202 ends cancelled, one answered 409 found it finished.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { startApi, type ApiHandle } from '../support/api.js';
@@ -103,7 +105,7 @@ describe('POST /v1/operations/{key}/cancel', () => {
       ],
     });
     expect(String((final.error as { message: string }).message)).toContain(
-      'cancelled before confirm_reservation started (cancel requested by tenant acme through the API at ',
+      'cancelled after charge_payment, before confirm_reservation started (cancel requested by tenant acme through the API at ',
     );
     // Money and stock: as if it never happened, and the ledgers say why.
     expect(await bank.balance(account)).toBe(10_000);
@@ -186,10 +188,16 @@ describe('POST /v1/operations/{key}/cancel', () => {
     } finally {
       await bank.setFaults({ failBeforeCommit: 0, delayMs: 0 });
     }
-    // A payment's only step was in flight: it finishes, and nothing comes after it to stop.
+    // A payment's only step was in flight: it finishes, and the end of it is a boundary too.
     for (const key of [plain, encoded]) {
       const final = await api.waitTerminal(key, acme.authorization);
-      expect(final).toMatchObject({ status: 'succeeded', cancelRequested: true });
+      expect(final).toMatchObject({
+        status: 'failed',
+        cancelRequested: true,
+        error: { code: 'cancelled', compensations: ['reverse_charge'] },
+        steps: [{ name: 'charge_payment', status: 'compensated' }],
+      });
+      expect((await bank.charge(`acme/${key}/charge`)).body.status).toBe('reversed');
       expect(await auditOperation({ workflowId: `acme/${key}`, type: 'payment', amount: 100, operation: final }, bank)).toEqual(
         [],
       );
@@ -200,11 +208,54 @@ describe('POST /v1/operations/{key}/cancel', () => {
     expect(other.headers.get('allow')).toBe('GET, HEAD');
   });
 
-  it('racing the last step: whichever wins, money and stock agree with the outcome', async () => {
+  it('during a checkout whose reservation is slow: cancelled, nothing moved, and each step says what was undone', async () => {
+    const { account, sku, body } = await setUp(10_000, 10);
+    const key = uniqueId('slow-hold');
+    // The hold answers after 1.5 s; the cancel arrives 0.3 s in, while the first attempt runs
+    // inside a workflow task. Temporal refuses that task's completion, the run starts again
+    // from history with the cancel first, and the steps the lost task made are fenced.
+    await reservations.setFaults({ delayMs: 1_500 });
+    try {
+      expect((await start(key, body)).status).toBe(202);
+      await new Promise((r) => setTimeout(r, 300));
+      expect((await cancel(key)).status).toBe(202);
+    } finally {
+      await reservations.setFaults({ delayMs: 0 });
+    }
+    const final = await api.waitTerminal(key, acme.authorization);
+    expect(final).toMatchObject({ status: 'failed', cancelRequested: true, error: { code: 'cancelled' } });
+    expect(await bank.balance(account)).toBe(10_000);
+    expect(await reservations.stock(sku)).toEqual({ available: 10, held: 0 });
+    // What the resource says of each step is what its downstream's ledger says under its key.
+    const steps = final.steps as Array<{ name: string; status: string; downstreamKey: string }>;
+    const hold = (await reservations.reservation(`acme/${key}/reserve`)).body.status;
+    const charge = (await bank.charge(`acme/${key}/charge`)).body.status;
+    const expected = (ledger: unknown) => (ledger === 'fenced' ? 'fenced' : 'compensated');
+    expect(steps.map((s) => `${s.name}:${s.status}`)).toEqual([
+      `reserve_items:${expected(hold)}`,
+      `charge_payment:${expected(charge)}`,
+      'confirm_reservation:pending',
+    ]);
+    const message = String((final.error as { message: string }).message);
+    for (const [step, compensation, ledger] of [
+      ['reserve_items', 'release_reservation', hold],
+      ['charge_payment', 'reverse_charge', charge],
+    ] as const) {
+      expect(message).toContain(
+        ledger === 'fenced' ? `${compensation} fenced ${step}, which had not taken effect` : `${compensation} undid ${step}`,
+      );
+    }
+    expect(
+      await auditOperation({ workflowId: `acme/${key}`, type: 'checkout', amount: 4200, operation: final }, bank, reservations),
+    ).toEqual([]);
+  });
+
+  it('racing the last step: a cancel answered 202 always ends cancelled, one answered 409 found the checkout done', async () => {
     const { account, sku } = await setUp(1_000_000, 1_000);
     // The confirm is slow, so cancels arrive before, during and after it.
     await reservations.setFaults({ delayMs: 300 });
     const keys: string[] = [];
+    const answered = new Map<string, number>();
     try {
       await Promise.all(
         Array.from({ length: 8 }, async (_, i) => {
@@ -214,6 +265,7 @@ describe('POST /v1/operations/{key}/cancel', () => {
           await new Promise((r) => setTimeout(r, 250 * i));
           const res = await cancel(key);
           expect([202, 409]).toContain(res.status);
+          answered.set(key, res.status);
         }),
       );
     } finally {
@@ -222,9 +274,12 @@ describe('POST /v1/operations/{key}/cancel', () => {
     let succeeded = 0;
     for (const key of keys) {
       const final = await api.waitTerminal(key, acme.authorization);
-      expect(['succeeded', 'failed']).toContain(final.status);
-      if (final.status === 'failed') expect((final.error as { code: string }).code).toBe('cancelled');
-      else succeeded++;
+      if (answered.get(key) === 202) {
+        expect(final).toMatchObject({ status: 'failed', error: { code: 'cancelled' } });
+      } else {
+        expect(final.status).toBe('succeeded');
+        succeeded++;
+      }
       const audit = await auditOperation(
         { workflowId: `acme/${key}`, type: 'checkout', amount: 500, operation: final },
         bank,
