@@ -77,6 +77,14 @@ export interface StepDefinition<R> {
   result?: Readonly<Record<string, string>>;
   /** The operation's error code when this step is fenced; the operation's own by default. */
   unavailableCode?: string;
+  /**
+   * How an auditor reads what the step did, under its key, at its service: a GET of `path`
+   * (`{key}` as in a declared call) whose answer's `status` is one of `present` while the
+   * step's effect is in force (`captured`; not `reversed`, `fenced`, `declined`). A succeeded
+   * operation has every step's effect present, a failed one none. Tests and the chaos run
+   * check the ledgers with it; a step without one is not audited.
+   */
+  effect?: { path: string; present: readonly string[] };
 }
 
 export interface OperationDefinition<S extends TObject = TObject> {

@@ -1,12 +1,16 @@
 // The invariants every test of the whole system checks (money moves at most once; no hold
 // left by a failed operation, none confirmed without a charge; every operation ends or is
 // marked NeedsAttention), per operation, against the downstream ledgers (what actually
-// happened), not against what the API says happened.
+// happened), not against what the API says happened. Which ledger rows to read, and what
+// counts as an effect in force, comes from each step's definition (its `effect`): a
+// succeeded operation has every step's effect in force, a failed one none.
+import { builtInRegistry } from '../../workflows/registry.js';
 import type { BankHandle, ReservationsHandle } from './stack.js';
 
 export interface AuditedOperation {
   workflowId: string;
-  type: 'payment' | 'checkout';
+  type: string;
+  /** The request's amount: what every money row under the operation's keys must say. */
   amount: number;
   operation: Record<string, unknown>;
 }
@@ -23,23 +27,22 @@ export async function auditOperation(
   if (status !== 'succeeded' && status !== 'failed' && !needsAttention) {
     violations.push(`${op.workflowId}: not terminal (${String(status)})`);
   }
-  const charge = await bank.charge(`${op.workflowId}/charge`);
-  const netCharged = charge.status === 200 && charge.body.status === 'captured' ? Number(charge.body.amount) : 0;
-  const expected = status === 'succeeded' ? op.amount : 0;
-  if (status !== 'processing' && netCharged !== expected) {
-    violations.push(`${op.workflowId}: ${String(status)} but net charged ${netCharged}, expected ${expected}`);
-  }
-  if (op.type === 'checkout' && reservations) {
-    const hold = await reservations.reservation(`${op.workflowId}/reserve`);
-    const holdStatus = hold.status === 200 ? String(hold.body.status) : 'none';
-    if (status === 'failed' && holdStatus === 'held')
-      violations.push(`${op.workflowId}: failed but its reservation is still held`);
-    if (status === 'failed' && holdStatus === 'confirmed')
-      violations.push(`${op.workflowId}: failed but its reservation is confirmed`);
-    if (holdStatus === 'confirmed' && netCharged === 0)
-      violations.push(`${op.workflowId}: reservation confirmed without a charge`);
-    if (status === 'succeeded' && holdStatus !== 'confirmed')
-      violations.push(`${op.workflowId}: succeeded but reservation is ${holdStatus}`);
+  const definition = builtInRegistry.get(op.type);
+  if (!definition) return [...violations, `${op.workflowId}: no definition of ${op.type}`];
+  const urls: Record<string, string | undefined> = { bank: bank.url, reservations: reservations?.url };
+  for (const step of definition.steps) {
+    const base = urls[step.service];
+    if (!step.effect || !base) continue;
+    const key = `${op.workflowId}/${step.keySuffix}`;
+    const res = await fetch(`${base}${step.effect.path.replace('{key}', encodeURIComponent(key))}`);
+    const row = res.status === 200 ? ((await res.json()) as Record<string, unknown>) : {};
+    const state = res.status === 200 ? String(row.status) : 'none';
+    const inForce = step.effect.present.includes(state);
+    if (status === 'succeeded' && !inForce) violations.push(`${op.workflowId}: succeeded but ${step.name} is ${state}`);
+    if (status === 'failed' && inForce) violations.push(`${op.workflowId}: failed but ${step.name} is ${state}`);
+    if (inForce && typeof row.amount === 'number' && row.amount !== op.amount) {
+      violations.push(`${op.workflowId}: ${step.name} moved ${row.amount}, the request was ${op.amount}`);
+    }
   }
   return violations;
 }

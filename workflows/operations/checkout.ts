@@ -54,6 +54,7 @@ export const checkout = defineOperation({
       compensation: { name: 'release_reservation', call: { kind: 'activity', activity: 'releaseReservation' } },
       result: { reservationId: 'reservationId' },
       unavailableCode: 'inventory_unavailable',
+      effect: { path: '/reservations/{key}', present: ['held', 'confirmed'] },
     },
     chargePayment,
     {
@@ -64,6 +65,7 @@ export const checkout = defineOperation({
       call: { kind: 'activity', activity: 'confirmReservation' },
       businessErrors: { reservation_expired: 'reservation_expired' },
       unavailableCode: 'inventory_unavailable',
+      effect: { path: '/reservations/{key}', present: ['confirmed'] },
     },
   ],
   unavailableCode: 'inventory_unavailable',

@@ -34,6 +34,7 @@ export const chargePayment: StepDefinition<{ account: string; amount: number; cu
   compensation: { name: 'reverse_charge', call: { kind: 'activity', activity: 'reverseCharge' } },
   result: { chargeId: 'chargeId' },
   unavailableCode: 'payment_unavailable',
+  effect: { path: '/charges/{key}', present: ['captured'] },
 };
 
 export const payment = defineOperation({

@@ -49,6 +49,7 @@ export const transfer = defineOperation({
       },
       compensation: { name: 'reverse_debit', call: { kind: 'http', method: 'POST', path: '/charges/{key}/reverse' } },
       result: { debitId: 'id' },
+      effect: { path: '/charges/{key}', present: ['captured'] },
     },
     {
       name: 'credit_destination',
@@ -63,6 +64,7 @@ export const transfer = defineOperation({
       businessErrors: { account_not_found: 'destination_not_found', currency_mismatch: 'currency_mismatch' },
       compensation: { name: 'reverse_credit', call: { kind: 'http', method: 'POST', path: '/credits/{key}/reverse' } },
       result: { creditId: 'id' },
+      effect: { path: '/credits/{key}', present: ['credited'] },
     },
   ],
   unavailableCode: 'transfer_unavailable',
