@@ -14,8 +14,10 @@ const UNIT = [
   'test/api/idempotency-key.test.ts',
   'test/api/operation-resource.test.ts',
   'test/api/prefer.test.ts',
+  'test/api/rate-windows.test.ts',
   'test/api/shutdown.test.ts',
   'test/api/slow-clients.test.ts',
+  'test/api/tenant-limits.test.ts',
   'test/api/webhook-config.test.ts',
   // The sandboxes in this process, on their own SQLite files: nothing there speaks to
   // Temporal (their server tests spawn the process: stack tier).

@@ -28,7 +28,6 @@ const UNAVAILABLE_CODES = new Set<number>([
   GrpcCode.CANCELLED,
   GrpcCode.UNKNOWN,
   GrpcCode.DEADLINE_EXCEEDED,
-  GrpcCode.RESOURCE_EXHAUSTED,
   GrpcCode.ABORTED,
   GrpcCode.INTERNAL,
   GrpcCode.UNAVAILABLE,
@@ -42,6 +41,11 @@ export function grpcCode(err: unknown): number | undefined {
     current = (current as { cause?: unknown }).cause;
   }
   return undefined;
+}
+
+/** Temporal answered that it is overloaded (rate or concurrency limits): it refused the call. */
+export function isEngineBusy(err: unknown): boolean {
+  return grpcCode(err) === GrpcCode.RESOURCE_EXHAUSTED;
 }
 
 export function isEngineUnavailable(err: unknown): boolean {

@@ -3,7 +3,7 @@
 // problem; anything else is a 500 whose cause goes to the log and never into the body.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { Problem, sendProblem } from '../../common/http/problem.js';
-import { isEngineUnavailable } from './engine-errors.js';
+import { isEngineBusy, isEngineUnavailable } from './engine-errors.js';
 import { problems } from './problems.js';
 
 const FASTIFY_PROBLEMS: Record<string, () => Problem> = {
@@ -17,6 +17,7 @@ const FASTIFY_PROBLEMS: Record<string, () => Problem> = {
 
 export function toProblem(err: unknown): Problem {
   if (err instanceof Problem) return err;
+  if (isEngineBusy(err)) return problems.engineBusy('engine');
   if (isEngineUnavailable(err)) return problems.engineUnavailable();
   const fastifyErr = err as Partial<FastifyError>;
   const mapped = typeof fastifyErr.code === 'string' ? FASTIFY_PROBLEMS[fastifyErr.code] : undefined;
@@ -47,8 +48,8 @@ export function replyWithProblem(request: FastifyRequest, reply: FastifyReply, p
 
 export function errorHandler(err: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const problem = toProblem(err);
-  if (problem.status >= 500 && problem.code === 'engine_unavailable') {
-    request.log.warn({ err }, 'temporal unavailable');
+  if (problem.status >= 500 && (problem.code === 'engine_unavailable' || problem.code === 'engine_busy')) {
+    request.log.warn({ err }, problem.code === 'engine_busy' ? 'temporal busy' : 'temporal unavailable');
   } else if (problem.status >= 500) {
     request.log.error({ err }, 'request failed');
   }
