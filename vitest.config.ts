@@ -8,6 +8,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
  * `stack` unless it is listed here (the slower tier is the safe default).
  */
 const UNIT = [
+  'test/api/admission.test.ts',
   'test/api/app.test.ts',
   'test/api/config.test.ts',
   'test/api/fingerprint.test.ts',
