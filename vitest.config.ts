@@ -39,6 +39,7 @@ const UNIT = [
   'test/chaos/auditor.test.ts',
   'test/chaos/windows.test.ts',
   'test/cli/cancel.test.ts',
+  'test/cli/overload.test.ts',
   'test/cli/request-checks.test.ts',
   'test/cli/usage.test.ts',
   'test/cli/webhooks.test.ts',
