@@ -12,7 +12,7 @@ import { Registry } from 'prom-client';
 import { parseList } from 'structured-headers';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp, type App } from '../../client/api/app.js';
-import { InFlight } from '../../client/api/admission/in-flight.js';
+import { InFlight, tenantShare } from '../../client/api/admission/in-flight.js';
 import { loadApiConfig } from '../../client/api/config.js';
 import { toProblem } from '../../client/api/error-handler.js';
 import { deadEngine, type DeadEngine } from '../support/dead-engine.js';
@@ -193,23 +193,39 @@ describe('a tenant over its rate', () => {
 describe('the engine bound', () => {
   it('takes distinct operations up to the bound; a second request for one in flight joins it', () => {
     const bound = new InFlight(2);
-    const a = bound.enter('acme/a')!;
-    const b = bound.enter('beta/b')!;
-    expect(bound.enter('acme/c')).toBeUndefined();
-    expect(bound.join('acme/c')).toBeUndefined();
+    const a = bound.enter('acme/a', 'acme')!;
+    const b = bound.enter('beta/b', 'beta')!;
+    expect(bound.enter('gamma/c', 'gamma')).toBeUndefined();
+    expect(bound.join('gamma/c')).toBeUndefined();
     const again = bound.join('acme/a')!;
     expect(bound.size).toBe(2);
     a.release();
     a.release();
     // The joined request still holds acme/a.
-    expect(bound.enter('acme/c')).toBeUndefined();
+    expect(bound.enter('gamma/c', 'gamma')).toBeUndefined();
     again.release();
     expect(bound.size).toBe(1);
-    const c = bound.enter('acme/c')!;
+    const c = bound.enter('gamma/c', 'gamma')!;
     expect(bound.size).toBe(2);
     b.release();
     c.release();
     expect(bound.size).toBe(0);
+  });
+
+  it('keeps a quarter of the places from any one tenant, so another finds one during a flood', () => {
+    expect([1, 2, 4, 64, 100].map(tenantShare)).toEqual([1, 1, 3, 48, 75]);
+    const bound = new InFlight(8);
+    const acme = Array.from({ length: 6 }, (_, i) => bound.enter(`acme/${i}`, 'acme'));
+    expect(acme.every((h) => h !== undefined)).toBe(true);
+    expect(bound.enter('acme/6', 'acme')).toBeUndefined();
+    // A retry of one of acme's operations is not a new one: it joins.
+    expect(bound.enter('acme/0', 'acme')).toBeDefined();
+    expect(bound.enter('beta/0', 'beta')).toBeDefined();
+    expect(bound.enter('gamma/0', 'gamma')).toBeDefined();
+    expect(bound.enter('delta/0', 'delta')).toBeUndefined();
+    acme[5]!.release();
+    expect(bound.enter('delta/0', 'delta')).toBeDefined();
+    expect(bound.enter('acme/6', 'acme')).toBeUndefined();
   });
 });
 

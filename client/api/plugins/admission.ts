@@ -2,12 +2,13 @@
 // POST that would start an operation runs, after auth and validation and before its
 // handler, through, in order:
 //
-//   answered from the outcome cache ─────────────────────────────▶ served (no limit)
-//   its operation already in flight on this instance ────────────▶ joins it (no limit)
-//   the engine bound full ──────────┐
-//   the tenant's window spent ──────┴─▶ key already names an operation? ─yes─▶ served
-//                                                                    └─no──▶ 503 engine_busy / 429
-//   else ─▶ admitted: holds a place in the engine bound until its answer is sent
+//   answered from the outcome cache ────────────────────▶ served, no limit
+//   its operation already in flight on this instance ───▶ joins it, no limit
+//   the engine bound, or the tenant's share of it, full ─┐
+//   the tenant's rate window spent ──────────────────────┴▶ key names an operation?
+//                                                             yes ▶ served
+//                                                             no  ▶ 503 engine_busy / 429
+//   else ▶ admitted: holds a place in the engine bound until its answer is sent
 //
 // A refusal starts nothing, so a retry with the same key is always safe. A retry of an
 // operation that exists (after a restart of this instance, or of one still running) is
@@ -83,7 +84,7 @@ export function installAdmission(app: ApiInstance, deps: AdmissionDeps): void {
       holdUntilAnswered(reply, joined.release);
       return;
     }
-    const hold = inFlight.enter(ref.workflowId);
+    const hold = inFlight.enter(ref.workflowId, ref.tenant);
     if (!hold) return refuse(request, ref, 'engine_busy', () => problems.engineBusy('bound'));
 
     const rate = rateFor(limits, request.tenant);
