@@ -3,7 +3,7 @@
 // engine_unavailable, a refused one answers 429 without a start call. So what is decided
 // here is decided before the engine, which is what admission is. The engine bound and the
 // replays that pass a limit need operations that exist: admission-stack.test.ts.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -15,6 +15,7 @@ import { buildApp, type App } from '../../client/api/app.js';
 import { InFlight, tenantShare } from '../../client/api/admission/in-flight.js';
 import { loadApiConfig } from '../../client/api/config.js';
 import { toProblem } from '../../client/api/error-handler.js';
+import { ConfigError } from '../../common/env.js';
 import { deadEngine, type DeadEngine } from '../support/dead-engine.js';
 
 const ACME = 'sk_acme_0123456789abcdef';
@@ -187,6 +188,26 @@ describe('a tenant over its rate', () => {
       locker.close();
     }
     expectProblem(await start(app, ACME, newKey()), 429, 'rate_limited');
+  });
+});
+
+describe('the rate windows file', () => {
+  it('stops the instance at start-up, naming RETRYSAFE_LIMITS_DB, when it cannot be opened', () => {
+    const config = loadApiConfig({ RETRYSAFE_TENANT_LIMITS: '*=5/s', RETRYSAFE_LIMITS_DB: dir, LOG_LEVEL: 'silent' });
+    let error: unknown;
+    try {
+      buildApp({ config, client: engine.client, namespace: 'default' });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).problems[0]).toMatch(new RegExp(`^RETRYSAFE_LIMITS_DB="${dir}": cannot open it \\(`));
+  });
+
+  it('is not opened (nor created) when no tenant is limited', async () => {
+    const file = join(dir, 'never', 'limits.db');
+    await appWith({ RETRYSAFE_TENANT_LIMITS: 'acme=unlimited', RETRYSAFE_LIMITS_DB: file });
+    expect(existsSync(join(dir, 'never'))).toBe(false);
   });
 });
 

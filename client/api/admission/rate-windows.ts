@@ -12,6 +12,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { ConfigError } from '../../../common/env.js';
 import type { Rate } from './tenant-limits.js';
 
 /** How long one instance waits for another's write before the store counts as failed. */
@@ -30,8 +31,13 @@ export class RateWindows {
   private readonly bump: Database.Statement<{ tenant: string; windowMs: number; start: number; cap: number }, { used: number }>;
 
   constructor(path: string) {
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-    this.db = new Database(path);
+    try {
+      if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+      this.db = new Database(path);
+    } catch (err) {
+      // At start-up, so the instance refuses to run rather than run without its limits.
+      throw new ConfigError([`RETRYSAFE_LIMITS_DB=${JSON.stringify(path)}: cannot open it (${(err as Error).message})`]);
+    }
     this.db.pragma('journal_mode = WAL');
     this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     this.db.pragma('synchronous = NORMAL');
