@@ -13,6 +13,11 @@
 // A refusal starts nothing, so a retry with the same key is always safe. A retry of an
 // operation that exists (after a restart of this instance, or of one still running) is
 // served even over a limit: the lookup costs one read, and only refused requests pay it.
+//
+// Not @fastify/rate-limit: its hook answers as soon as a key is over its count, with no
+// way to let such a request through once its key proves to name an operation; its fields
+// are the older drafts' (RateLimit-Limit/-Remaining/-Reset); and its store would have been
+// this SQL behind a callback. The engine bound is no rate at all.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { OperationRef } from '../../../workflows/identity.js';
 import type { InFlight } from '../admission/in-flight.js';
