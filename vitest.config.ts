@@ -8,6 +8,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
  * `stack` unless it is listed here (the slower tier is the safe default).
  */
 const UNIT = [
+  'test/api/admission.test.ts',
   'test/api/app.test.ts',
   'test/api/config.test.ts',
   // A scripted gRPC engine on loopback, no Temporal server.
@@ -16,8 +17,10 @@ const UNIT = [
   'test/api/idempotency-key.test.ts',
   'test/api/operation-resource.test.ts',
   'test/api/prefer.test.ts',
+  'test/api/rate-windows.test.ts',
   'test/api/shutdown.test.ts',
   'test/api/slow-clients.test.ts',
+  'test/api/tenant-limits.test.ts',
   'test/api/webhook-config.test.ts',
   // The sandboxes in this process, on their own SQLite files: nothing there speaks to
   // Temporal (their server tests spawn the process: stack tier).
@@ -59,6 +62,7 @@ const UNIT = [
   'test/chaos/auditor.test.ts',
   'test/chaos/windows.test.ts',
   'test/cli/cancel.test.ts',
+  'test/cli/overload.test.ts',
   'test/cli/request-checks.test.ts',
   'test/cli/usage.test.ts',
   'test/cli/webhooks.test.ts',

@@ -1,17 +1,23 @@
 // The HTTP API as a Fastify instance, without listen(): server.ts listens, tests inject.
 // One module per concern, wired here in the order their hooks must run: draining (503 while
-// closing), then auth (401), then each route's own checks.
+// closing), then auth (401), then each route's own checks, then admission (429, 503
+// engine_busy) for a request that would start an operation.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Client } from '@temporalio/client';
 import Fastify from 'fastify';
 import { Registry } from 'prom-client';
+import { Problem } from '../../common/http/problem.js';
 import { createLogger, type Logger } from '../../common/logger.js';
 import { builtInRegistry, type OperationRegistry } from '../../workflows/registry.js';
+import { InFlight } from './admission/in-flight.js';
+import { RateWindows } from './admission/rate-windows.js';
+import { limitsAnyone } from './admission/tenant-limits.js';
 import { createAuthenticator } from './auth.js';
 import type { ApiConfig } from './config.js';
 import { errorHandler, notFoundHandler, replyWithProblem, toProblem } from './error-handler.js';
 import { createMetrics } from './metrics.js';
 import { OperationService } from './operations/service.js';
+import { installAdmission } from './plugins/admission.js';
 import { AllowedMethods } from './plugins/allowed-methods.js';
 import { installAuth } from './plugins/auth.js';
 import { clientErrorHandler } from './plugins/client-errors.js';
@@ -50,16 +56,9 @@ export function buildApp(deps: AppDeps) {
   const logger = deps.logger ?? createLogger('api', { level: config.logLevel });
   const registry = deps.registry ?? new Registry();
   const metrics = createMetrics(registry);
+  const now = deps.now ?? (() => new Date());
   const operations = deps.operations ?? builtInRegistry;
-  const service = new OperationService({
-    client,
-    registry: operations,
-    namespace,
-    config,
-    metrics,
-    logger,
-    now: deps.now ?? (() => new Date()),
-  });
+  const service = new OperationService({ client, registry: operations, namespace, config, metrics, logger, now });
   const limits = { ...HTTP_LIMITS, ...deps.httpLimits };
 
   const app = Fastify({
@@ -98,6 +97,25 @@ export function buildApp(deps: AppDeps) {
   allowedMethods.install(app);
   app.setNotFoundHandler(notFoundHandler);
   installHttpMetrics(app, metrics);
+  const { admission } = config;
+  const windows = limitsAnyone(admission.tenantLimits) ? new RateWindows(admission.limitsDb) : undefined;
+  if (windows) app.addHook('onClose', async () => windows.close());
+  installAdmission(app, {
+    limits: admission.tenantLimits,
+    windows,
+    inFlight: new InFlight(admission.maxInFlight),
+    cached: (ref) => service.answersFromCache(ref),
+    exists: (ref) =>
+      service.get(ref).then(
+        () => true,
+        (err: unknown) => {
+          if (err instanceof Problem && err.code === 'operation_not_found') return false;
+          throw err;
+        },
+      ),
+    metrics,
+    now: () => now().getTime(),
+  });
 
   installOpenApi(app);
   void app.register(systemRoutes, {

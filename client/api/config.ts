@@ -7,10 +7,13 @@ import { z } from 'zod';
 import { ConfigError, duration, httpUrl, logLevel, parseEnv, port } from '../../common/env.js';
 import { parseWebhookUrls, webhookDeadline } from '../../common/webhooks.js';
 import { TENANT_PATTERN } from '../../workflows/identity.js';
+import { parseTenantLimits, type TenantLimits } from './admission/tenant-limits.js';
 
 /** How long a checkout's reservation hold lives unless RETRYSAFE_HOLD_TTL says otherwise. */
 export const DEFAULT_HOLD_TTL_SECONDS = 900;
 export const DEV_TENANT = 'default';
+/** New operations one API instance starts or waits on at once, unless RETRYSAFE_MAX_IN_FLIGHT says otherwise. */
+export const DEFAULT_MAX_IN_FLIGHT = 64;
 export { TENANT_PATTERN };
 /** Printable ASCII without space, `,` and `=` (the list separators), at least 16 characters. */
 const SECRET_PATTERN = /^[\x21-\x2b\x2d-\x3c\x3e-\x7e]+$/;
@@ -41,6 +44,15 @@ export interface ApiConfig {
   logLevel: z.infer<typeof logLevel>;
   /** Completion webhooks: the tenants that have one, and how long each event is redelivered. */
   webhooks: { tenants: ReadonlySet<string>; deadlineMs: number };
+  /** What the API takes on before it refuses a new operation (429, 503 engine_busy). */
+  admission: {
+    /** Each tenant's rate of new operations, shared by every instance through `limitsDb`. */
+    tenantLimits: TenantLimits;
+    /** The SQLite file of the rate windows; opened only when some tenant is limited. */
+    limitsDb: string;
+    /** New operations this instance may start or wait on at once (the engine bound). */
+    maxInFlight: number;
+  };
 }
 
 const wholeNumber = (min: number, max: number) =>
@@ -67,6 +79,8 @@ const shape = {
   TEMPORAL_UI_URL: httpUrl.default('http://localhost:8233'),
   LOG_LEVEL: logLevel.default('info'),
   RETRYSAFE_WEBHOOK_DEADLINE: webhookDeadline,
+  RETRYSAFE_LIMITS_DB: z.string().trim().min(1).default('.data/limits.db'),
+  RETRYSAFE_MAX_IN_FLIGHT: wholeNumber(1, 100_000).default(DEFAULT_MAX_IN_FLIGHT),
 };
 
 /**
@@ -121,8 +135,10 @@ export function parseApiKeys(raw: string | undefined): ApiKeyEntry[] | null {
 export function loadApiConfig(env: Record<string, string | undefined> = process.env): ApiConfig {
   const problems: string[] = [];
   let apiKeys: ApiKeyEntry[] | null = null;
+  let apiKeysRead = false;
   try {
     apiKeys = parseApiKeys(env.RETRYSAFE_API_KEYS);
+    apiKeysRead = true;
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     problems.push(...err.problems);
@@ -130,6 +146,15 @@ export function loadApiConfig(env: Record<string, string | undefined> = process.
   let webhookTenants = new Set<string>();
   try {
     webhookTenants = new Set(parseWebhookUrls(env.RETRYSAFE_WEBHOOKS).keys());
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    problems.push(...err.problems);
+  }
+  let tenantLimits: TenantLimits = { tenants: new Map(), others: null };
+  try {
+    // Which tenants exist is known only once the API keys were read.
+    const known = apiKeysRead ? new Set(apiKeys === null ? [DEV_TENANT] : apiKeys.map((k) => k.tenant)) : undefined;
+    tenantLimits = parseTenantLimits(env.RETRYSAFE_TENANT_LIMITS, known);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     problems.push(...err.problems);
@@ -158,5 +183,6 @@ export function loadApiConfig(env: Record<string, string | undefined> = process.
     temporalUiUrl: parsed.TEMPORAL_UI_URL,
     logLevel: parsed.LOG_LEVEL,
     webhooks: { tenants: webhookTenants, deadlineMs: parsed.RETRYSAFE_WEBHOOK_DEADLINE },
+    admission: { tenantLimits, limitsDb: parsed.RETRYSAFE_LIMITS_DB, maxInFlight: parsed.RETRYSAFE_MAX_IN_FLIGHT },
   };
 }

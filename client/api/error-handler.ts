@@ -9,7 +9,7 @@ import { problems } from './problems.js';
 
 const ENGINE_PROBLEMS: Record<EngineAnswer, (failure: EngineFailure) => Problem> = {
   unavailable: () => problems.engineUnavailable(),
-  busy: () => problems.engineBusy(),
+  busy: () => problems.engineBusy('engine'),
   refused: (failure) =>
     problems.invalidRequest(
       'the workflow engine refused the request as invalid; the same request would be refused again',

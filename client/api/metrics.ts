@@ -1,6 +1,6 @@
 // Prometheus metrics of the API. Labels are bounded sets (operation type, route pattern,
 // method, status): an idempotency key or tenant never becomes a label.
-import { Counter, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 export interface ApiMetrics {
   registry: Registry;
@@ -10,6 +10,9 @@ export interface ApiMetrics {
   waitsTimedOut: Counter;
   cacheHits: Counter;
   cancellations: Counter<'result'>;
+  admissionRefused: Counter<'reason'>;
+  admissionBypassed: Counter<'reason'>;
+  operationsInFlight: Gauge;
   httpDuration: Histogram<'route' | 'method' | 'status'>;
 }
 
@@ -82,6 +85,38 @@ export function createMetrics(registry: Registry = new Registry()): ApiMetrics {
           name: 'retrysafe_cancellations_total',
           help: 'Cancel requests by result: requested, repeated (already requested), already_completed (409), not_found (404)',
           labelNames: ['result'],
+          registers,
+        }),
+    ),
+    admissionRefused: getOrCreate(
+      registry,
+      'retrysafe_admission_refused_total',
+      () =>
+        new Counter({
+          name: 'retrysafe_admission_refused_total',
+          help: 'New operations refused before anything started, by reason: rate_limited (429), engine_busy (503)',
+          labelNames: ['reason'],
+          registers,
+        }),
+    ),
+    admissionBypassed: getOrCreate(
+      registry,
+      'retrysafe_admission_bypassed_total',
+      () =>
+        new Counter({
+          name: 'retrysafe_admission_bypassed_total',
+          help: 'Requests over a limit (reason: rate_limited, engine_busy) served anyway because their key already names an operation',
+          labelNames: ['reason'],
+          registers,
+        }),
+    ),
+    operationsInFlight: getOrCreate(
+      registry,
+      'retrysafe_operations_in_flight',
+      () =>
+        new Gauge({
+          name: 'retrysafe_operations_in_flight',
+          help: 'New operations this instance is starting or waiting on (bounded by RETRYSAFE_MAX_IN_FLIGHT)',
           registers,
         }),
     ),

@@ -18,6 +18,7 @@ export const PROBLEM_TITLES = {
   unsupported_media_type: 'The request body must be application/json',
   headers_too_large: 'The request headers are too large',
   request_timeout: 'The request did not arrive in time',
+  rate_limited: 'This tenant is over its limit of new operations; retry with the same key',
   engine_unavailable: 'The workflow engine is unavailable; retry with the same key',
   engine_busy: 'The workflow engine is busy; retry with the same key',
   shutting_down: 'This API instance is shutting down; retry with the same key',
@@ -28,7 +29,7 @@ export type ProblemCode = keyof typeof PROBLEM_TITLES;
 export type ApiProblem = Problem<ProblemCode>;
 
 export const ENGINE_RETRY_AFTER_SECONDS = 2;
-/** An overloaded engine sheds calls for a moment, not for as long as an outage lasts. */
+/** An overloaded engine, or this instance at its bound, frees a place within a moment. */
 export const ENGINE_BUSY_RETRY_AFTER_SECONDS = 1;
 
 /** A problem of the API, titled from its catalogue. */
@@ -77,11 +78,22 @@ export const problems = {
       'the workflow engine cannot take the request right now; it is safe to retry with the same Idempotency-Key',
       { headers: { 'retry-after': String(ENGINE_RETRY_AFTER_SECONDS) } },
     ),
-  engineBusy: () =>
+  /** `limit` reads as "50 new operations per second". */
+  rateLimited: (tenant: string, limit: string, retryAfterSeconds: number, headers: Record<string, string>) =>
+    apiProblem(
+      429,
+      'rate_limited',
+      `tenant ${tenant} is over its limit of ${limit}; nothing was started, retry in ${retryAfterSeconds} s with the same Idempotency-Key`,
+      { headers: { ...headers, 'retry-after': String(retryAfterSeconds) } },
+    ),
+  /** `bound`: this instance's own bound on operations in flight; `engine`: Temporal said it is overloaded. */
+  engineBusy: (why: 'bound' | 'engine') =>
     apiProblem(
       503,
       'engine_busy',
-      'the workflow engine refused the call as overloaded; the request is safe to retry with the same Idempotency-Key',
+      why === 'bound'
+        ? 'this API instance has as many new operations in flight as the workflow engine can take without slowing every answer; nothing was started, retry with the same Idempotency-Key'
+        : 'the workflow engine refused the call as overloaded; nothing was started, retry with the same Idempotency-Key',
       { headers: { 'retry-after': String(ENGINE_BUSY_RETRY_AFTER_SECONDS) } },
     ),
   shuttingDown: () =>

@@ -175,13 +175,30 @@ export const H = {
   },
   preferenceApplied: { type: 'string', description: 'The Prefer preferences honoured (RFC 7240)' },
   wwwAuthenticate: { type: 'string', description: 'Bearer' },
+  rateLimitPolicy: {
+    type: 'string',
+    description:
+      'IETF RateLimit-Policy: the tenant\'s quota of new operations and its window in seconds, e.g. "tenant";q=50;w=1. Sent when the tenant is limited.',
+  },
+  rateLimit: {
+    type: 'string',
+    description:
+      'IETF RateLimit: what is left of the quota in this window and the seconds until it ends, e.g. "tenant";r=0;t=1. Sent when the tenant is limited.',
+  },
 } as const;
 
 export const engineUnavailableResponse = problemResponse(
   'engine_unavailable (Temporal did not answer, or cannot serve as it is set up) or engine_busy (Temporal refused the call as overloaded): retry with the same key after Retry-After',
-  {
-    'Retry-After': H.retryAfter,
-  },
+  { 'Retry-After': H.retryAfter },
+);
+/** A start's 503: either reason started nothing, so a retry with the same key is safe. */
+export const startUnavailableResponse = problemResponse(
+  'engine_unavailable (Temporal did not answer) or engine_busy (this instance has as many new operations in flight as its bound allows, or Temporal answered that it is overloaded): nothing was started; retry with the same key after Retry-After',
+  { 'Retry-After': H.retryAfter },
+);
+export const rateLimitedResponse = problemResponse(
+  'rate_limited: the tenant spent its quota of new operations for this window (RETRYSAFE_TENANT_LIMITS); nothing was started; retry with the same key after Retry-After. A retry of a key that already names an operation is never refused.',
+  { 'Retry-After': H.retryAfter, RateLimit: H.rateLimit, 'RateLimit-Policy': H.rateLimitPolicy },
 );
 export const unauthorizedResponse = problemResponse('unauthorized: missing or unknown API key', {
   'WWW-Authenticate': H.wwwAuthenticate,

@@ -80,6 +80,9 @@ function report(error: unknown, opts: ConnectionOpts, retry?: string): ExitCode 
     else if (error.status === null) {
       err(`is the API running at ${opts.apiUrl}? \`npm start\` starts the local stack (or set --api-url / RETRYSAFE_API_URL)`);
       if (retry) err(`the outcome is unknown; repeating it with the same key is safe: ${retry}`);
+    } else if (error.retryable && retry) {
+      // 429 and 503 until the deadline: the API kept refusing, so later is the answer.
+      err(`the API is busy; repeating it later with the same key is safe: ${retry}`);
     }
     return EXIT.error;
   }

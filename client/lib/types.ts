@@ -88,6 +88,7 @@ export type ProblemCode =
   | 'unsupported_media_type'
   | 'headers_too_large'
   | 'request_timeout'
+  | 'rate_limited'
   | 'engine_unavailable'
   | 'engine_busy'
   | 'shutting_down'

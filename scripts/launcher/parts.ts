@@ -202,6 +202,8 @@ export function stackParts(stack: StackSpec, settings?: { apiKeys?: (s: ServiceS
           API_PORT: String(port),
           RETRYSAFE_TASK_QUEUE: config.taskQueue,
           ...(stack.temporal.uiUrl ? { TEMPORAL_UI_URL: stack.temporal.uiUrl } : {}),
+          // Every instance counts tenants' rates in one file (used only when RETRYSAFE_TENANT_LIMITS is set).
+          ...(process.env.RETRYSAFE_LIMITS_DB === undefined ? { RETRYSAFE_LIMITS_DB: `${config.dataDir}/limits.db` } : {}),
         },
         unsetEnv,
         ports: [

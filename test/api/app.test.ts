@@ -1,12 +1,13 @@
 // The HTTP edge against a Temporal client whose server does not exist (127.0.0.1:1):
 // every refusal must happen before any Temporal call, and the calls that do happen must
 // turn into 503 engine_unavailable, never a 500.
-import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { LightMyRequestResponse } from 'fastify';
 import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp, type App } from '../../client/api/app.js';
 import { loadApiConfig } from '../../client/api/config.js';
+import { deadEngine, type DeadEngine } from '../support/dead-engine.js';
 
 const ACME = 'sk_acme_0123456789abcdef';
 const BETA = 'sk_beta_0123456789abcdef';
@@ -14,42 +15,16 @@ const auth = { authorization: `Bearer ${ACME}` };
 const payment = { account: 'acc_alice', amount: 1250, currency: 'EUR' };
 const checkout = { ...payment, items: [{ sku: 'sku_book', quantity: 2 }] };
 
-let connection: Connection;
+let engine: DeadEngine;
 let client: Client;
-
-// The SDK's retry interceptor keeps the next attempt of a call scheduled through its
-// back-off even after the API's engine deadline aborted the call. That attempt must not
-// find the channel closed: it would throw from a timer, after the tests. So the test's
-// connection retries exactly as the default does, but records when its last scheduled
-// attempt is due, and schedules none once the file is closing.
-const retries = (() => {
-  const defaults = defaultGrpcRetryOptions();
-  let closing = false;
-  let lastDue = 0;
-  return {
-    interceptor: makeGrpcRetryInterceptor({
-      retryableDecider: (attempt, status) => !closing && defaults.retryableDecider(attempt, status),
-      delayFunction: (attempt, status) => {
-        const delay = defaults.delayFunction(attempt, status);
-        lastDue = Math.max(lastDue, Date.now() + delay);
-        return delay;
-      },
-    }),
-    async drain() {
-      closing = true;
-      const pending = lastDue - Date.now();
-      if (pending > 0) await new Promise((r) => setTimeout(r, pending + 100));
-    },
-  };
-})();
 let app: App;
 let devApp: App;
 let registry: Registry;
 let startSpy: ReturnType<typeof vi.spyOn>;
 
 beforeAll(async () => {
-  connection = Connection.lazy({ address: '127.0.0.1:1', interceptors: [retries.interceptor] });
-  client = new Client({ connection, namespace: 'default' });
+  engine = deadEngine();
+  client = engine.client;
   startSpy = vi.spyOn(client.workflow, 'start');
   registry = new Registry();
   const config = loadApiConfig({
@@ -73,8 +48,7 @@ afterEach(() => {
 
 afterAll(async () => {
   await Promise.all([app.close(), devApp.close()]);
-  await retries.drain();
-  await connection.close();
+  await engine.close();
 });
 
 function post(path: string, opts: { headers?: Record<string, string>; payload?: unknown; target?: App } = {}) {
@@ -399,7 +373,10 @@ describe('documents', () => {
     expect(spec.openapi).toMatch(/^3\./);
     for (const path of ['/v1/payments', '/v1/checkouts']) {
       const op = spec.paths[path].post;
-      expect(Object.keys(op.responses).sort()).toEqual(['200', '202', '400', '401', '413', '415', '422', '500', '503']);
+      expect(Object.keys(op.responses).sort()).toEqual(['200', '202', '400', '401', '413', '415', '422', '429', '500', '503']);
+      expect(Object.keys(op.responses['429'].headers).sort()).toEqual(['RateLimit', 'RateLimit-Policy', 'Retry-After']);
+      expect(op.responses['429'].description).toMatch(/^rate_limited/);
+      expect(op.responses['503'].description).toMatch(/engine_unavailable.*engine_busy/);
       expect(op.responses['202'].headers).toHaveProperty('Location');
       expect(op.responses['202'].headers).toHaveProperty('Retry-After');
       expect(op.responses['503'].headers).toHaveProperty('Retry-After');
@@ -447,6 +424,9 @@ describe('documents', () => {
       'retrysafe_fingerprint_conflicts_total',
       'retrysafe_waits_timed_out_total',
       'retrysafe_cache_hits_total',
+      'retrysafe_admission_refused_total',
+      'retrysafe_admission_bypassed_total',
+      'retrysafe_operations_in_flight',
       'retrysafe_http_request_duration_seconds',
     ]) {
       expect(res.body).toContain(`# TYPE ${name}`);

@@ -33,6 +33,7 @@ describe('API config', () => {
       temporalUiUrl: 'http://localhost:8233',
       logLevel: 'info',
       webhooks: { tenants: new Set(), deadlineMs: 86_400_000 },
+      admission: { tenantLimits: { tenants: new Map(), others: null }, limitsDb: '.data/limits.db', maxInFlight: 64 },
     });
   });
 

@@ -212,8 +212,9 @@ export function problemViolations(answer: RawAnswer): string[] {
   ) {
     out.push(`${answer.status}: not a problem document with a code: ${answer.body.slice(0, 200)}`);
   }
-  const engineCode = body?.code === 'engine_unavailable' || body?.code === 'engine_busy';
-  if (answer.status === 503 && (!engineCode || !/^\d+$/.test(answer.headers['retry-after'] ?? ''))) {
+  // engine_busy: the instance's bound on operations in flight, or Temporal overloaded; both retryable.
+  const retryable503 = body?.code === 'engine_unavailable' || body?.code === 'engine_busy';
+  if (answer.status === 503 && (!retryable503 || !/^\d+$/.test(answer.headers['retry-after'] ?? ''))) {
     out.push(`503 without engine_unavailable or engine_busy and Retry-After: ${answer.body.slice(0, 200)}`);
   }
   return out;

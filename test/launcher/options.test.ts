@@ -67,6 +67,12 @@ describe('configuration', () => {
     ]);
     // Pointed at a cluster of our own: credentials meant for another cluster stay out.
     expect(parts.every((p) => p.unsetEnv?.includes('TEMPORAL_API_KEY'))).toBe(true);
+    // Both APIs count tenants' rates in one file in the data dir.
+    const apis = parts.filter((p) => p.name.startsWith('api-'));
+    expect(apis.map((p) => p.env.RETRYSAFE_LIMITS_DB)).toEqual([
+      '/repo/.data/cluster/limits.db',
+      '/repo/.data/cluster/limits.db',
+    ]);
   });
 
   it("with --cluster, refuses TEMPORAL_ADDRESS and a port inside the cluster's block", () => {

@@ -197,6 +197,11 @@ export class OperationService {
     return { ...operation, notification: await this.notifications.read(ref) };
   }
 
+  /** Whether a replay of this key would be answered from memory, without the engine. */
+  answersFromCache(ref: OperationRef): boolean {
+    return this.cache.get(ref.workflowId) !== undefined;
+  }
+
   async get(ref: OperationRef): Promise<Operation> {
     const cached = this.cache.get(ref.workflowId);
     if (cached) {

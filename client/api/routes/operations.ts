@@ -22,7 +22,9 @@ import {
   engineUnavailableResponse,
   jsonResponse,
   problemResponse,
+  rateLimitedResponse,
   resourceSchemas,
+  startUnavailableResponse,
   unauthorizedResponse,
 } from '../schemas.js';
 
@@ -53,12 +55,16 @@ function responses(Operation: ReturnType<typeof resourceSchemas>['Operation']) {
     200: jsonResponse('The operation finished (succeeded, or failed with a business error)', Operation, {
       'Idempotent-Replayed': H.replayed,
       'Preference-Applied': H.preferenceApplied,
+      RateLimit: H.rateLimit,
+      'RateLimit-Policy': H.rateLimitPolicy,
     }),
     202: jsonResponse('Still running when the wait ended: poll Location', Operation, {
       Location: H.location,
       'Retry-After': H.retryAfter,
       'Idempotent-Replayed': H.replayed,
       'Preference-Applied': H.preferenceApplied,
+      RateLimit: H.rateLimit,
+      'RateLimit-Policy': H.rateLimitPolicy,
     }),
     400: problemResponse(
       'idempotency_key_missing / idempotency_key_invalid, or invalid_request (body, JSON or Prefer) with `errors`',
@@ -69,8 +75,9 @@ function responses(Operation: ReturnType<typeof resourceSchemas>['Operation']) {
     422: problemResponse(
       'idempotency_key_reused: the key names an operation with a different request; `differences` lists the fields',
     ),
+    429: rateLimitedResponse,
     500: problemResponse('internal_error'),
-    503: engineUnavailableResponse,
+    503: startUnavailableResponse,
   };
 
   const readResponses = {
