@@ -48,18 +48,19 @@ async function track<T>(
   }
   const ctx = Context.current();
   const { tenant, key, workflowId } = target.operation;
-  const meta = { tenant, key, workflowId, call, downstreamKey: target.downstreamKey, requestId: requestIdOf(ctx.info) };
+  const step = target.step ?? call;
+  const meta = { tenant, key, workflowId, step, call, downstreamKey: target.downstreamKey, requestId: requestIdOf(ctx.info) };
   const calls = ctx.metricMeter.createCounter('retrysafe_downstream_calls', 'calls', 'Downstream calls by service and result');
   try {
     const answer = await make(target.downstreamKey);
     const replayed = (answer as { replayed?: boolean }).replayed === true;
     calls.add(1, { service, result: replayed ? 'replayed' : 'ok' });
-    log.info(`${call} answered`, { ...meta, replayed });
+    log.info(`${step} answered`, { ...meta, replayed });
     return answer;
   } catch (err) {
     const result = resultOf(err);
     calls.add(1, { service, result });
-    log.warn(`${call} refused or failed`, { ...meta, result, error: (err as Error).message });
+    log.warn(`${step} refused or failed`, { ...meta, result, error: (err as Error).message });
     throw err;
   }
 }

@@ -69,6 +69,8 @@ export interface DownstreamTarget {
   operation: OperationRef;
   /** The key the downstream deduplicates the call on (`<tenant>/<key>/charge`), the same on every retry. */
   downstreamKey: string;
+  /** The step or compensation making the call (`charge_payment`, `reverse_charge`), for logs; absent from older workflows. */
+  step?: StepName | CompensationName;
 }
 
 export interface OperationError {

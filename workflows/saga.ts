@@ -119,7 +119,9 @@ export class Saga {
   async step(step: Step, request: unknown): Promise<Record<string, unknown>> {
     if (this.cancel.requested) throw this.cancelledBefore(step);
     const target = this.targetOf(step);
-    if (step.compensation) this.compensations.push({ name: step.compensation.name, step, target });
+    if (step.compensation) {
+      this.compensations.push({ name: step.compensation.name, step, target: { ...target, step: step.compensation.name } });
+    }
     // Operations started before steps ran local-first replay their history as it was
     // written (every attempt a regular activity, progress published at each step start).
     const localFirst = patched(LOCAL_FIRST_STEPS);
@@ -223,7 +225,11 @@ export class Saga {
     if (!patched(LOCAL_FIRST_STEPS)) return;
     for (const step of steps) {
       if (!step.compensation) continue;
-      this.compensations.push({ name: step.compensation.name, step, target: this.targetOf(step) });
+      this.compensations.push({
+        name: step.compensation.name,
+        step,
+        target: { ...this.targetOf(step), step: step.compensation.name },
+      });
       this.progress.mark(step.name, 'fenced', why);
     }
   }
@@ -234,7 +240,11 @@ export class Saga {
   }
 
   private targetOf(step: Step): DownstreamTarget {
-    return { operation: this.operation, downstreamKey: downstreamKey(this.operation.workflowId, step.keySuffix) };
+    return {
+      operation: this.operation,
+      downstreamKey: downstreamKey(this.operation.workflowId, step.keySuffix),
+      step: step.name,
+    };
   }
 
   private classify(step: Step, err: unknown): StepFailure {

@@ -120,6 +120,7 @@ describe('API keys', () => {
         '/v1/operations/{key}',
         '/v1/operations/{key}/cancel',
         '/v1/payments',
+        '/v1/transfers',
       ].sort(),
     );
   });

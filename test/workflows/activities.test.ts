@@ -14,7 +14,7 @@ import type { DownstreamTarget } from '../../workflows/contracts.js';
 import { operationRef } from '../../workflows/identity.js';
 
 const operation = operationRef('acme', 'order-42');
-const target: DownstreamTarget = { operation, downstreamKey: 'acme/order-42/charge' };
+const target: DownstreamTarget = { operation, downstreamKey: 'acme/order-42/charge', step: 'charge_payment' };
 const charge = { account: 'acc_alice', amount: 1250, currency: 'EUR' };
 const info = { activityId: '7', attempt: 3, workflowExecution: { workflowId: operation.workflowId, runId: 'run-1' } };
 
@@ -67,12 +67,12 @@ describe('activities', () => {
       'idempotency-key': 'acme/order-42/charge',
       'x-request-id': 'acme/order-42:7#3',
     });
-    const answered = lines.find((l) => l.message === 'chargePayment answered');
+    const answered = lines.find((l) => l.message === 'charge_payment answered');
     expect(answered?.meta).toMatchObject({
       tenant: 'acme',
       key: 'order-42',
       workflowId: 'acme/order-42',
-      call: 'chargePayment',
+      step: 'charge_payment',
       downstreamKey: 'acme/order-42/charge',
       requestId: received[0]!.headers['x-request-id'],
     });
