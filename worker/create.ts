@@ -5,24 +5,24 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
 import { createBankClient } from '../activities/bank.js';
 import { createReservationsClient } from '../activities/reservations.js';
+import { codePath, PACKAGE_ROOT } from '../common/code-path.js';
 import { WEBHOOK_TIMEOUT_MS, type WorkerWebhooks } from './config.js';
 
-export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+export const WORKFLOWS_PATH = codePath('workflows/index.ts');
 /** Bundled with the workflows as interceptor modules: the saga reads a cancel request's reason there. */
-export const WORKFLOW_INTERCEPTOR_MODULES = [fileURLToPath(new URL('../workflows/cancellation.ts', import.meta.url))];
+export const WORKFLOW_INTERCEPTOR_MODULES = [codePath('workflows/cancellation.ts')];
 /** How every bundle of the workflows is made (worker, tests, bench): the same code everywhere. */
 export const WORKFLOW_BUNDLE_OPTIONS = {
   workflowsPath: WORKFLOWS_PATH,
   workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
 };
-const WORKFLOWS_DIR = fileURLToPath(new URL('../workflows/', import.meta.url));
+const WORKFLOWS_DIR = codePath('workflows/');
 /** Where prebuilt workflow bundles are kept, by content hash (the usual home of tool caches). */
-export const BUNDLE_CACHE_DIR = fileURLToPath(new URL('../node_modules/.cache/retrysafe/', import.meta.url));
+export const BUNDLE_CACHE_DIR = join(PACKAGE_ROOT, 'node_modules', '.cache', 'retrysafe');
 
 export interface CreateWorkerOptions {
   connection: NativeConnection;
