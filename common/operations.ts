@@ -15,6 +15,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { OperationDefinition } from '../workflows/definition.js';
 import { builtInRegistry, OperationRegistry } from '../workflows/registry.js';
+import { COMPILED } from './code-path.js';
 import { ConfigError } from './env.js';
 
 /** One folder of operations from outside. */
@@ -31,8 +32,10 @@ export interface LoadedOperations {
   modules: OperationModule[];
 }
 
-/** Source first (tsx, tests), then compiled. */
-const CANDIDATES = { operations: ['operations.ts', 'operations.js'], activities: ['activities.ts', 'activities.js'] };
+/** The layout that runs first: source (tsx, tests) or compiled (`npm run build`, plain node, which cannot load .ts). */
+const CANDIDATES = COMPILED
+  ? { operations: ['operations.js', 'operations.ts'], activities: ['activities.js', 'activities.ts'] }
+  : { operations: ['operations.ts', 'operations.js'], activities: ['activities.ts', 'activities.js'] };
 
 function firstFile(dir: string, names: readonly string[]): string | undefined {
   return names.map((n) => join(dir, n)).find((f) => existsSync(f) && statSync(f).isFile());

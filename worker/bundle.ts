@@ -7,24 +7,25 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, type BundleOptions, type WorkerOptions } from '@temporalio/worker';
+import { codePath, PACKAGE_ROOT } from '../common/code-path.js';
 import type { OperationModule } from '../common/operations.js';
 
-export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
-const REGISTRY_PATH = fileURLToPath(new URL('../workflows/registry.ts', import.meta.url));
+// Files reached by their path, in the layout that runs (source, or compiled under dist/).
+export const WORKFLOWS_PATH = codePath('workflows/index.ts');
+const REGISTRY_PATH = codePath('workflows/registry.ts');
 /** Bundled with the workflows as interceptor modules: the saga reads a cancel request's reason there. */
-export const WORKFLOW_INTERCEPTOR_MODULES = [fileURLToPath(new URL('../workflows/cancellation.ts', import.meta.url))];
+export const WORKFLOW_INTERCEPTOR_MODULES = [codePath('workflows/cancellation.ts')];
 /** How every bundle of the built-in workflows is made (worker, tests, bench): the same code everywhere. */
 export const WORKFLOW_BUNDLE_OPTIONS = {
   workflowsPath: WORKFLOWS_PATH,
   workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
 };
-const WORKFLOWS_DIR = fileURLToPath(new URL('../workflows/', import.meta.url));
+const WORKFLOWS_DIR = codePath('workflows/');
 /** The repository's dependencies, for operations from outside that import typebox or the SDK. */
-const NODE_MODULES = fileURLToPath(new URL('../node_modules/', import.meta.url));
+const NODE_MODULES = join(PACKAGE_ROOT, 'node_modules');
 /** Where prebuilt workflow bundles are kept, by content hash (the usual home of tool caches). */
-export const BUNDLE_CACHE_DIR = fileURLToPath(new URL('../node_modules/.cache/retrysafe/', import.meta.url));
+export const BUNDLE_CACHE_DIR = join(PACKAGE_ROOT, 'node_modules', '.cache', 'retrysafe');
 
 function sdkVersion(pkg: string): string {
   const require = createRequire(import.meta.url);

@@ -23,10 +23,11 @@ export function describeExit(info: ExitInfo): string {
 }
 
 /**
- * What a part runs: a TypeScript entry point of this repository, or any executable with its
- * arguments (a Go server, PostgreSQL). `orphanSignal` asks that the executable get that
- * signal if this process dies without stopping it (where the platform can: Linux with
- * setpriv), as the Node entries stop themselves through the orphan guard.
+ * What a part runs: an entry point of this repository (TypeScript, through tsx, or the
+ * compiled JavaScript under dist/), or any executable with its arguments (a Go server,
+ * PostgreSQL). `orphanSignal` asks that the executable get that signal if this process
+ * dies without stopping it (where the platform can: Linux with setpriv), as the Node
+ * entries stop themselves through the orphan guard.
  */
 export type Command = { entry: string; execArgv?: string[] } | { bin: string; args: string[]; orphanSignal?: NodeJS.Signals };
 
@@ -56,8 +57,11 @@ function setpriv(): string | null {
 
 /** The executable and the arguments that run `command`. */
 export function argvOf(command: Command): [string, string[]] {
-  if ('entry' in command)
-    return [process.execPath, [...(command.execArgv ?? []), '--import', 'tsx', '--import', ORPHAN_GUARD, command.entry]];
+  if ('entry' in command) {
+    // A compiled entry (dist/, `npm run build`) runs on Node alone, as in production.
+    const loader = command.entry.endsWith('.ts') ? ['--import', 'tsx'] : [];
+    return [process.execPath, [...(command.execArgv ?? []), ...loader, '--import', ORPHAN_GUARD, command.entry]];
+  }
   const guard = command.orphanSignal ? setpriv() : null;
   // setpriv execs the binary in place: same pid, same process group, its signals unchanged.
   return guard

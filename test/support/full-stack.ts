@@ -38,6 +38,8 @@ export interface FullStackOptions {
   workerMetrics?: boolean;
   /** Where the API runs (default in-process). */
   api?: Where;
+  /** The parts run as processes run the compiled JavaScript under dist/ (`npm run build`), not the TypeScript. */
+  compiled?: boolean;
   /** RETRYSAFE_API_KEYS of the API (default: dev mode). */
   apiKeys?: string;
   stepDeadlineMs?: number;
@@ -59,6 +61,8 @@ export interface FullStack {
   workerMetricsUrl: string | undefined;
   /** Every line a part run as a process printed. */
   output(part: PartName): string[];
+  /** The process id of a part run as a process, while it runs. */
+  pid(part: PartName): number | undefined;
   /** A worker process on this stack's task queue and sandboxes; the caller waits for it and stops it. */
   spawnWorker(env?: Record<string, string>): ChildHandle;
   close(): Promise<void>;
@@ -70,6 +74,8 @@ export async function startFullStack(opts: FullStackOptions): Promise<FullStack>
   const processes = new Map<PartName, ChildHandle>();
   const closers: Array<() => Promise<void>> = [];
   const processEnv = (own: Record<string, string>) => ({ ...opts.env, ...own });
+  /** An entry point, named as in the source, in the layout the stack runs. */
+  const entryOf = (source: string) => (opts.compiled ? `dist/${source.replace(/\.ts$/, '.js')}` : source);
   const startProcess = async (
     name: PartName,
     entry: string,
@@ -77,7 +83,7 @@ export async function startFullStack(opts: FullStackOptions): Promise<FullStack>
     readyLine: string,
     timeoutMs = 60_000,
   ) => {
-    const child = spawnEntry(entry, processEnv(env));
+    const child = spawnEntry(entryOf(entry), processEnv(env));
     processes.set(name, child);
     closers.push(() => child.kill('SIGTERM'));
     await child.waitFor(readyLine, timeoutMs);
@@ -199,7 +205,8 @@ export async function startFullStack(opts: FullStackOptions): Promise<FullStack>
         if (!child) throw new Error(`${part} does not run as a process in the ${opts.name} stack`);
         return child.output;
       },
-      spawnWorker: (env) => spawnEntry('worker/main.ts', processEnv(workerEnv(env))),
+      pid: (part) => processes.get(part)?.pid,
+      spawnWorker: (env) => spawnEntry(entryOf('worker/main.ts'), processEnv(workerEnv(env))),
       close: () => closeAll(closers),
     };
   } catch (err) {
@@ -249,6 +256,7 @@ export function useFullStack(opts: FullStackOptions): FullStack {
       return started().workerMetricsUrl;
     },
     output: (part) => started().output(part),
+    pid: (part) => started().pid(part),
     spawnWorker: (env) => started().spawnWorker(env),
     close: () => started().close(),
   };
