@@ -189,7 +189,11 @@ export class Saga {
    */
   private cancelledBefore(step: Step): StepFailure {
     this.fenceSteps(this.stepsFrom(step), 'fenced by the cancel: a local attempt may have run unrecorded');
-    return new StepFailure(CANCELLED_CODE, `the operation was cancelled before ${step.name} started (${this.cancelWords()})`);
+    // "Recorded", not "started": a lost local attempt may have run it (the compensations say).
+    return new StepFailure(
+      CANCELLED_CODE,
+      `the operation was cancelled before any outcome of ${step.name} was recorded (${this.cancelWords()})`,
+    );
   }
 
   /** A cancel seen as `step` returned: it and the steps before it are undone, the ones after it fenced. */
@@ -199,7 +203,7 @@ export class Saga {
     const next = later[0];
     return new StepFailure(
       CANCELLED_CODE,
-      `the operation was cancelled after ${step.name}${next ? `, before ${next.name} started` : ', its last step'} (${this.cancelWords()})`,
+      `the operation was cancelled after ${step.name}${next ? `, before any outcome of ${next.name} was recorded` : ', its last step'} (${this.cancelWords()})`,
     );
   }
 

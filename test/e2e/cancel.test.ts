@@ -105,7 +105,7 @@ describe('POST /v1/operations/{key}/cancel', () => {
       ],
     });
     expect(String((final.error as { message: string }).message)).toContain(
-      'cancelled after charge_payment, before confirm_reservation started (cancel requested by tenant acme through the API at ',
+      'cancelled after charge_payment, before any outcome of confirm_reservation was recorded (cancel requested by tenant acme through the API at ',
     );
     // Money and stock: as if it never happened, and the ledgers say why.
     expect(await bank.balance(account)).toBe(10_000);

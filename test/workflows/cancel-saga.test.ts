@@ -37,7 +37,7 @@ describe('payment, cancelled', () => {
       error: {
         code: 'cancelled',
         message:
-          `the operation was cancelled before charge_payment started (cancel requested ${CANCEL_REASON}); ` +
+          `the operation was cancelled before any outcome of charge_payment was recorded (cancel requested ${CANCEL_REASON}); ` +
           'reverse_charge fenced charge_payment, which had not taken effect (a tombstone refuses it for good)',
         compensations: ['reverse_charge'],
       },
@@ -96,7 +96,7 @@ describe('checkout, cancelled', () => {
       error: {
         code: 'cancelled',
         message:
-          `the operation was cancelled before reserve_items started (cancel requested ${CANCEL_REASON}); ` +
+          `the operation was cancelled before any outcome of reserve_items was recorded (cancel requested ${CANCEL_REASON}); ` +
           'reverse_charge fenced charge_payment, which had not taken effect (a tombstone refuses it for good); ' +
           'release_reservation fenced reserve_items, which had not taken effect (a tombstone refuses it for good)',
         compensations: ['reverse_charge', 'release_reservation'],
