@@ -5,6 +5,8 @@
 
 export interface JsonSchema {
   type?: string;
+  anyOf?: readonly JsonSchema[];
+  patternProperties?: Readonly<Record<string, JsonSchema>>;
   properties?: Readonly<Record<string, JsonSchema>>;
   required?: readonly string[];
   additionalProperties?: boolean;
@@ -46,6 +48,10 @@ function range(min: number | undefined, max: number | undefined, unit: string): 
 /** The first thing about `value` the schema refuses, or undefined. */
 export function schemaProblem(schema: JsonSchema, value: unknown, field = ''): SchemaProblem | undefined {
   const at = (message: string): SchemaProblem => ({ field, message });
+  if (schema.anyOf) {
+    const problems = schema.anyOf.map((s) => schemaProblem(s, value, field));
+    return problems.some((p) => p === undefined) ? undefined : problems[0];
+  }
   if (schema.enum && !schema.enum.includes(value)) return at(`must be one of ${schema.enum.map(String).join(', ')}`);
   switch (schema.type) {
     case 'string': {
@@ -78,6 +84,8 @@ export function schemaProblem(schema: JsonSchema, value: unknown, field = ''): S
     }
     case 'boolean':
       return typeof value === 'boolean' ? undefined : at('must be true or false');
+    case 'null':
+      return value === null ? undefined : at('must be null');
     case 'array': {
       if (!Array.isArray(value)) return at('must be a list');
       if (
@@ -101,7 +109,9 @@ export function schemaProblem(schema: JsonSchema, value: unknown, field = ''): S
       }
       for (const [name, v] of Object.entries(record)) {
         const path = field ? `${field}.${name}` : name;
-        const property = properties[name];
+        const property =
+          properties[name] ??
+          Object.entries(schema.patternProperties ?? {}).find(([pattern]) => new RegExp(pattern, 'u').test(name))?.[1];
         if (!property) {
           if (schema.additionalProperties === false) return { field: path, message: 'is not a field of this request' };
           continue;
