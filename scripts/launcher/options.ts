@@ -27,10 +27,9 @@ Options:
   --reset    delete the data directory first (start from empty data)
   --faults   start the sandbox services with fault injection (SANDBOX_FAULTS=1)
   --operations <folder>
-             also run the operations defined in <folder> (its operations.ts; repeat
-             the flag or separate folders with commas); the worker reaches the
-             services they call at RETRYSAFE_SERVICES (e.g. shipping=http://127.0.0.1:4003).
-             See "Add your own operation" in the README and examples/shipping
+             also run the operations of <folder>/operations.ts (repeatable); the
+             worker finds the services they call in RETRYSAFE_SERVICES. See "Add your
+             own operation" in the README (examples/shipping)
   -h, --help show this help
 
 Environment (defaults in brackets):
