@@ -4,6 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { latencyChartSvg, renderPng } from './chart.js';
 import { markdownReport } from './report/index.js';
+import { operationsOf } from './report/kinds.js';
 import { computeRatios, computeVerdicts, resultsJson, type BenchResults } from './results.js';
 
 const file = process.argv[2];
@@ -16,6 +17,7 @@ const results = JSON.parse(readFileSync(file, 'utf8')) as BenchResults;
 results.ratios = computeRatios(
   results.scenarios,
   (results.settings.counts.concurrencies as number[] | undefined) ?? results.ratios.map((r) => r.concurrency),
+  [...operationsOf(results)],
 );
 results.verdicts = computeVerdicts(results);
 writeFileSync(file, resultsJson(results));

@@ -14,6 +14,19 @@ const MET: Record<Met, string> = {
 export const verdicts: Section = ({ r }) => {
   // An older run's JSON has none stored: judge it now from its own numbers.
   const rows = r.verdicts ?? computeVerdicts(r);
+  if (r.scenarios.length === 0 && r.overload) {
+    return [
+      '## Verdicts',
+      '',
+      "Each computed from this run's own numbers: the overload section alone (`--overload`), its targets as shipped.",
+      '',
+      table(
+        ['figure', 'now', 'target', 'moonshot', 'verdict', 'from'],
+        rows.map((v) => [v.figure, v.now, v.target, v.moonshot, MET[v.met], v.note ?? '']),
+      ),
+      '',
+    ];
+  }
   return [
     '## Verdicts',
     '',
