@@ -9,7 +9,7 @@ import type { ContentionTrial } from './scenarios/contention.js';
 import type { ActivityKind } from './scenarios/context.js';
 import type { OperationKinds } from './scenarios/kinds.js';
 import type { Kind, ScenarioResult } from './scenarios/measure.js';
-import { AS_SHIPPED, TENANTS, type OverloadResult } from './scenarios/overload.js';
+import { AS_SHIPPED, TENANTS, type OverloadResult } from './scenarios/overload-figures.js';
 import { ratio } from './stats.js';
 import { cpuPerOp } from './report/format.js';
 import { PEER_OPERATION } from './peers/contract.js';
@@ -412,7 +412,7 @@ function overloadVerdicts(o: OverloadResult | null, push: Push): Verdict[] {
   return [
     {
       figure: 'overload: every accepted operation terminal, each account moved exactly its successes, refusals honest',
-      now: rows.length ? (problems.length ? `${problems.length} problems` : 'all') : 'n/a',
+      now: rows.length ? (problems.length ? `${problems.length} problem${problems.length === 1 ? '' : 's'}` : 'all') : 'n/a',
       value: rows.length ? (problems.length ? 0 : 1) : null,
       target: 'all',
       moonshot: 'all',

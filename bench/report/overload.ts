@@ -2,8 +2,8 @@
 // default admission or a rate for the flooding tenant): the steady tenant's latency alone
 // and during each flood level, the flooding tenant's goodput against the engine's
 // throughput at c=32, what each tenant was answered, and the audit once it was over.
-import { AS_SHIPPED } from '../scenarios/overload.js';
-import type { Answers, OverloadRow } from '../scenarios/overload.js';
+import { AS_SHIPPED } from '../scenarios/overload-figures.js';
+import type { Answers, OverloadRow } from '../scenarios/overload-figures.js';
 import { ratio } from '../stats.js';
 import type { Section } from './context.js';
 import { check, ms, n1, n2, table } from './format.js';

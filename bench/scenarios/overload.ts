@@ -19,97 +19,22 @@ import { join } from 'node:path';
 import { httpClient, type HttpAnswer, type HttpClient } from '../http.js';
 import type { OverloadCounts } from '../modes.js';
 import { startStack, type Bundles, type Sandboxes, type Stack } from '../stack.js';
-import { summarize, type LatencySummary } from '../stats.js';
+import { summarize } from '../stats.js';
+import {
+  FAIRNESS_SETTING,
+  overloadPlan,
+  REFERENCE_CONCURRENCY,
+  TENANTS,
+  tenantRate,
+  type Answers,
+  type FloodResult,
+  type OverloadAudit,
+  type OverloadResult,
+  type OverloadRow,
+  type TenantFigures,
+} from './overload-figures.js';
 import { resourcesOf, sampleRequest, type Request, type Resources } from './requests.js';
 import { DEFINITIONS, openResources, PLENTY } from './workload.js';
-
-/** The dev server setting that turns Temporal's task queue fairness on. */
-export const FAIRNESS_SETTING = 'task-queue-fairness';
-export const AS_SHIPPED = 'as shipped: fairness on, default admission';
-export const FAIRNESS_OFF = 'fairness off, default admission';
-export const TENANT_RATE = 'fairness on, a rate for tenant A';
-export const TENANTS = { flood: 'tenant-a', steady: 'tenant-b' } as const;
-/** The concurrency of the throughput A's goodput is compared with. */
-export const REFERENCE_CONCURRENCY = 32;
-
-/** What one tenant's answers were, by status (`503 engine_busy`: status and code), over a phase. */
-export type Answers = Record<string, number>;
-
-export interface TenantFigures {
-  /** Operations that reached a terminal outcome, and of them the ones that succeeded. */
-  ended: number;
-  succeeded: number;
-  /** Operations the client gave up on (an error that was not a refusal, or a deadline). */
-  errors: number;
-  errorSamples: string[];
-  answers: Answers;
-  /** Latency from the first POST to the terminal outcome, refusals waited out included. */
-  latencyMs: LatencySummary;
-  samplesMs: number[];
-  wallMs: number;
-}
-
-export interface FloodResult {
-  /** Tenant A's concurrency. */
-  concurrency: number;
-  a: TenantFigures;
-  b: TenantFigures;
-  /** A's successes per second over the flood. */
-  aGoodput: number;
-}
-
-export interface OverloadAudit {
-  /** Operations a 200 or 202 accepted, and of them the ones terminal when read back after the run. */
-  accepted: number;
-  terminal: number;
-  succeeded: number;
-  /** Each tenant's account: what its successes should have taken, and what the bank moved. */
-  accounts: Array<{ tenant: string; account: string; expected: number; moved: number }>;
-  /** 5xx answers other than 503, and 429/503 answers without Retry-After. */
-  badAnswers: number;
-  badSamples: string[];
-  /** Every check held: nothing lost, nothing doubled, only honest refusals. */
-  ok: boolean;
-  problems: string[];
-}
-
-export interface OverloadRow {
-  name: string;
-  fairness: boolean;
-  /** RETRYSAFE_TENANT_LIMITS of the row's API; null: none (the default). */
-  tenantLimits: string | null;
-  /** Tenant B alone, one at a time. */
-  idle: TenantFigures;
-  /** Tenant B at REFERENCE_CONCURRENCY: its steady rate (concurrency ÷ mean latency), ops/s. */
-  reference: { concurrency: number; opsPerSec: number; figures: TenantFigures };
-  floods: FloodResult[];
-  audit: OverloadAudit;
-  argv: string[];
-}
-
-export interface OverloadResult {
-  /** The operation type both tenants start. */
-  type: string;
-  tenants: typeof TENANTS;
-  counts: OverloadCounts;
-  rows: OverloadRow[];
-  /** Configurations the time budget left out. */
-  skipped: string[];
-}
-
-/** The configurations, in the order they run: the tenant rate is set from the first one's throughput. */
-export function overloadPlan(): Array<{ name: string; without: string[]; rated: boolean }> {
-  return [
-    { name: AS_SHIPPED, without: [], rated: false },
-    { name: FAIRNESS_OFF, without: [FAIRNESS_SETTING], rated: false },
-    { name: TENANT_RATE, without: [], rated: true },
-  ];
-}
-
-/** Tenant A's rate in the rated configuration: half the engine's throughput, at least 1/s. */
-export function tenantRate(referenceOpsPerSec: number | undefined): number {
-  return Number.isFinite(referenceOpsPerSec) ? Math.max(1, Math.floor(referenceOpsPerSec! / 2)) : 10;
-}
 
 /** Waits `ms`, or less when `signal` aborts first; leaves no listener behind on the shared signal. */
 const sleep = (ms: number, signal?: AbortSignal) =>
@@ -127,10 +52,12 @@ const sleep = (ms: number, signal?: AbortSignal) =>
 /** A tenant as a client of the API: its key, its request, and what it met. */
 class Tenant {
   readonly answers: Answers = {};
-  readonly accepted = new Set<string>();
+  /** Keys a 200 or 202 accepted, with the outcome the client saw (none: it gave up first). */
+  readonly accepted = new Map<string, 'succeeded' | 'failed' | undefined>();
+  /** Keys given up on after an answer that does not prove nothing started (lost, engine_unavailable). */
+  readonly uncertain = new Set<string>();
   readonly bad: string[] = [];
   badCount = 0;
-  succeeded = 0;
   private n = 0;
 
   constructor(
@@ -175,8 +102,13 @@ class Tenant {
     const key = `${this.keyPrefix}-${tag}-${this.n++}`;
     const deadline = Date.now() + 60_000;
     const body = JSON.stringify(this.request);
+    /** Whether the answers so far prove that nothing started under the key. */
+    let nothingStarted = true;
     for (;;) {
-      if (Date.now() > deadline) throw new Error(`${key}: no answer within 60 s`);
+      if (Date.now() > deadline) {
+        if (!nothingStarted) this.uncertain.add(key);
+        throw new Error(`${key}: no answer within 60 s`);
+      }
       let res: HttpAnswer;
       try {
         res = await this.http.send('POST', `${this.api}/v1/${this.plural}`, {
@@ -185,22 +117,25 @@ class Tenant {
         });
       } catch {
         this.answers.lost = (this.answers.lost ?? 0) + 1;
+        nothingStarted = false;
         await sleep(1_000);
         continue;
       }
       const code = this.note(res);
       if (res.status === 200 || res.status === 202) {
-        this.accepted.add(key);
+        this.accepted.set(key, undefined);
         const status = await this.finish(key, JSON.parse(res.text) as { status?: string }, deadline);
-        if (status === 'succeeded') this.succeeded++;
+        this.accepted.set(key, status);
         return status;
       }
       if (res.status === 429 || res.status === 503) {
         const startedNothing = res.status === 429 || code === 'engine_busy';
-        if (startedNothing && stop?.aborted) return 'dropped';
+        nothingStarted &&= startedNothing;
+        if (nothingStarted && stop?.aborted) return 'dropped';
         await sleep(Number(res.headers['retry-after'] ?? 1) * 1000, startedNothing ? stop : undefined);
         continue;
       }
+      if (!nothingStarted) this.uncertain.add(key);
       throw new Error(`${key}: POST → ${res.status} ${res.text.slice(0, 200)}`);
     }
   }
@@ -215,9 +150,10 @@ class Tenant {
     return operation.status === 'succeeded' ? 'succeeded' : 'failed';
   }
 
-  /** The operation as the API shows it now. */
+  /** The operation as the API shows it now; `absent` when no operation has the key. */
   async read(key: string): Promise<{ status?: string }> {
     const res = await this.http.send('GET', `${this.api}/v1/operations/${encodeURIComponent(key)}`, { headers: this.headers() });
+    if (res.status === 404) return { status: 'absent' };
     if (res.status !== 200) throw new Error(`GET operation ${key} → ${res.status}`);
     return JSON.parse(res.text) as { status?: string };
   }
@@ -280,7 +216,12 @@ async function flood(a: Tenant, b: Tenant, concurrency: number, counts: Overload
   return { concurrency, a: aFigures, b: bFigures, aGoodput: (aFigures.succeeded / aFigures.wallMs) * 1000 };
 }
 
-/** Reads back every accepted operation and both accounts once the row's traffic has ended. */
+/**
+ * Reads back, once the row's traffic has ended, every operation a 200 or 202 accepted and
+ * every key a client gave up on without proof that nothing started, then each tenant's
+ * account: the bank must have moved exactly what the operations the API reports succeeded
+ * take, and each outcome a client saw must be the one the API reports now.
+ */
 async function audit(
   http: HttpClient,
   bank: string,
@@ -292,29 +233,35 @@ async function audit(
   let succeeded = 0;
   const accounts: OverloadAudit['accounts'] = [];
   for (const { tenant, resources, balance } of tenants) {
-    const keys = [...tenant.accepted];
-    accepted += keys.length;
+    const keys = [...new Set([...tenant.accepted.keys(), ...tenant.uncertain])];
+    accepted += tenant.accepted.size;
+    const wrong: string[] = [];
+    let ok = 0;
     let next = 0;
-    const notTerminal: string[] = [];
     await Promise.all(
       Array.from({ length: 16 }, async () => {
         while (next < keys.length) {
           const key = keys[next++]!;
-          const operation = await tenant.read(key).catch((err: Error) => ({ status: err.message }));
-          if (operation.status === 'succeeded' || operation.status === 'failed') terminal++;
-          else notTerminal.push(`${key}: ${operation.status}`);
-          if (operation.status === 'succeeded') succeeded++;
+          const { status } = await tenant.read(key).catch((err: Error) => ({ status: err.message }));
+          const seen = tenant.accepted.get(key);
+          if (status === 'succeeded') ok++;
+          if (status === 'succeeded' || status === 'failed') {
+            if (tenant.accepted.has(key)) terminal++;
+            if (seen !== undefined && seen !== status) wrong.push(`${key}: answered ${seen}, reads ${status}`);
+          } else if (!(status === 'absent' && !tenant.accepted.has(key))) {
+            wrong.push(`${key}: ${status}`);
+          }
         }
       }),
     );
-    if (notTerminal.length)
-      problems.push(`${tenant.name}: ${notTerminal.length} accepted operations not terminal (${notTerminal[0]})`);
+    succeeded += ok;
+    if (wrong.length) problems.push(`${tenant.name}: ${wrong.length} operations not as answered or not terminal (${wrong[0]})`);
     for (const [account, { amount }] of resources.accounts) {
       const res = await http.json<{ balance: number }>('GET', `${bank}/accounts/${encodeURIComponent(account)}`);
       const moved = balance - res.body.balance;
-      const expected = tenant.succeeded * amount;
+      const expected = ok * amount;
       accounts.push({ tenant: tenant.name, account, expected, moved });
-      if (moved !== expected) problems.push(`${tenant.name}: ${account} moved ${moved}, its successes took ${expected}`);
+      if (moved !== expected) problems.push(`${tenant.name}: ${account} moved ${moved}, its ${ok} successes took ${expected}`);
     }
     if (tenant.badCount) problems.push(`${tenant.name}: ${tenant.badCount} dishonest refusals (${tenant.bad.join(', ')})`);
   }
