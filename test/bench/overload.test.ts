@@ -24,10 +24,10 @@ describe('npm run bench -- --overload --smoke', () => {
     run = await execa(
       process.execPath,
       ['--import', 'tsx', 'bench/main.ts', '--overload', '--smoke', '--out', outDir, '--name', 'overload'],
-      { cwd: ROOT, reject: false, timeout: 300_000, env: { LOG_PRETTY: '0' }, stdin: 'ignore' },
+      { cwd: ROOT, reject: false, timeout: 480_000, env: { LOG_PRETTY: '0' }, stdin: 'ignore' },
     );
     if (run.exitCode === 0) results = JSON.parse(readFileSync(join(outDir, 'overload.json'), 'utf8')) as BenchResults;
-  }, 310_000);
+  }, 490_000);
 
   afterAll(() => {
     if (outDir) rmSync(outDir, { recursive: true, force: true });

@@ -75,7 +75,7 @@ describe('npm run bench -- --smoke', () => {
   it('judges every verdict from the run, and leaves the peer and overload figures unmeasured without them', () => {
     const verdicts = results.verdicts!;
     // Two peer figures, R1, R1′, CPU per operation of each type, the API's CPU, R2, the peers' replay, contention, and three of the overload.
-    expect(verdicts).toHaveLength(10 + builtInRegistry.types.length);
+    expect(verdicts).toHaveLength(11 + builtInRegistry.types.length);
     expect(verdicts.filter((v) => v.met === 'not measured').map((v) => v.figure)).toEqual([
       "checkout c=1 p50 ÷ Restate's (same run)",
       "checkout c=4 ops/s ÷ DBOS's (same run)",
