@@ -129,13 +129,13 @@ export const MODES: Record<ModeName, Mode> = {
       idleOps: 60,
       referenceOps: 320,
       floods: [200, 400],
-      floodOps: 60,
+      floodOps: 40,
       rampMs: 2_000,
       floodMaxMs: 45_000,
-      budgetMs: 6 * 60_000,
+      budgetMs: 8 * 60_000,
     },
     budget: { newOpsMs: 10 * 60_000, replaysMs: 1.5 * 60_000, contentionMs: 60_000 },
-    hardLimitMs: 17 * 60_000,
+    hardLimitMs: 18 * 60_000,
   },
   quick: {
     name: 'quick',
@@ -233,13 +233,13 @@ export const USAGE = `npm run bench -- [--quick | --smoke] [--peers] [--ablation
                        [--out DIR] [--name NAME] [--activity-kind auto|regular|local] [--profile] [--keep-data]
 
   (default)     the full run: every operation type at concurrency 1, 8, 32, three rounds each, the ablation and the
-                overload section (25–35 minutes with --peers on a quiet 2-core machine; each phase has a time budget,
+                overload section (30–40 minutes with --peers on a quiet 2-core machine; each phase has a time budget,
                 so a busy machine gets a shorter report, not a longer run)
-  --quick       one smaller round, no ablation, no overload (4–6 minutes, about 7 with --peers)
+  --quick       one smaller round, no ablation, no overload (3–5 minutes, about 7 with --peers)
   --smoke       a handful of operations per scenario (CI)
   --overload    the overload section alone: a tenant floods new operations at c=200 and 400 while another sends
                 one at a time, with and without Temporal's task queue fairness and with a tenant rate
-                (about 6 minutes; with --quick one flood level, about 3)
+                (about 9 minutes; with --quick one flood level, about 4)
   --no-overload leave the overload section out of the full run
   --peers       the same checkout on Restate and on DBOS Transact in the same run, beside retrysafe's
                 (their npm packages are installed into bench/peers on first use; DBOS needs PostgreSQL 15+)

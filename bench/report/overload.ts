@@ -31,7 +31,7 @@ export const overload: Section = ({ r }) => {
       `\`${steady}\`), new ${o.type}s for both. \`${steady}\` first alone, one at a time (${c.idleOps}), then at c=32 ` +
       `(${c.referenceOps}; its rate, by Little's law, is the engine's throughput); then per flood level \`${flood}\` starts ` +
       `new ${o.type}s at that concurrency and, ${(c.rampMs / 1000).toFixed(1)} s later, \`${steady}\` makes ${c.floodOps} ` +
-      `one at a time; the flood stops when they are done. Both act as the API asks a client to: a 429 or 503 is retried ` +
+      `one at a time (n: how many it made before the flood's bound of ${(c.floodMaxMs / 1000).toFixed(0)} s); the flood stops when they are done. Both act as the API asks a client to: a 429 or 503 is retried ` +
       'with the same key after Retry-After, a 202 is polled to its end; latency runs from the first POST to the outcome, ' +
       "refusals waited out included. Goodput: the flooding tenant's successes ÷ the flood's duration. The flood's driver is " +
       'the bench process, on the same two cores.',
@@ -43,6 +43,7 @@ export const overload: Section = ({ r }) => {
       f.concurrency,
       p5099(row.idle.latencyMs),
       p5099(f.b.latencyMs),
+      f.b.ended,
       n2(ratio(f.b.latencyMs.p50, row.idle.latencyMs.p50)),
       n2(ratio(f.b.latencyMs.p99, row.idle.latencyMs.p99)),
       n1(f.aGoodput),
@@ -59,6 +60,7 @@ export const overload: Section = ({ r }) => {
         `${flood} c`,
         `${steady} p50 / p99 ms alone`,
         'during the flood',
+        'n',
         'p50 ×',
         'p99 ×',
         `${flood} goodput/s`,

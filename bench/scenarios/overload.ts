@@ -15,6 +15,7 @@
 // (the dev server's `task-queue-fairness` setting left out, as the ablation does), and a
 // configured rate for tenant A (RETRYSAFE_TENANT_LIMITS), half the engine's throughput as
 // the first configuration measured it.
+import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
 import { httpClient, type HttpAnswer, type HttpClient } from '../http.js';
 import type { OverloadCounts } from '../modes.js';
@@ -207,6 +208,8 @@ async function loop(
 /** Tenant A floods at `concurrency` while, after a ramp, B runs its fixed count one at a time. */
 async function flood(a: Tenant, b: Tenant, concurrency: number, counts: OverloadCounts): Promise<FloodResult> {
   const stop = new AbortController();
+  // Every client of the flood waits on it at once while it is refused: not a leak.
+  setMaxListeners(concurrency + 16, stop.signal);
   const tag = `flood${concurrency}`;
   const aRun = loop(a, tag, concurrency, { maxMs: counts.floodMaxMs, stop: stop.signal });
   await sleep(counts.rampMs);

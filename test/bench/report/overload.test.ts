@@ -18,11 +18,11 @@ describe('report overload', () => {
     const text = render(overload, withOverload());
     expect(text.startsWith('## 10. Overload and fairness: one tenant floods, another pays one at a time\n\n')).toBe(true);
     expect(linesStarting(text, '| as shipped').concat(linesStarting(text, '| fairness off'))).toEqual([
-      '| as shipped: fairness on, default admission | 200 | 40.0 / 60.0 | 60.0 / 120 | 1.50 | 2.00 | 45.0 | 50.0 | 0.90 | 2400×503 engine_busy, 900×200 | 10×200 | 0 / 0 |',
-      '| as shipped: fairness on, default admission | 400 | 40.0 / 60.0 | 150 / 300 | 3.75 | 5.00 | 40.0 | 50.0 | 0.80 | 6100×503 engine_busy, 800×200, 3×202 | 10×200 | 0 / 0 |',
+      '| as shipped: fairness on, default admission | 200 | 40.0 / 60.0 | 60.0 / 120 | 10 | 1.50 | 2.00 | 45.0 | 50.0 | 0.90 | 2400×503 engine_busy, 900×200 | 10×200 | 0 / 0 |',
+      '| as shipped: fairness on, default admission | 400 | 40.0 / 60.0 | 150 / 300 | 10 | 3.75 | 5.00 | 40.0 | 50.0 | 0.80 | 6100×503 engine_busy, 800×200, 3×202 | 10×200 | 0 / 0 |',
       '| as shipped: fairness on, default admission | none (default) | 1743 | 1743 | 1743 | tenant-a ✅, tenant-b ✅ | 0 | ✅ |',
-      '| fairness off, default admission | 200 | 40.0 / 60.0 | 120 / 240 | 3.00 | 4.00 | 45.0 | 50.0 | 0.90 | 2400×503 engine_busy, 900×200 | 10×200 | 0 / 0 |',
-      '| fairness off, default admission | 400 | 40.0 / 60.0 | 300 / 600 | 7.50 | 10.00 | 40.0 | 50.0 | 0.80 | 6100×503 engine_busy, 800×200, 3×202 | 10×200 | 0 / 0 |',
+      '| fairness off, default admission | 200 | 40.0 / 60.0 | 120 / 240 | 10 | 3.00 | 4.00 | 45.0 | 50.0 | 0.90 | 2400×503 engine_busy, 900×200 | 10×200 | 0 / 0 |',
+      '| fairness off, default admission | 400 | 40.0 / 60.0 | 300 / 600 | 10 | 7.50 | 10.00 | 40.0 | 50.0 | 0.80 | 6100×503 engine_busy, 800×200, 3×202 | 10×200 | 0 / 0 |',
       '| fairness off, default admission | none (default) | 1743 | 1743 | 1743 | tenant-a ✅, tenant-b ✅ | 0 | ✅ |',
     ]);
     expect(text).toContain('**Time budget ran out** (6 min): left out fairness on, a rate for tenant A.');
