@@ -35,7 +35,10 @@ export const verdicts: Section = ({ r }) => {
       'sandboxes, through the same HTTP driver at the same concurrencies' +
       (r.peers ? '' : ' — not in this run (`npm run bench -- --peers`)') +
       '. R1 and R2 divide by bare Temporal on the same server with activities of the same kind ' +
-      `(${r.activityKind ? `**${r.activityKind.used}**, ${r.activityKind.how}` : 'regular'}).`,
+      `(${r.activityKind ? `**${r.activityKind.used}**, ${r.activityKind.how}` : 'regular'}).` +
+      (r.operations?.some((op) => op.fair)
+        ? " R1′ and the CPU per operation divide by bare Temporal making the operation's own keyed HTTP calls, as local activities, and nothing else."
+        : ''),
     '',
     table(
       ['figure', 'now', 'target', 'moonshot', 'verdict', 'from'],

@@ -31,7 +31,7 @@ export interface BenchContext {
   skipped: string[];
   /** Keys (retrysafe's operations through the API, the peers') and workflow IDs (the rest) of finished operations, by scenario kind. */
   finished: Map<string, string[]>;
-  /** chargeId of each finished checkout by `<kind>:<key>`, so a replay can be checked against it. */
+  /** chargeId of each finished operation that has one, by `<kind>:<key>`, so a replay can be checked against it. */
   charges: Map<string, string>;
 }
 
