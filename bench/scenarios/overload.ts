@@ -211,7 +211,8 @@ async function flood(a: Tenant, b: Tenant, concurrency: number, counts: Overload
   // Every client of the flood waits on it at once while it is refused: not a leak.
   setMaxListeners(concurrency + 16, stop.signal);
   const tag = `flood${concurrency}`;
-  const aRun = loop(a, tag, concurrency, { maxMs: counts.floodMaxMs, stop: stop.signal });
+  // The flood outlasts B's operations: B never runs unflooded within its bound.
+  const aRun = loop(a, tag, concurrency, { maxMs: counts.rampMs + counts.floodMaxMs, stop: stop.signal });
   await sleep(counts.rampMs);
   const bFigures = await loop(b, tag, 1, { count: counts.floodOps, maxMs: counts.floodMaxMs });
   stop.abort();
