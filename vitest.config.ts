@@ -45,12 +45,14 @@ const UNIT = [
   // The bench's report rendered from stored results: no run, no stack.
   'test/bench/report/ablation.test.ts',
   'test/bench/report/contention.test.ts',
+  'test/bench/report/fair.test.ts',
   'test/bench/report/full.test.ts',
   'test/bench/report/gap.test.ts',
   'test/bench/report/header.test.ts',
   'test/bench/report/history.test.ts',
   'test/bench/report/machine.test.ts',
   'test/bench/report/new-operations.test.ts',
+  'test/bench/report/overload.test.ts',
   'test/bench/report/peers.test.ts',
   'test/bench/report/profiles.test.ts',
   'test/bench/report/ratios.test.ts',
@@ -59,6 +61,9 @@ const UNIT = [
   'test/bench/report/time.test.ts',
   'test/bench/report/usage.test.ts',
   'test/bench/report/verdicts.test.ts',
+  // The bench's command line and the requests it builds from the registry: no run.
+  'test/bench/options.test.ts',
+  'test/bench/requests.test.ts',
   'test/chaos/auditor.test.ts',
   // The example's own service in this process (the example end to end is stack tier).
   'test/examples/shipping-service.test.ts',

@@ -4,43 +4,44 @@
 import { existsSync } from 'node:fs';
 import type { ScenarioResult } from './scenarios/measure.js';
 
-const COLORS: Record<string, string> = {
-  payment: '#2563eb',
-  bare1: '#64748b',
-  checkout: '#7c3aed',
-  bare3: '#475569',
-  'payment-direct': '#93c5fd',
-  'checkout-direct': '#c4b5fd',
-  'bare1-tracked': '#94a3b8',
-  'bare3-tracked': '#94a3b8',
-  replay: '#059669',
-  plain: '#94a3b8',
-  'replay-uncached': '#d97706',
-  restate: '#0d9488',
-  dbos: '#b45309',
-  'replay-checkout': '#10b981',
-  'replay-restate': '#5eead4',
-  'replay-dbos': '#fcd34d',
+/** The kinds not named after an operation type. */
+const FIXED: Record<string, { color: string; label: string }> = {
+  replay: { color: '#059669', label: 'replay (API cache)' },
+  plain: { color: '#94a3b8', label: 'plain Fastify endpoint' },
+  'replay-uncached': { color: '#d97706', label: 'replay (no cache)' },
+  restate: { color: '#0d9488', label: 'checkout on Restate' },
+  dbos: { color: '#b45309', label: 'checkout on DBOS Transact' },
+  'replay-restate': { color: '#5eead4', label: 'checkout replay on Restate' },
+  'replay-dbos': { color: '#fcd34d', label: 'checkout replay on DBOS' },
 };
 
-const LABELS: Record<string, string> = {
-  payment: 'payment (retrysafe)',
-  bare1: 'bare workflow, 1 activity',
-  checkout: 'checkout (retrysafe)',
-  bare3: 'bare workflow, 3 activities',
-  'payment-direct': 'payment workflow, no API',
-  'checkout-direct': 'checkout workflow, no API',
-  'bare1-tracked': 'bare 1 + bookkeeping',
-  'bare3-tracked': 'bare 3 + bookkeeping',
-  replay: 'replay (API cache)',
-  plain: 'plain Fastify endpoint',
-  'replay-uncached': 'replay (no cache)',
-  restate: 'checkout on Restate',
-  dbos: 'checkout on DBOS Transact',
-  'replay-checkout': 'checkout replay (API cache)',
-  'replay-restate': 'checkout replay on Restate',
-  'replay-dbos': 'checkout replay on DBOS',
-};
+/** One color per operation type, in the order the chart meets them, and a lighter one for its variants. */
+const OPERATION_COLORS = [
+  ['#2563eb', '#93c5fd'],
+  ['#7c3aed', '#c4b5fd'],
+  ['#db2777', '#f9a8d4'],
+  ['#ca8a04', '#fde047'],
+];
+
+/** A scenario kind's bar color and label (bench/scenarios/kinds.ts names the kinds). */
+function style(kind: string, types: string[]): { color: string; label: string } {
+  if (Object.hasOwn(FIXED, kind)) return FIXED[kind]!;
+  const typeColors = (type: string) => {
+    if (!types.includes(type)) types.push(type);
+    return OPERATION_COLORS[types.indexOf(type) % OPERATION_COLORS.length]!;
+  };
+  let m = /^bare(\d+)$/.exec(kind);
+  if (m) return { color: '#475569', label: `bare workflow, ${m[1]} activit${m[1] === '1' ? 'y' : 'ies'}` };
+  m = /^bare(\d+)-tracked$/.exec(kind);
+  if (m) return { color: '#94a3b8', label: `bare ${m[1]} + bookkeeping` };
+  m = /^bare-http-(.+)$/.exec(kind);
+  if (m) return { color: '#0891b2', label: `bare + ${m[1]}'s HTTP calls` };
+  m = /^(.+)-direct$/.exec(kind);
+  if (m) return { color: typeColors(m[1]!)[1]!, label: `${m[1]} workflow, no API` };
+  m = /^replay-(.+)$/.exec(kind);
+  if (m) return { color: '#10b981', label: `${m[1]} replay (API cache)` };
+  return { color: typeColors(kind)[0]!, label: `${kind} (retrysafe)` };
+}
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 const fmt = (ms: number) =>
@@ -87,13 +88,14 @@ export function latencyChartSvg(scenarios: ScenarioResult[], title: string): str
       `<text x="${gx}" y="${y + 16}" text-anchor="middle" fill="#6b7280">${fmt(10 ** d)}</text>`,
     );
   }
+  const types: string[] = [];
   for (const { s, y: ry } of placed) {
-    const color = COLORS[s.kind] ?? '#111827';
+    const { color, label } = style(s.kind, types);
     const x0 = x(10 ** minDecade);
     const bar = (to: number, opacity: number) =>
       `<rect x="${x0}" y="${ry + 3}" width="${Math.max(1, x(to) - x0)}" height="${rowH - 6}" fill="${color}" fill-opacity="${opacity}"/>`;
     parts.push(
-      `<text x="${left - 8}" y="${ry + rowH / 2 + 4}" text-anchor="end" fill="#111827">${esc(`${LABELS[s.kind] ?? s.kind}, c=${s.concurrency}`)}</text>`,
+      `<text x="${left - 8}" y="${ry + rowH / 2 + 4}" text-anchor="end" fill="#111827">${esc(`${label}, c=${s.concurrency}`)}</text>`,
       bar(s.latencyMs.p99, 0.25),
       bar(s.latencyMs.p95, 0.5),
       bar(s.latencyMs.p50, 1),

@@ -4,6 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { latencyChartSvg, renderPng } from './chart.js';
 import { markdownReport } from './report/index.js';
+import { operationsOf } from './report/kinds.js';
 import { computeRatios, computeVerdicts, resultsJson, type BenchResults } from './results.js';
 
 const file = process.argv[2];
@@ -16,18 +17,19 @@ const results = JSON.parse(readFileSync(file, 'utf8')) as BenchResults;
 results.ratios = computeRatios(
   results.scenarios,
   (results.settings.counts.concurrencies as number[] | undefined) ?? results.ratios.map((r) => r.concurrency),
+  [...operationsOf(results)],
 );
 results.verdicts = computeVerdicts(results);
 writeFileSync(file, resultsJson(results));
 const dir = dirname(file);
 const name = basename(file, '.json');
-const svg = latencyChartSvg(results.scenarios, `retrysafe benchmark ${results.name} (${results.mode})`);
-writeFileSync(join(dir, `${name}.svg`), svg);
-const rendered = await renderPng(svg, join(dir, `${name}.png`));
-const png = rendered.ok
-  ? `${name}.png`
-  : results.chart.png && existsSync(join(dir, results.chart.png))
-    ? results.chart.png
-    : null;
+// The overload section alone has no latency scenarios, so no chart.
+let png: string | null = null;
+if (results.scenarios.length > 0) {
+  const svg = latencyChartSvg(results.scenarios, `retrysafe benchmark ${results.name} (${results.mode})`);
+  writeFileSync(join(dir, `${name}.svg`), svg);
+  const rendered = await renderPng(svg, join(dir, `${name}.png`));
+  png = rendered.ok ? `${name}.png` : results.chart.png && existsSync(join(dir, results.chart.png)) ? results.chart.png : null;
+}
 writeFileSync(join(dir, `${name}.md`), markdownReport(results, { json: `${name}.json`, svg: `${name}.svg`, png }));
-console.log(`rendered ${join(dir, `${name}.md`)} and ${name}.svg`);
+console.log(`rendered ${join(dir, `${name}.md`)}${results.scenarios.length > 0 ? ` and ${name}.svg` : ''}`);

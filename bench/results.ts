@@ -3,16 +3,21 @@
 import type { MachineInfo } from './machine.js';
 import type { PeerName } from './peers/index.js';
 import type { ProfileSummary } from './profile.js';
+import { operationsOf, ratiosOf, systemCpu } from './report/kinds.js';
 import type { AblationResult } from './scenarios/ablation.js';
 import type { ContentionTrial } from './scenarios/contention.js';
 import type { ActivityKind } from './scenarios/context.js';
+import type { OperationKinds } from './scenarios/kinds.js';
 import type { Kind, ScenarioResult } from './scenarios/measure.js';
+import { AS_SHIPPED, TENANTS, type OverloadResult } from './scenarios/overload-figures.js';
 import { ratio } from './stats.js';
+import { cpuPerOp } from './report/format.js';
+import { PEER_OPERATION } from './peers/contract.js';
 import type { StartupResult } from './startup.js';
 import type { Timeline } from './timeline.js';
 import type { HistoryCost } from './transitions.js';
 
-export const TARGETS = { r1: 0.9, r2p99: 1.25, r4: 2, executions: 1, effects: 1 } as const;
+export const TARGETS = { r1: 0.9, r1Fair: 0.9, r2p99: 1.25, r4: 2, executions: 1, effects: 1 } as const;
 
 /**
  * The figures retrysafe is held to, each with its target and a moonshot; every verdict is
@@ -22,8 +27,18 @@ export const GOALS = {
   vsRestateP50: { target: 2, moonshot: 1.5, better: 'lower' },
   vsDbosThroughput: { target: 0.5, moonshot: 1, better: 'higher' },
   r1: { target: TARGETS.r1, moonshot: 0.95, better: 'higher' },
+  /** R1′: against bare Temporal doing the same HTTP work. */
+  r1Fair: { target: TARGETS.r1Fair, moonshot: 0.95, better: 'higher' },
+  /** CPU per operation, every process that does its work, ÷ the same for bare Temporal doing the same work. */
+  cpuVsFair: { target: 1.15, moonshot: 1.05, better: 'lower' },
+  /** The API's CPU per new operation, ms. */
+  apiCpuMs: { target: 5, moonshot: 2.5, better: 'lower' },
   r2p99: { target: TARGETS.r2p99, moonshot: 1.1, better: 'lower' },
   replayVsRestate: { target: 1, moonshot: 0.5, better: 'lower' },
+  /** Under another tenant's flood: a tenant's p50 ÷ its p50 alone. */
+  floodP50: { target: 2, moonshot: 1.2, better: 'lower' },
+  /** The flooding tenant's successes per second ÷ the throughput at c=32 on the same engine. */
+  floodGoodput: { target: 0.9, moonshot: 1, better: 'higher' },
 } as const;
 
 export type Met = 'moonshot' | 'target' | 'missed' | 'not measured';
@@ -47,20 +62,37 @@ export interface PeerInfo {
   processes: string[];
 }
 
+/** One operation type's ratios at one concurrency. */
+export interface OperationRatios {
+  /** R1: operations/s ÷ bare workflows/s with as many no-op activities (the engine's floor). */
+  r1: number;
+  /** The same from completed ÷ wall time of the batches (biased by ramp-up and drain at high c). */
+  r1Wall: number;
+  /** R2: latency of retrysafe ÷ the bare workflow's, p50 and p99. */
+  r2p50: number;
+  r2p99: number;
+  /** R1′: operations/s ÷ bare workflows/s making the same keyed HTTP calls (the same work); NaN when not measured. */
+  r1Fair: number;
+  r1FairWall: number;
+  /** Latency ÷ the same-work bare workflow's, p50 and p99. */
+  r2FairP50: number;
+  r2FairP99: number;
+}
+
 export interface RatioRow {
   concurrency: number;
-  /** R1, 1 activity: payments/s ÷ bare-1 workflows/s. */
-  r1Payment: number;
-  /** R1, 3 activities: checkouts/s ÷ bare-3 workflows/s. */
-  r1Checkout: number;
-  /** The same from completed ÷ wall time of the batches (biased by ramp-up and drain at high c). */
-  r1PaymentWall: number;
-  r1CheckoutWall: number;
-  /** R2: latency of retrysafe ÷ the bare workflow's, p50 and p99. */
-  r2PaymentP50: number;
-  r2PaymentP99: number;
-  r2CheckoutP50: number;
-  r2CheckoutP99: number;
+  /** Each operation type's ratios, by type (runs recorded before had the payment and checkout fields below). */
+  operations?: Record<string, OperationRatios>;
+  /** R1, 1 activity: payments/s ÷ bare-1 workflows/s (runs recorded before `operations`). */
+  r1Payment?: number;
+  /** R1, 3 activities: checkouts/s ÷ bare-3 workflows/s (runs recorded before `operations`). */
+  r1Checkout?: number;
+  r1PaymentWall?: number;
+  r1CheckoutWall?: number;
+  r2PaymentP50?: number;
+  r2PaymentP99?: number;
+  r2CheckoutP50?: number;
+  r2CheckoutP99?: number;
   /** R4: replay p50 ÷ plain endpoint p50 (and the same at p99, for context). */
   r4: number;
   r4P99: number;
@@ -69,8 +101,12 @@ export interface RatioRow {
 }
 
 export interface BenchResults {
-  /** 2 added the peers, the verdicts, the activity kind, the tuning, the timeline and the ablation. */
-  schema: 1 | 2;
+  /**
+   * 2 added the peers, the verdicts, the activity kind, the tuning, the timeline and the
+   * ablation; 3 the operation types measured (`operations`, every type of the registry, with
+   * the same-work baseline), the ratios by type and the overload section.
+   */
+  schema: 1 | 2 | 3;
   name: string;
   mode: string;
   command: string;
@@ -116,6 +152,10 @@ export interface BenchResults {
   verdicts?: Verdict[];
   timeline?: Timeline[];
   ablation?: AblationResult | null;
+  /** The operation types measured and the scenario kinds of each (absent: a run of payment and checkout only). */
+  operations?: OperationKinds[];
+  /** Another tenant's flood (--overload, and the full run), or null. */
+  overload?: OverloadResult | null;
 }
 
 /** More than a fifth of the samples at ≤ 0 ms: the clock, not the code, set the percentiles. */
@@ -127,21 +167,27 @@ export function find(scenarios: ScenarioResult[], kind: Kind, c: number): Scenar
   return scenarios.find((s) => s.kind === kind && s.concurrency === c);
 }
 
-export function computeRatios(scenarios: ScenarioResult[], concurrencies: number[]): RatioRow[] {
+export function computeRatios(scenarios: ScenarioResult[], concurrencies: number[], operations: OperationKinds[]): RatioRow[] {
   return concurrencies.map((c) => {
-    const [p, b1, k, b3, r, pl] = (['payment', 'bare1', 'checkout', 'bare3', 'replay', 'plain'] as Kind[]).map((kind) =>
-      find(scenarios, kind, c),
-    );
+    const [r, pl] = (['replay', 'plain'] as Kind[]).map((kind) => find(scenarios, kind, c));
     return {
       concurrency: c,
-      r1Payment: ratio(p?.steadyOpsPerSec, b1?.steadyOpsPerSec),
-      r1Checkout: ratio(k?.steadyOpsPerSec, b3?.steadyOpsPerSec),
-      r1PaymentWall: ratio(p?.opsPerSec, b1?.opsPerSec),
-      r1CheckoutWall: ratio(k?.opsPerSec, b3?.opsPerSec),
-      r2PaymentP50: ratio(p?.latencyMs.p50, b1?.latencyMs.p50),
-      r2PaymentP99: ratio(p?.latencyMs.p99, b1?.latencyMs.p99),
-      r2CheckoutP50: ratio(k?.latencyMs.p50, b3?.latencyMs.p50),
-      r2CheckoutP99: ratio(k?.latencyMs.p99, b3?.latencyMs.p99),
+      operations: Object.fromEntries(
+        operations.map((op) => {
+          const [own, bare, fair] = [op.own, op.bare, op.fair].map((k) => (k ? find(scenarios, k, c) : undefined));
+          const ratios: OperationRatios = {
+            r1: ratio(own?.steadyOpsPerSec, bare?.steadyOpsPerSec),
+            r1Wall: ratio(own?.opsPerSec, bare?.opsPerSec),
+            r2p50: ratio(own?.latencyMs.p50, bare?.latencyMs.p50),
+            r2p99: ratio(own?.latencyMs.p99, bare?.latencyMs.p99),
+            r1Fair: ratio(own?.steadyOpsPerSec, fair?.steadyOpsPerSec),
+            r1FairWall: ratio(own?.opsPerSec, fair?.opsPerSec),
+            r2FairP50: ratio(own?.latencyMs.p50, fair?.latencyMs.p50),
+            r2FairP99: ratio(own?.latencyMs.p99, fair?.latencyMs.p99),
+          };
+          return [op.own, ratios];
+        }),
+      ),
       // A p50 read off a clock that stood still is 0 or a step: no ratio rather than a wrong one.
       r4: clockTrouble(r) || clockTrouble(pl) ? Number.NaN : ratio(r?.latencyMs.p50, pl?.latencyMs.p50),
       r4P99: ratio(r?.latencyMs.p99, pl?.latencyMs.p99),
@@ -171,22 +217,29 @@ const bound = (goal: { target: number; moonshot: number; better: 'lower' | 'high
 
 const fmt = (v: number, digits = 2) => (Number.isFinite(v) ? v.toFixed(digits) : 'n/a');
 
-/** The verdicts of a run against GOALS, from its own scenarios and contention trials. */
-export function computeVerdicts(r: Pick<BenchResults, 'scenarios' | 'ratios' | 'contention' | 'peers'>): Verdict[] {
+type Goal = { target: number; moonshot: number; better: 'lower' | 'higher' };
+type Push = (figure: string, value: number, goal: Goal, unit: string, note?: string) => void;
+
+/** The worst of figures by where they were taken; undefined when none is a number. */
+function worst(figures: Array<{ v: number; at: string }>, better: Goal['better']): { v: number; at: string } | undefined {
+  return figures.filter((x) => Number.isFinite(x.v)).sort((a, b) => (better === 'higher' ? a.v - b.v : b.v - a.v))[0];
+}
+
+/** What a verdict is computed from: a run's results (the parts an older run may lack are optional). */
+export type VerdictInput = Pick<BenchResults, 'scenarios' | 'ratios' | 'contention' | 'peers'> &
+  Partial<Pick<BenchResults, 'operations' | 'overload'>>;
+
+/** The verdicts of a run against GOALS, from its own scenarios, contention trials and overload rows. */
+export function computeVerdicts(r: VerdictInput): Verdict[] {
   const cs = r.ratios.map((x) => x.concurrency);
   const low = Math.min(...cs);
   const high = Math.max(...cs);
+  const ops = operationsOf(r);
   const peers = new Set((r.peers ?? []).map((p) => p.peer));
   const noPeer = (peer: string) =>
     peers.has(peer as PeerName) ? undefined : `${peer} not in this run: npm run bench -- --peers`;
   const verdicts: Verdict[] = [];
-  const push = (
-    figure: string,
-    value: number,
-    goal: { target: number; moonshot: number; better: 'lower' | 'higher' },
-    unit: string,
-    note?: string,
-  ) =>
+  const push: Push = (figure, value, goal, unit, note) =>
     verdicts.push({
       figure,
       now: Number.isFinite(value) ? `${fmt(value)}${unit}` : 'n/a',
@@ -196,19 +249,30 @@ export function computeVerdicts(r: Pick<BenchResults, 'scenarios' | 'ratios' | '
       met: judge(value, goal),
       ...(note ? { note } : {}),
     });
+  // A run of the overload section alone has nothing else to judge.
+  if (r.scenarios.length === 0 && r.overload) {
+    verdicts.push(...overloadVerdicts(r.overload, push));
+    return verdicts;
+  }
+  const pushWorst = (figure: string, figures: Array<{ v: number; at: string }>, goal: Goal, unit = '', missing?: string) => {
+    const w = worst(figures, goal.better);
+    push(figure, w?.v ?? Number.NaN, goal, unit, w ? `worst at ${w.at}` : missing);
+  };
 
   // A peer's figures count only when the run raced that peer.
   const peerScenario = (kind: Kind, c: number) =>
     peers.has(kind.replace(/^replay-/, '') as PeerName) ? find(r.scenarios, kind, c) : undefined;
-  const checkout1 = find(r.scenarios, 'checkout', low);
+  // The peers run one operation; its own bare workflow is the engine's floor beside each peer figure.
+  const raced = ops.find((op) => op.own === PEER_OPERATION);
+  const checkout1 = find(r.scenarios, PEER_OPERATION, low);
   const restate1 = peerScenario('restate', low);
-  // The engine's own floor beside each peer figure: bare Temporal, three no-op steps of the
+  // The engine's own floor beside each peer figure: bare Temporal, as many no-op steps of the
   // same kind on the same server, divided by the same peer number.
-  const bareLow = find(r.scenarios, 'bare3', low);
+  const bareLow = raced ? find(r.scenarios, raced.bare, low) : undefined;
   const floor = (value: number, unit: string) =>
-    Number.isFinite(value) ? `; bare Temporal, 3 no-op steps: ${fmt(value)}${unit}` : '';
+    Number.isFinite(value) ? `; bare Temporal, ${raced?.activities} no-op steps: ${fmt(value)}${unit}` : '';
   push(
-    `checkout c=${low} p50 ÷ Restate's (same run)`,
+    `${PEER_OPERATION} c=${low} p50 ÷ Restate's (same run)`,
     ratio(checkout1?.latencyMs.p50, restate1?.latencyMs.p50),
     GOALS.vsRestateP50,
     '×',
@@ -216,11 +280,11 @@ export function computeVerdicts(r: Pick<BenchResults, 'scenarios' | 'ratios' | '
       `${fmt(checkout1?.latencyMs.p50 ?? Number.NaN, 1)} ms ÷ ${fmt(restate1?.latencyMs.p50 ?? Number.NaN, 1)} ms` +
         floor(ratio(bareLow?.latencyMs.p50, restate1?.latencyMs.p50), '×'),
   );
-  const checkoutHigh = find(r.scenarios, 'checkout', high);
+  const checkoutHigh = find(r.scenarios, PEER_OPERATION, high);
   const dbosHigh = peerScenario('dbos', high);
-  const bareHigh = find(r.scenarios, 'bare3', high);
+  const bareHigh = raced ? find(r.scenarios, raced.bare, high) : undefined;
   push(
-    `checkout c=${high} ops/s ÷ DBOS's (same run)`,
+    `${PEER_OPERATION} c=${high} ops/s ÷ DBOS's (same run)`,
     ratio(checkoutHigh?.steadyOpsPerSec, dbosHigh?.steadyOpsPerSec),
     GOALS.vsDbosThroughput,
     '',
@@ -228,29 +292,52 @@ export function computeVerdicts(r: Pick<BenchResults, 'scenarios' | 'ratios' | '
       `${fmt(checkoutHigh?.steadyOpsPerSec ?? Number.NaN, 1)}/s ÷ ${fmt(dbosHigh?.steadyOpsPerSec ?? Number.NaN, 1)}/s` +
         floor(ratio(bareHigh?.steadyOpsPerSec, dbosHigh?.steadyOpsPerSec), ''),
   );
-  const r1 = r.ratios.flatMap((x) => [
-    { v: x.r1Payment, at: `payment c=${x.concurrency}` },
-    { v: x.r1Checkout, at: `checkout c=${x.concurrency}` },
-  ]);
-  const r1Worst = r1.filter((x) => Number.isFinite(x.v)).sort((a, b) => a.v - b.v)[0];
-  push(
+  const byOp = (pick: (x: OperationRatios) => number) =>
+    r.ratios.flatMap((row) => ops.map((op) => ({ v: pick(ratiosOf(row, op)), at: `${op.own} c=${row.concurrency}` })));
+  pushWorst(
     `R1: ops/s ÷ bare Temporal, same server, same activity kind, c = ${cs.join(', ')} (worst)`,
-    r1Worst?.v ?? Number.NaN,
+    byOp((x) => x.r1),
     GOALS.r1,
-    '',
-    r1Worst ? `worst at ${r1Worst.at}` : undefined,
   );
-  const r2 = r.ratios.flatMap((x) => [
-    { v: x.r2PaymentP99, at: `payment c=${x.concurrency}` },
-    { v: x.r2CheckoutP99, at: `checkout c=${x.concurrency}` },
-  ]);
-  const r2Worst = r2.filter((x) => Number.isFinite(x.v)).sort((a, b) => b.v - a.v)[0];
-  push('R2 p99 (worst)', r2Worst?.v ?? Number.NaN, GOALS.r2p99, '', r2Worst ? `worst at ${r2Worst.at}` : undefined);
-  const replay1 = find(r.scenarios, 'replay-checkout', low);
+  // Runs before the same-work baseline have no figures for it: one line, not measured.
+  if (ops.some((op) => op.fair)) {
+    pushWorst(
+      `R1′: ops/s ÷ bare Temporal making the same HTTP calls, c = ${cs.join(', ')} (worst)`,
+      byOp((x) => x.r1Fair),
+      GOALS.r1Fair,
+      '',
+      'no same-work baseline in this run',
+    );
+    for (const op of ops) {
+      const figures = cs.map((c) => {
+        const own = find(r.scenarios, op.own, c);
+        const fair = op.fair ? find(r.scenarios, op.fair, c) : undefined;
+        return { v: own && fair ? ratio(systemCpu(own).total, systemCpu(fair).total) : Number.NaN, at: `c=${c}` };
+      });
+      pushWorst(`CPU per ${op.own} ÷ bare Temporal making the same HTTP calls (worst c)`, figures, GOALS.cpuVsFair, '×');
+    }
+    pushWorst(
+      'API CPU per new operation (worst type and c)',
+      ops.flatMap((op) =>
+        cs.map((c) => {
+          const s = find(r.scenarios, op.own, c);
+          return { v: s ? cpuPerOp(s, 'api') : Number.NaN, at: `${op.own} c=${c}` };
+        }),
+      ),
+      GOALS.apiCpuMs,
+      ' ms',
+    );
+  }
+  pushWorst(
+    'R2 p99 (worst)',
+    byOp((x) => x.r2p99),
+    GOALS.r2p99,
+  );
+  const replay1 = find(r.scenarios, `replay-${PEER_OPERATION}`, low);
   const restateReplay1 = peerScenario('replay-restate', low);
   const replayClock = clockTrouble(replay1) || clockTrouble(restateReplay1);
   push(
-    `replay p50 ÷ Restate's replay p50 (checkout, c=${low})`,
+    `replay p50 ÷ Restate's replay p50 (${PEER_OPERATION}, c=${low})`,
     replayClock ? Number.NaN : ratio(replay1?.latencyMs.p50, restateReplay1?.latencyMs.p50),
     GOALS.replayVsRestate,
     '×',
@@ -260,7 +347,9 @@ export function computeVerdicts(r: Pick<BenchResults, 'scenarios' | 'ratios' | '
         : `${fmt(replay1?.latencyMs.p50 ?? Number.NaN)} ms ÷ ${fmt(restateReplay1?.latencyMs.p50 ?? Number.NaN)} ms`),
   );
   const executions = r.contention.map((t) => t.executions);
-  const effects = r.contention.flatMap((t) => [t.charges, ...(t.unitsTaken === null ? [] : [t.unitsTaken])]);
+  const effects = r.contention.flatMap((t) =>
+    t.effects ? Object.values(t.effects) : [t.charges, ...(t.unitsTaken === null ? [] : [t.unitsTaken])],
+  );
   const worstOf = (v: number[]) => (v.length ? v.reduce((a, b) => (Math.abs(b - 1) > Math.abs(a - 1) ? b : a)) : Number.NaN);
   const contentionOk =
     executions.length > 0 && executions.every((e) => e === TARGETS.executions) && effects.every((e) => e === TARGETS.effects);
@@ -273,5 +362,66 @@ export function computeVerdicts(r: Pick<BenchResults, 'scenarios' | 'ratios' | '
     met: executions.length === 0 ? 'not measured' : contentionOk ? 'moonshot' : 'missed',
     note: `${r.contention.length} trials of ${r.contention[0]?.requests ?? 0} identical requests`,
   });
+  if (r.overload !== undefined) verdicts.push(...overloadVerdicts(r.overload, push));
   return verdicts;
+}
+
+/**
+ * The overload section's verdicts: the steady tenant's p50 and the flooding tenant's
+ * goodput as shipped (fairness on, the API's default admission), at the worst flood level;
+ * and, over every configuration, that nothing accepted was lost or doubled and every
+ * refusal was honest. Appended through `push` (the figures) and returned (the audit).
+ */
+function overloadVerdicts(o: OverloadResult | null, push: Push): Verdict[] {
+  const { flood, steady } = o?.tenants ?? TENANTS;
+  const row = o?.rows.find((x) => x.name === AS_SHIPPED);
+  const missing = o
+    ? `the configuration "${AS_SHIPPED}" did not run (time budget)`
+    : 'not in this run: npm run bench -- --overload';
+  const slowdown = worst(
+    (row?.floods ?? []).map((f) => ({
+      v: ratio(f.b.latencyMs.p50, row!.idle.latencyMs.p50),
+      at: `${flood} c=${f.concurrency}: ${fmt(f.b.latencyMs.p50, 1)} ms ÷ ${fmt(row!.idle.latencyMs.p50, 1)} ms (p99 ×${fmt(ratio(f.b.latencyMs.p99, row!.idle.latencyMs.p99))})`,
+    })),
+    GOALS.floodP50.better,
+  );
+  push(
+    `${steady} p50 during ${flood}'s flood ÷ alone (as shipped, worst flood)`,
+    slowdown?.v ?? Number.NaN,
+    GOALS.floodP50,
+    '×',
+    slowdown ? `worst at ${slowdown.at}` : missing,
+  );
+  const goodput = worst(
+    (row?.floods ?? []).map((f) => ({
+      v: ratio(f.aGoodput, row!.reference.opsPerSec),
+      at: `c=${f.concurrency}: ${fmt(f.aGoodput, 1)}/s ÷ ${fmt(row!.reference.opsPerSec, 1)}/s at c=${row!.reference.concurrency}`,
+    })),
+    GOALS.floodGoodput.better,
+  );
+  push(
+    `${flood}'s goodput during its flood ÷ the throughput at c=32 (as shipped, worst flood)`,
+    goodput?.v ?? Number.NaN,
+    GOALS.floodGoodput,
+    '',
+    goodput ? `worst at ${goodput.at}` : missing,
+  );
+  const rows = o?.rows ?? [];
+  const problems = rows.flatMap((x) => x.audit.problems.map((p) => `${x.name}: ${p}`));
+  const accepted = rows.reduce((n, x) => n + x.audit.accepted, 0);
+  return [
+    {
+      figure: 'overload: every accepted operation terminal, each account moved exactly its successes, refusals honest',
+      now: rows.length ? (problems.length ? `${problems.length} problem${problems.length === 1 ? '' : 's'}` : 'all') : 'n/a',
+      value: rows.length ? (problems.length ? 0 : 1) : null,
+      target: 'all',
+      moonshot: 'all',
+      met: rows.length === 0 ? 'not measured' : problems.length ? 'missed' : 'moonshot',
+      note: rows.length
+        ? problems.length
+          ? problems.slice(0, 3).join('; ')
+          : `${accepted} accepted operations, ${rows.length} configurations`
+        : missing,
+    },
+  ];
 }

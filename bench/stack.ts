@@ -3,8 +3,8 @@
 // per run and shared by everything that checks out, the peers included; and an engine on
 // top of them: a Temporal dev server on a SQLite file (common/dev-server.ts, or the same
 // server without some of its tuning for the ablation), the API as a `node --import tsx`
-// process, and two worker processes (retrysafe and the bare baseline) with prebuilt
-// bundles. An engine can be stopped and another started on the same sandboxes, which is
+// process, and two worker processes (retrysafe, and the bare baselines with the real
+// activities beside the no-op one) with prebuilt bundles. An engine can be stopped and another started on the same sandboxes, which is
 // how the ablation compares server settings. Everything listens on 127.0.0.1 and stops in
 // reverse order: the APIs first, Temporal last (so SQLite closes cleanly).
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -22,7 +22,8 @@ import { WORKFLOW_BUNDLE_OPTIONS } from '../worker/create.js';
 import { startDevServerWithout } from './tuning.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const BASELINE_WORKFLOWS = fileURLToPath(new URL('./baseline/workflows.ts', import.meta.url));
+/** The baselines' workflows (bench/baseline/workflows.ts), bundled apart from retrysafe's. */
+export const BASELINE_WORKFLOWS = fileURLToPath(new URL('./baseline/workflows.ts', import.meta.url));
 
 /**
  * A Node process of the bench (`node --import tsx <entry>`): this process's environment
@@ -146,6 +147,8 @@ export interface StackOptions {
   bundles: Promise<Bundles>;
   /** Names of tuning settings to leave out (the ablation); none for the run proper. */
   without?: readonly string[];
+  /** More of the APIs' environment (API keys, tenant limits for the overload section). */
+  apiEnv?: Record<string, string>;
   log: (line: string) => void;
 }
 
@@ -198,6 +201,9 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       API_HOST: '127.0.0.1',
       API_PORT: String(p),
       RETRYSAFE_TASK_QUEUE: taskQueues.retrysafe,
+      // Its own file, should a tenant limit be configured: never the repository's .data/limits.db.
+      RETRYSAFE_LIMITS_DB: join(dataDir, 'limits.db'),
+      ...opts.apiEnv,
       ...extra,
     });
     const apis = Promise.all([
@@ -237,6 +243,9 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
           BENCH_WORKER_KIND: 'baseline',
           BENCH_TASK_QUEUE: taskQueues.baseline,
           BENCH_WORKFLOW_BUNDLE: bundles.baseline,
+          // The fair baseline makes the operations' own calls, to the same sandboxes.
+          BANK_URL: sandboxes.urls.bank,
+          RESERVATIONS_URL: sandboxes.urls.reservations,
         },
         lineProbe('bench worker ready'),
       ).start(),

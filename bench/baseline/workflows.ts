@@ -1,18 +1,36 @@
-// The bare-Temporal baseline: the same number of activities as a payment (1) and a
-// checkout (3), each a no-op, with no memo, no search attributes and no compensation
-// stack. Whatever retrysafe costs beyond these workflows is retrysafe's own.
-// Each comes in both activity kinds: regular activities (scheduled on the task queue, one
-// workflow task per step) and local activities (run inside the workflow task, recorded as
-// markers), because R1 compares retrysafe with the baseline of the kind its steps use.
-// The "tracked" variants add exactly retrysafe's bookkeeping (a memo and a search
-// attribute upsert when each step starts and at the end, as workflows/progress.ts does)
-// and nothing else, to price that bookkeeping alone.
-// Deterministic like workflows/: it imports only the workflow SDK, contracts and types.
-import { proxyActivities, proxyLocalActivities, upsertMemo, upsertSearchAttributes } from '@temporalio/workflow';
-import { SearchAttributes, type StepName } from '../../workflows/contracts.js';
+// The bare-Temporal baselines: plain workflows on their own task queue and worker, started
+// by a Temporal client, with no API, no memo, no search attributes, no compensation stack.
+//
+// - `bare`: as many no-op activities as an operation has steps. The engine's floor:
+//   whatever retrysafe costs beyond it is retrysafe's own, its downstream calls included.
+//   In both activity kinds (regular: scheduled on the task queue, one workflow task per
+//   step; local: run inside the workflow task, recorded as markers), because R1 compares
+//   with the kind retrysafe's steps use.
+// - `bareTracked`: the same plus exactly retrysafe's bookkeeping (a memo and a search
+//   attribute upsert when each step starts and at the end), to price that alone.
+// - `bareHttp`: the same work as the operation (the fair baseline): its definition's steps
+//   in order, each the SAME keyed call to the same sandbox through the same activities
+//   (activities/, wired as the worker wires them), with the same derived keys
+//   (`<tenant>/<key>/<suffix>`) and the same request, as local activities (as retrysafe's
+//   first attempts are). Nothing else: no compensation registered, no progress, no books.
+//
+// Deterministic like workflows/: it imports only the workflow SDK and workflow modules.
+import {
+  ApplicationFailure,
+  proxyActivities,
+  proxyLocalActivities,
+  upsertMemo,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
+import { SearchAttributes, type DownstreamTarget, type StepName } from '../../workflows/contracts.js';
+import type { StepCall, StepSettings } from '../../workflows/definition.js';
+import { FINAL_FAILURE_TYPES } from '../../workflows/failures.js';
+import { downstreamKey, operationRef } from '../../workflows/identity.js';
+import { builtInRegistry } from '../../workflows/registry.js';
+import { SERVICE_ACTIVITY } from '../../workflows/saga.js';
 import type { BaselineActivities } from './activities.js';
 
-// The same start-to-close and retry backoff as a retrysafe step (retriedUntilDeadline in workflows/activity-options.ts).
+// The same start-to-close and retry back-off as a retrysafe step's retries (workflows/activity-options.ts).
 const STEP = {
   startToCloseTimeout: '10s',
   retry: { initialInterval: '250ms', backoffCoefficient: 2, maximumInterval: '5s' },
@@ -23,14 +41,24 @@ const local = proxyLocalActivities<BaselineActivities>(STEP);
 
 type Noop = (key: string) => Promise<void>;
 
-async function steps(noop: Noop, key: string, n: number): Promise<{ ok: true }> {
+export interface BareInput {
+  key: string;
+  /** How many no-op activities: as many as the operation measured against has steps. */
+  steps: number;
+}
+
+async function steps(noop: Noop, { key, steps: n }: BareInput): Promise<{ ok: true }> {
   for (let i = 0; i < n; i++) await noop(key);
   return { ok: true };
 }
 
-const STEPS: StepName[] = ['reserve_items', 'charge_payment', 'confirm_reservation'];
+export interface TrackedInput {
+  key: string;
+  /** The operation's step names, from its definition: what the memo names. */
+  names: StepName[];
+}
 
-async function tracked(noop: Noop, key: string, names: StepName[]): Promise<{ ok: true }> {
+async function tracked(noop: Noop, { key, names }: TrackedInput): Promise<{ ok: true }> {
   const progress = names.map((name) => ({ name, status: 'pending', downstreamKey: `${key}/${name}` }));
   const publish = (step: StepName, status: string) => {
     upsertMemo({ step, steps: progress.map((s) => ({ ...s })) });
@@ -49,14 +77,60 @@ async function tracked(noop: Noop, key: string, names: StepName[]): Promise<{ ok
   return { ok: true };
 }
 
-type Input = { key: string };
+export const bare = (input: BareInput) => steps(regular.noop, input);
+export const bareLocal = (input: BareInput) => steps(local.noop, input);
+export const bareTracked = (input: TrackedInput) => tracked(regular.noop, input);
+export const bareLocalTracked = (input: TrackedInput) => tracked(local.noop, input);
 
-export const bare1 = ({ key }: Input) => steps(regular.noop, key, 1);
-export const bare3 = ({ key }: Input) => steps(regular.noop, key, 3);
-export const bare1Tracked = ({ key }: Input) => tracked(regular.noop, key, ['charge_payment']);
-export const bare3Tracked = ({ key }: Input) => tracked(regular.noop, key, STEPS);
+/** The activities as a definition's calls name them (activities/index.ts createActivities). */
+type Calls = Record<string, (...args: unknown[]) => Promise<unknown>>;
 
-export const bare1Local = ({ key }: Input) => steps(local.noop, key, 1);
-export const bare3Local = ({ key }: Input) => steps(local.noop, key, 3);
-export const bare1LocalTracked = ({ key }: Input) => tracked(local.noop, key, ['charge_payment']);
-export const bare3LocalTracked = ({ key }: Input) => tracked(local.noop, key, STEPS);
+/**
+ * One attempt's bounds as retrysafe's first attempt has them (10 s, within the API's default
+ * step deadline of 60 s), retried as its steps are; a refusal is final.
+ */
+const calls = proxyLocalActivities<Calls>({
+  startToCloseTimeout: '10s',
+  scheduleToCloseTimeout: '60s',
+  retry: { ...STEP.retry, nonRetryableErrorTypes: [...FINAL_FAILURE_TYPES] },
+});
+
+export interface BareHttpInput {
+  /** The operation type whose steps it makes. */
+  type: string;
+  tenant: string;
+  key: string;
+  request: Record<string, unknown>;
+  /** What step inputs may depend on besides the request (a hold's lifetime), as the API would set it. */
+  settings: StepSettings;
+}
+
+/** A step's call exactly as the saga makes it: a hand-written activity with its input, or the generic service activity. */
+function callOf(call: StepCall<never>, target: DownstreamTarget, service: string, input: BareHttpInput): Promise<unknown> {
+  if (call.kind === 'activity') {
+    const args = call.input?.(input.request as never, input.settings);
+    return args === undefined ? calls[call.activity]!(target) : calls[call.activity]!(target, args);
+  }
+  return calls[SERVICE_ACTIVITY]!(target, {
+    service,
+    method: call.method,
+    path: call.path,
+    ...(call.body ? { body: call.body(input.request as never) } : {}),
+  });
+}
+
+export async function bareHttp(input: BareHttpInput): Promise<{ ok: true }> {
+  const definition = builtInRegistry.get(input.type);
+  // Fails the workflow rather than its task: a bench batch must end, not wait on a retry forever.
+  if (!definition) throw ApplicationFailure.nonRetryable(`no operation type ${input.type} in the registry`, 'UnknownType');
+  const operation = operationRef(input.tenant, input.key);
+  for (const step of definition.steps) {
+    const target: DownstreamTarget = {
+      operation,
+      downstreamKey: downstreamKey(operation.workflowId, step.keySuffix),
+      step: step.name,
+    };
+    await callOf(step.call as StepCall<never>, target, step.service, input);
+  }
+  return { ok: true };
+}

@@ -17,6 +17,9 @@ function step(name: StepName) {
   return found;
 }
 
+/** The operation the peers run: their figures stand beside this type's only. */
+export const PEER_OPERATION = checkout.type;
+
 /** The bench runs every engine as retrysafe runs without API keys: one tenant. */
 export const TENANT = 'default';
 

@@ -1,11 +1,12 @@
 // A worker process of the bench: BENCH_WORKER_KIND=retrysafe hosts workflows/ with the
-// real activities (createWorker), =baseline hosts bench/baseline with no-op activities.
-// Both get the same worker options and a prebuilt bundle, so start-up is not measured
-// here and the two differ only in what they run. The bench reads this process's CPU time
-// and peak memory from /proc.
+// real activities (createWorker); =baseline hosts bench/baseline: the no-op activity, and
+// the real activities too (wired to the same sandboxes with the same HTTP clients and
+// timeouts), which the fair baseline's workflows call. Both get the same worker options and
+// a prebuilt bundle, so start-up is not measured here and the two differ only in what they
+// run. The bench reads this process's CPU time and peak memory from /proc.
 import { NativeConnection, Runtime, Worker, makeTelemetryFilterString } from '@temporalio/worker';
 import { createWorker } from '../../worker/create.js';
-import { baselineActivities } from '../baseline/activities.js';
+import { baselineWorkerActivities, DOWNSTREAM_TIMEOUT_MS } from '../baseline/activities.js';
 import { benchWorkerOptions } from './worker-options.js';
 
 function need(name: string): string {
@@ -19,6 +20,8 @@ async function run(): Promise<void> {
   const address = need('TEMPORAL_ADDRESS');
   const taskQueue = need('BENCH_TASK_QUEUE');
   const codePath = need('BENCH_WORKFLOW_BUNDLE');
+  const bankUrl = need('BANK_URL');
+  const reservationsUrl = need('RESERVATIONS_URL');
   const noop = () => undefined;
   Runtime.install({
     logger: { log: noop, trace: noop, debug: noop, info: noop, warn: (m) => console.warn(m), error: (m) => console.error(m) },
@@ -30,12 +33,16 @@ async function run(): Promise<void> {
     kind === 'retrysafe'
       ? await createWorker({
           ...common,
-          bankUrl: need('BANK_URL'),
-          reservationsUrl: need('RESERVATIONS_URL'),
-          downstreamTimeoutMs: 5_000,
+          bankUrl,
+          reservationsUrl,
+          downstreamTimeoutMs: DOWNSTREAM_TIMEOUT_MS,
           options: benchWorkerOptions,
         })
-      : await Worker.create({ ...common, activities: baselineActivities, ...benchWorkerOptions });
+      : await Worker.create({
+          ...common,
+          activities: baselineWorkerActivities({ bank: bankUrl, reservations: reservationsUrl }),
+          ...benchWorkerOptions,
+        });
   process.once('SIGTERM', () => worker.shutdown());
   process.once('SIGINT', () => worker.shutdown());
   console.log(`bench worker ready (${kind}, task queue ${taskQueue})`);

@@ -4,6 +4,8 @@ import { ALL_ON } from '../scenarios/ablation.js';
 import type { Section } from './context.js';
 import { ms, n1, n2, table } from './format.js';
 
+const NUMBERS = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'];
+
 /** A change of this share or more is called worse or better. */
 const NOTABLE = 0.15;
 
@@ -17,11 +19,14 @@ function delta(v: number, b: number | undefined, lowerIsBetter: boolean): string
 export const ablation: Section = ({ r }) => {
   const a = r.ablation;
   if (!a) return [];
+  // Runs that did not name the operation measured the checkout, three steps.
+  const op = a.operation ?? 'checkout';
+  const steps = a.steps ?? 3;
   const out = ["## 9. Ablation of the embedded server's tuning", ''];
   out.push(
     `Each row a fresh engine (dev server on a new SQLite file, API, both workers) on this run's sandboxes, with the run's ` +
       "own engine and the peers stopped: every setting, none (the dev server's own defaults), then each one switched off " +
-      `in turn. Per row: ${a.counts.opsC1} checkouts and ${a.counts.opsC1} bare three-step workflows ` +
+      `in turn. Per row: ${a.counts.opsC1} ${op}s and ${a.counts.opsC1} bare ${NUMBERS[steps] ?? steps}-step workflows ` +
       `(${r.activityKind?.used ?? 'regular'} activities) at c=1, ${a.counts.opsC32} of each at c=32, after ${a.counts.warmupOps} ` +
       `of each to warm up; ops/s by Little's law as above. Settings from ${a.tuningSource}.`,
   );
@@ -29,7 +34,7 @@ export const ablation: Section = ({ r }) => {
   const base = a.rows.find((x) => x.name === ALL_ON);
   out.push(
     table(
-      ['server', 'checkout c=1 p50 ms', 'checkout c=32 ops/s', 'bare c=1 p50 ms', 'bare c=32 ops/s', 'n (c=1 / c=32)', 'errors'],
+      ['server', `${op} c=1 p50 ms`, `${op} c=32 ops/s`, 'bare c=1 p50 ms', 'bare c=32 ops/s', 'n (c=1 / c=32)', 'errors'],
       a.rows.map((row) => [
         row.name,
         `${ms(row.checkout.c1P50Ms)}${delta(row.checkout.c1P50Ms, base?.checkout.c1P50Ms, true)}`,

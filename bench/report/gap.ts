@@ -4,15 +4,15 @@ import { find } from '../results.js';
 import type { ScenarioResult } from '../scenarios/measure.js';
 import type { Section } from './context.js';
 import { ms, n1, table } from './format.js';
-import { OPERATIONS, PAYMENT } from './kinds.js';
+import { operationsOf } from './kinds.js';
 
 const p5099 = (x?: ScenarioResult) => (x ? `${ms(x.latencyMs.p50)} / ${ms(x.latencyMs.p99)}` : 'n/a');
 const allCpu = (x?: ScenarioResult) => (x ? Object.values(x.usage.cpuMs).reduce((a, b) => a + b, 0) / x.ops : Number.NaN);
 
 export const gap: Section = ({ r, cs }) => {
-  // The layered batches run together, in the first round, in the modes that have them:
-  // the payment's stands for all of them.
-  if (!r.scenarios.some((s) => s.kind === PAYMENT.direct)) return [];
+  // The layered batches run together, in the first round, in the modes that have them.
+  const ops = operationsOf(r);
+  if (!r.scenarios.some((s) => ops.some((op) => s.kind === op.direct))) return [];
   const out = ['### Where the gap is: bookkeeping, saga, API', ''];
   out.push(
     'Measured once (first round) next to the same batches: "+ bookkeeping" is the bare workflow with exactly ' +
@@ -34,7 +34,7 @@ export const gap: Section = ({ r, cs }) => {
         'retrysafe',
         'CPU ms/op (all processes): bare → + bookkeeping → no API → retrysafe',
       ],
-      OPERATIONS.flatMap((op) =>
+      ops.flatMap((op) =>
         cs.map((c) => {
           const steps = [op.bare, op.tracked, op.direct, op.own].map((k) => find(r.scenarios, k, c));
           return [

@@ -2,13 +2,14 @@
 // the bare workflow with as many activities, and the event types of one history of each.
 import type { Section } from './context.js';
 import { n2, table } from './format.js';
-import { OPERATIONS, label } from './kinds.js';
+import { label, operationsOf, type Operation } from './kinds.js';
 
 /** Each kind beside the one it is compared with (none: a baseline itself). */
-const ROWS: Array<[string, string | undefined]> = [
-  ...OPERATIONS.map((op): [string, string] => [op.own, op.bare]),
-  ...OPERATIONS.map((op): [string, string] => [op.tracked, op.bare]),
-  ...OPERATIONS.map((op): [string, undefined] => [op.bare, undefined]),
+const rowsOf = (ops: readonly Operation[]): Array<[string, string | undefined]> => [
+  ...ops.map((op): [string, string] => [op.own, op.bare]),
+  ...ops.flatMap((op): Array<[string, string]> => (op.fair ? [[op.fair, op.bare]] : [])),
+  ...ops.map((op): [string, string] => [op.tracked, op.bare]),
+  ...ops.map((op): [string, undefined] => [op.bare, undefined]),
 ];
 
 const diff = (a?: number, c?: number) =>
@@ -24,20 +25,22 @@ export const history: Section = ({ r }) => {
     '',
     table(
       ['operation', 'state transitions', 'vs bare', 'history events', 'vs bare', 'history bytes', 'vs bare', 'sampled'],
-      ROWS.filter(([k]) => hist(k)).map(([k, b]) => {
-        const h = hist(k)!;
-        const base = b ? hist(b) : undefined;
-        return [
-          label(k),
-          h.stateTransitions,
-          diff(h.stateTransitions, base?.stateTransitions),
-          h.historyEvents,
-          diff(h.historyEvents, base?.historyEvents),
-          h.historyBytes,
-          diff(h.historyBytes, base?.historyBytes),
-          h.sampled,
-        ];
-      }),
+      rowsOf(operationsOf(r))
+        .filter(([k], i, all) => hist(k) && all.findIndex(([x]) => x === k) === i)
+        .map(([k, b]) => {
+          const h = hist(k)!;
+          const base = b ? hist(b) : undefined;
+          return [
+            label(k),
+            h.stateTransitions,
+            diff(h.stateTransitions, base?.stateTransitions),
+            h.historyEvents,
+            diff(h.historyEvents, base?.historyEvents),
+            h.historyBytes,
+            diff(h.historyBytes, base?.historyBytes),
+            h.sampled,
+          ];
+        }),
     ),
     '',
     'Event types in one history of each:',

@@ -5,12 +5,14 @@
 import type { BenchResults } from '../results.js';
 import { ablation } from './ablation.js';
 import { contention } from './contention.js';
+import { fair } from './fair.js';
 import { reportContext, type ReportFiles, type Section } from './context.js';
 import { gap } from './gap.js';
 import { header } from './header.js';
 import { history } from './history.js';
 import { machine } from './machine.js';
 import { newOperations } from './new-operations.js';
+import { overload } from './overload.js';
 import { peers } from './peers.js';
 import { profiles } from './profiles.js';
 import { ratios } from './ratios.js';
@@ -27,6 +29,7 @@ export const SECTIONS: readonly Section[] = [
   verdicts,
   ratios,
   newOperations,
+  fair,
   gap,
   replays,
   contention,
@@ -35,12 +38,17 @@ export const SECTIONS: readonly Section[] = [
   history,
   usage,
   ablation,
+  overload,
   startup,
   profiles,
   machine,
 ];
 
+/** A run of the overload section alone (`--overload`) measured nothing the other sections show. */
+export const OVERLOAD_SECTIONS: readonly Section[] = [header, verdicts, overload, machine];
+
 export function markdownReport(r: BenchResults, files: ReportFiles): string {
   const ctx = reportContext(r, files);
-  return SECTIONS.flatMap((section) => section(ctx)).join('\n');
+  const sections = r.scenarios.length === 0 && r.overload ? OVERLOAD_SECTIONS : SECTIONS;
+  return sections.flatMap((section) => section(ctx)).join('\n');
 }

@@ -59,8 +59,12 @@ export const machine: Section = ({ r }) => {
       ],
     ),
     '',
-    `Reproduce: \`${r.command}\` (this run). The full report is \`npm run bench -- --peers\` (the peers and the ablation, ` +
-      '10–15 min on a quiet 2-core machine); `npm run bench -- --quick` takes a few minutes; `--help` lists the flags. `node --import tsx bench/render.ts <results.json>` re-renders a report from its JSON.',
+    `Reproduce: \`${r.command}\` (this run). The full report is \`npm run bench -- --peers\` (` +
+      // Runs recorded before the overload section took less: their report says what held then.
+      (r.overload === undefined
+        ? 'the peers and the ablation, 10–15 min'
+        : 'every operation type, the peers, the ablation and the overload section, 30–40 min') +
+      ' on a quiet 2-core machine); `npm run bench -- --quick` takes a few minutes; `--help` lists the flags. `node --import tsx bench/render.ts <results.json>` re-renders a report from its JSON.',
     '',
   ];
 };

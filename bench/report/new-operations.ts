@@ -3,7 +3,7 @@
 import { find } from '../results.js';
 import type { Section } from './context.js';
 import { activities, n1, n2, pct, table } from './format.js';
-import { OPERATIONS } from './kinds.js';
+import { operationsOf, ratiosOf } from './kinds.js';
 
 export const newOperations: Section = ({ r, cs }) => {
   const out = ['## 1–2. New operations vs bare Temporal', ''];
@@ -12,7 +12,7 @@ export const newOperations: Section = ({ r, cs }) => {
       'a 202 would be followed by GETs until terminal); the bare workflow is `client.workflow.execute()` ' +
       '(start + result) from the bench process, on its own task queue and worker process with the same worker options.',
   );
-  for (const op of OPERATIONS) {
+  for (const op of operationsOf(r)) {
     out.push('');
     out.push(`### ${op.own} vs bare workflow with ${activities(op.activities, 'no-op ')}`);
     out.push('');
@@ -35,12 +35,15 @@ export const newOperations: Section = ({ r, cs }) => {
         cs.map((c) => {
           const s = find(r.scenarios, op.own, c);
           const b = find(r.scenarios, op.bare, c);
-          const row = r.ratios.find((x) => x.concurrency === c)!;
+          const row = ratiosOf(
+            r.ratios.find((x) => x.concurrency === c)!,
+            op,
+          );
           return [
             c,
-            n2(row[op.ratios.r1]),
-            n2(row[op.ratios.r2p50]),
-            n2(row[op.ratios.r2p99]),
+            n2(row.r1),
+            n2(row.r2p50),
+            n2(row.r2p99),
             n1(s?.steadyOpsPerSec ?? Number.NaN),
             n1(b?.steadyOpsPerSec ?? Number.NaN),
             pct(s),

@@ -4,10 +4,11 @@ import { find } from '../results.js';
 import type { Kind } from '../scenarios/measure.js';
 import type { Section } from './context.js';
 import { ms, n1, pct, table } from './format.js';
-import { CHECKOUT, label, partLabel, systemCpu } from './kinds.js';
+import { PEER_OPERATION } from '../peers/contract.js';
+import { label, operationsOf, partLabel, systemCpu } from './kinds.js';
 
 /** The replays of a finished checkout, ours (from the API's cache) first. */
-const OUR_REPLAY: Kind = 'replay-checkout';
+const OUR_REPLAY: Kind = `replay-${PEER_OPERATION}`;
 
 export const peers: Section = ({ r, cs }) => {
   if (!r.peers?.length) return [];
@@ -22,7 +23,10 @@ export const peers: Section = ({ r, cs }) => {
   );
   out.push('');
   // A peer's name is its checkout's scenario kind, and `replay-<name>` its replays'.
-  const systems: Kind[] = [CHECKOUT.own, CHECKOUT.bare, ...r.peers.map((p) => p.peer as Kind)];
+  const raced = operationsOf(r).find((op) => op.own === PEER_OPERATION);
+  // The same work on bare Temporal, when the run measured it, stands beside the engine's floor.
+  const fair = raced?.fair && r.scenarios.some((s) => s.kind === raced.fair) ? [raced.fair] : [];
+  const systems: Kind[] = [PEER_OPERATION, ...fair, ...(raced ? [raced.bare] : []), ...r.peers.map((p) => p.peer as Kind)];
   out.push(
     table(
       ['system', 'c', 'ops/s', 'p50 / p95 / p99 ms', 'n', 'errors', 'CPU ms/checkout', 'of it'],

@@ -6,14 +6,19 @@ import type { Kind } from '../scenarios/measure.js';
 import type { Timeline } from '../timeline.js';
 import type { ReportContext, Section } from './context.js';
 import { cpuPerOp, ms, n1, table } from './format.js';
-import { KINDS, OPERATIONS, PEER_ENGINES, label, partLabel, systemCpu, type Operation } from './kinds.js';
-
-/** The saga with the most steps first: it shows the most phases. */
-const BY_STEPS = [...OPERATIONS].sort((a, b) => b.activities - a.activities);
+import { kindFacts, label, operationsOf, PEER_ENGINES, partLabel, systemCpu, type Operation } from './kinds.js';
 
 function phases({ r, cs }: ReportContext, op: Operation, a: Timeline): string[] {
   const b = r.timeline?.find((t) => t.kind === op.bare);
-  const names = [...new Set([...a.phases.map((p) => p.phase), ...(b?.phases.map((p) => p.phase) ?? [])])];
+  // The same work on bare Temporal, when the run read its histories: a column of its own.
+  const f = op.fair ? r.timeline?.find((t) => t.kind === op.fair) : undefined;
+  const names = [
+    ...new Set([
+      ...a.phases.map((p) => p.phase),
+      ...(f?.phases.map((p) => p.phase) ?? []),
+      ...(b?.phases.map((p) => p.phase) ?? []),
+    ]),
+  ];
   const value = (t: Timeline | undefined, phase: string) => {
     const p = t?.phases.find((x) => x.phase === phase);
     return p ? ms(p.medianMs) : '—';
@@ -28,17 +33,26 @@ function phases({ r, cs }: ReportContext, op: Operation, a: Timeline): string[] 
   const p50 = (k: Kind) => find(r.scenarios, k, c)?.latencyMs.p50 ?? Number.NaN;
   // What the client waited beyond the history: the API, the start RPC and fetching the result.
   const outside = (k: Kind, t: Timeline | undefined) => (t ? p50(k) - t.startToCloseMs : Number.NaN);
+  // Each row: retrysafe's figure, the same work's (when read), the floor's.
+  const cells = (own: string | number, fair: string | number, floor: string | number): Array<string | number> =>
+    f ? [own, fair, floor] : [own, floor];
   return [
-    `### ${op.own} vs ${label(op.bare)} (${r.activityKind?.used ?? 'regular'} activities), ms`,
+    `### ${op.own} vs ${f ? `${label(op.fair!)} and ` : ''}${label(op.bare)} (${r.activityKind?.used ?? 'regular'} activities), ms`,
     '',
     table(
-      ['phase', op.own, label(op.bare)],
+      ['phase', ...cells(op.own, label(op.fair ?? ''), label(op.bare)).map(String)],
       [
-        ...names.map((ph) => [stepLabel(ph), value(a, ph), value(b, ph)]),
-        ['start → close (in the history)', ms(a.startToCloseMs), ms(b?.startToCloseMs ?? Number.NaN)],
-        ['workflow tasks per operation', a.workflowTasks, b?.workflowTasks ?? '—'],
-        [`client end-to-end p50, c=${c}`, ms(p50(op.own)), ms(p50(op.bare))],
-        ['outside the history (API, start RPC, result)', ms(outside(op.own, a)), ms(outside(op.bare, b))],
+        ...names.map((ph) => [stepLabel(ph), ...cells(value(a, ph), value(f, ph), value(b, ph))]),
+        [
+          'start → close (in the history)',
+          ...cells(ms(a.startToCloseMs), ms(f?.startToCloseMs ?? Number.NaN), ms(b?.startToCloseMs ?? Number.NaN)),
+        ],
+        ['workflow tasks per operation', ...cells(a.workflowTasks, f?.workflowTasks ?? '—', b?.workflowTasks ?? '—')],
+        [`client end-to-end p50, c=${c}`, ...cells(ms(p50(op.own)), ms(op.fair ? p50(op.fair) : Number.NaN), ms(p50(op.bare)))],
+        [
+          'outside the history (API, start RPC, result)',
+          ...cells(ms(outside(op.own, a)), ms(op.fair ? outside(op.fair, f) : Number.NaN), ms(outside(op.bare, b))),
+        ],
       ],
     ),
     '',
@@ -46,12 +60,11 @@ function phases({ r, cs }: ReportContext, op: Operation, a: Timeline): string[] 
 }
 
 function cpuByProcess({ r, cs }: ReportContext): string {
-  const kinds = [...OPERATIONS.flatMap((op) => [op.own, op.bare]), ...PEER_ENGINES].filter((k) =>
-    r.scenarios.some((s) => s.kind === k),
-  );
+  const ops = operationsOf(r).flatMap((op) => [op.own, ...(op.fair ? [op.fair] : []), op.bare]);
+  const kinds = [...new Set([...ops, ...PEER_ENGINES])].filter((k) => r.scenarios.some((s) => s.kind === k));
   // One column per role: the baseline's worker shares the worker column.
   const column = (p: string) => (p === 'baselineWorker' ? 'worker' : p);
-  const parts = (k: Kind) => KINDS[k].parts ?? [];
+  const parts = (k: Kind) => kindFacts(k).parts ?? [];
   const columns = [...new Set(kinds.flatMap((k) => parts(k).map(column)))];
   return table(
     ['operation', 'c', 'all ms/op', ...columns.map(partLabel)],
@@ -88,7 +101,8 @@ export const timeGoes: Section = (ctx) => {
       'dispatch near 0 ms is eager dispatch: the worker got the activity in the answer to its workflow task completion.',
   );
   out.push('');
-  for (const op of BY_STEPS) {
+  // The saga with the most steps first: it shows the most phases.
+  for (const op of [...operationsOf(r)].sort((a, b) => b.activities - a.activities)) {
     const a = r.timeline.find((t) => t.kind === op.own);
     if (a) out.push(...phases(ctx, op, a));
   }

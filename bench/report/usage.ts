@@ -3,7 +3,7 @@
 import type { ScenarioResult } from '../scenarios/measure.js';
 import type { Section } from './context.js';
 import { cpuPerOp, n1, n2, rpcsPerOp, table } from './format.js';
-import { KINDS, label } from './kinds.js';
+import { kindFacts, label } from './kinds.js';
 
 const share = (part: number, whole: number) => (whole > 0 ? `${((part / whole) * 100).toFixed(0)}%` : 'n/a');
 const at = (s: ScenarioResult) => `${label(s.kind)} c=${s.concurrency}`;
@@ -35,7 +35,7 @@ export const usage: Section = ({ r }) => {
       ],
       // A peer's scenarios have no columns here: their processes are in the peers' section.
       r.scenarios.flatMap((s) => {
-        const cols = KINDS[s.kind].usage;
+        const cols = kindFacts(s.kind).usage;
         if (!cols) return [];
         const total = Object.entries(s.usage.cpuMs).reduce((a, [, v]) => a + v, 0) / s.ops;
         return [

@@ -1,8 +1,9 @@
 // The ablation of the embedded server's tuning: the same measurement on a fresh engine
 // (dev server on a new SQLite file, API, both workers) per configuration: every setting,
 // none (the dev server's own defaults), and each setting switched off in turn. Each row
-// measures retrysafe's checkout and the bare three-step workflow of the same activity
-// kind at concurrency 1 (p50) and 32 (operations/s). The sandboxes are the run's own;
+// measures retrysafe's operation with the most steps (the checkout) and the bare workflow
+// with as many no-op steps of the same activity kind at concurrency 1 (p50) and 32
+// (operations/s). The sandboxes are the run's own;
 // the run's engine and the peers are stopped first, so a row has the machine to itself.
 import { join } from 'node:path';
 import { Accounting } from '../accounting.js';
@@ -12,7 +13,7 @@ import { startStack, type Bundles, type Sandboxes, type Stack } from '../stack.j
 import type { Tuning } from '../tuning.js';
 import { emptyFinished, type BenchContext } from './context.js';
 import { measured, merge, type Batch } from './measure.js';
-import { bareWorkflow, newOperation } from './new-operations.js';
+import { bareWorkflow, newOperation, operationsMeasured } from './new-operations.js';
 
 export interface AblationFigures {
   c1P50Ms: number;
@@ -25,11 +26,15 @@ export interface AblationRow {
   name: string;
   without: string[];
   argv: string[];
+  /** The figures of the operation measured (`AblationResult.operation`; the checkout in runs that did not name it). */
   checkout: AblationFigures;
   bare: AblationFigures;
 }
 
 export interface AblationResult {
+  /** The operation type measured, and its number of steps (the bare workflow's activities); absent: checkout, 3. */
+  operation?: string;
+  steps?: number;
   tuningSource: string;
   settings: Array<{ name: string; args: readonly string[]; why: string }>;
   counts: AblationCounts;
@@ -84,6 +89,8 @@ export async function runAblation(
   const rows: AblationRow[] = [];
   const skipped: string[] = [];
   const plan = ablationPlan(tuning);
+  // The operation with the most steps: what the server's settings act on most.
+  const op = [...operationsMeasured()].sort((a, b) => b.activities - a.activities)[0]!;
   for (const [i, row] of plan.entries()) {
     if (performance.now() - started > counts.budgetMs) {
       skipped.push(row.name);
@@ -111,38 +118,29 @@ export async function runAblation(
       };
       const tag = `abl${i}`;
       const warm = Math.min(4, counts.warmupOps);
-      await closedLoop(counts.warmupOps, warm, (n) => newOperation(ctx, 'checkout', `${tag}-warm`)(n), counts.batchMaxMs);
-      await closedLoop(
-        counts.warmupOps,
-        warm,
-        (n) => bareWorkflow(ctx, stack.client, 'bare3', `${tag}-warm`)(n),
-        counts.batchMaxMs,
-      );
-      const batches = { checkout: { c1: [] as Batch[], c32: [] as Batch[] }, bare: { c1: [] as Batch[], c32: [] as Batch[] } };
+      await closedLoop(counts.warmupOps, warm, (n) => newOperation(ctx, op.own, `${tag}-warm`)(n), counts.batchMaxMs);
+      await closedLoop(counts.warmupOps, warm, (n) => bareWorkflow(ctx, stack.client, op, `${tag}-warm`)(n), counts.batchMaxMs);
+      const batches = { own: { c1: [] as Batch[], c32: [] as Batch[] }, bare: { c1: [] as Batch[], c32: [] as Batch[] } };
       // Alternating which goes first, so that drift during a row does not favour one side.
-      const order = i % 2 === 0 ? (['checkout', 'bare'] as const) : (['bare', 'checkout'] as const);
+      const order = i % 2 === 0 ? (['own', 'bare'] as const) : (['bare', 'own'] as const);
       for (const [c, n, slot] of [
         [1, counts.opsC1, 'c1'],
         [32, counts.opsC32, 'c32'],
       ] as const) {
         for (const who of order) {
-          const op =
-            who === 'checkout'
-              ? newOperation(ctx, 'checkout', `${tag}-c${c}`)
-              : bareWorkflow(ctx, stack.client, 'bare3', `${tag}-c${c}`);
-          batches[who][slot].push(
-            await measured(ctx, who === 'checkout' ? 'checkout' : 'bare3', c, n, (k) => op(k), counts.batchMaxMs),
-          );
+          const run =
+            who === 'own' ? newOperation(ctx, op.own, `${tag}-c${c}`) : bareWorkflow(ctx, stack.client, op, `${tag}-c${c}`);
+          batches[who][slot].push(await measured(ctx, who === 'own' ? op.own : op.bare, c, n, (k) => run(k), counts.batchMaxMs));
         }
       }
       const result: AblationRow = {
         ...row,
         argv: stack.temporal.argv,
-        checkout: figures(batches.checkout.c1, batches.checkout.c32),
+        checkout: figures(batches.own.c1, batches.own.c32),
         bare: figures(batches.bare.c1, batches.bare.c32),
       };
       base.log(
-        `  checkout c=1 p50 ${result.checkout.c1P50Ms.toFixed(1)} ms, c=32 ${result.checkout.c32OpsPerSec.toFixed(1)}/s; ` +
+        `  ${op.own} c=1 p50 ${result.checkout.c1P50Ms.toFixed(1)} ms, c=32 ${result.checkout.c32OpsPerSec.toFixed(1)}/s; ` +
           `bare c=1 p50 ${result.bare.c1P50Ms.toFixed(1)} ms, c=32 ${result.bare.c32OpsPerSec.toFixed(1)}/s`,
       );
       rows.push(result);
@@ -152,6 +150,8 @@ export async function runAblation(
     }
   }
   return {
+    operation: op.own,
+    steps: op.activities,
     tuningSource: tuning.source,
     settings: tuning.settings.map((s) => ({ name: s.name, args: s.args, why: s.why })),
     counts,

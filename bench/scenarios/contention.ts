@@ -1,15 +1,17 @@
-// Contention: `requests` identical POSTs at once for one new key, per type and trial, and
-// what they left behind: Temporal executions, claims the API won, charges and units taken
-// at the sandboxes, and how many distinct outcomes the answers carried.
+// Contention: `requests` identical POSTs at once for one new key, per operation type and
+// trial, and what they left behind: Temporal executions, claims the API won, the money
+// moved on each account and the units taken of each SKU the request names, and how many
+// distinct outcomes the answers carried.
 import type { Client } from '@temporalio/client';
 import { httpClient, type HttpClient } from '../http.js';
 import { summarize, type LatencySummary } from '../stats.js';
 import type { Usage } from '../accounting.js';
 import { overBudget, startPhase, type BenchContext } from './context.js';
-import { AMOUNT, checkoutBody, paymentBody, submit, TENANT, type Tally } from './workload.js';
+import { resourcesOf, sampleRequest } from './requests.js';
+import { DEFINITIONS, openResources, submit, TENANT, type Tally } from './workload.js';
 
 export interface ContentionTrial {
-  type: 'payment' | 'checkout';
+  type: string;
   key: string;
   requests: number;
   statuses: Record<string, number>;
@@ -19,10 +21,16 @@ export interface ContentionTrial {
   executions: number;
   /** Claims the API says it won (retrysafe_operations_started_total). */
   claimsWon: number;
-  /** Charges the bank made for the key (balance moved ÷ amount). */
+  /** Movements of the first account the request names (balance moved ÷ amount): the charges or debits. */
   charges: number;
-  /** Units of the trial's own SKU taken (reservations), checkouts only. */
+  /** Units of the first SKU the request names taken (reservations); null when it names none. */
   unitsTaken: number | null;
+  /**
+   * Every effect the key caused, per resource the request names: `account <id>` → balance
+   * moved ÷ amount, `sku <id>` → units taken ÷ the quantity held (each 1 when exactly once).
+   * Absent from runs before it was recorded.
+   */
+  effects?: Record<string, number>;
   /** 503 engine_unavailable answers, each retried with the same key (as a client would). */
   retried503: number;
   /** Distinct outcomes the 100 answers carried (1: everyone learned the same one). */
@@ -66,15 +74,15 @@ export async function runContention(ctx: BenchContext): Promise<ContentionTrial[
         ctx.skipped.push(`contention trials ${t + 1}–${ctx.mode.contentionTrials}`);
         break;
       }
-      for (const type of ['payment', 'checkout'] as const) {
+      for (const definition of DEFINITIONS) {
+        const type = definition.type;
         const key = `bench-${ctx.runId}-contention-${type}-${t}`;
-        const account = `acc_contention_${ctx.runId}_${type}_${t}`;
-        const sku = `sku_contention_${ctx.runId}_${type}_${t}`;
+        // The trial's own accounts and SKUs: what moved there is this key's doing alone.
+        const body = sampleRequest(definition, `contention_${ctx.runId}_${type}_${t}`);
+        const resources = resourcesOf(definition, body);
         const balance = 1_000_000;
         const stock = 1_000;
-        await ctx.http.json('POST', `${bank}/accounts`, { id: account, currency: 'EUR', balance });
-        if (type === 'checkout') await ctx.http.json('PUT', `${reservations}/inventory/${sku}`, { available: stock });
-        const body = type === 'payment' ? paymentBody(account) : checkoutBody(account, sku);
+        await openResources(ctx.http, { bank, reservations }, resources, { balance, stock });
         // Open the sockets first, so that the burst measures the API and not TCP handshakes.
         await Promise.all(Array.from({ length: n }, () => burst.send('GET', `${api}/healthz`)));
         const claimsBefore = await claimsWon(ctx.http, api, type);
@@ -95,13 +103,21 @@ export async function runContention(ctx: BenchContext): Promise<ContentionTrial[
         const waiters = answers.filter((a) => a.replayed).map((a) => a.ms);
         const workflowId = `${TENANT}/${key}`;
         const executions = await countExecutions(ctx.stack.client, workflowId);
-        const after = await ctx.http.json<{ balance: number }>('GET', `${bank}/accounts/${account}`);
-        const charges = (balance - after.body.balance) / AMOUNT;
-        let unitsTaken: number | null = null;
-        if (type === 'checkout') {
-          const inv = await ctx.http.json<{ available: number }>('GET', `${reservations}/inventory/${sku}`);
-          unitsTaken = stock - inv.body.available;
+        const effects: Record<string, number> = {};
+        const moves: number[] = [];
+        for (const [account, { amount }] of resources.accounts) {
+          const after = await ctx.http.json<{ balance: number }>('GET', `${bank}/accounts/${encodeURIComponent(account)}`);
+          moves.push(Math.abs(balance - after.body.balance) / amount);
+          effects[`account ${account}`] = moves.at(-1)!;
         }
+        const units: number[] = [];
+        for (const [sku, quantity] of resources.skus) {
+          const inv = await ctx.http.json<{ available: number }>('GET', `${reservations}/inventory/${encodeURIComponent(sku)}`);
+          units.push(stock - inv.body.available);
+          effects[`sku ${sku}`] = units.at(-1)! / quantity;
+        }
+        const charges = moves[0] ?? 0;
+        const unitsTaken = units[0] ?? null;
         const outcomes = new Set(
           answers.map((a) => JSON.stringify({ s: a.operation.status, r: a.operation.result, e: a.operation.error })),
         );
@@ -117,6 +133,7 @@ export async function runContention(ctx: BenchContext): Promise<ContentionTrial[
           claimsWon: (await claimsWon(ctx.http, api, type)) - claimsBefore,
           charges,
           unitsTaken,
+          effects,
           retried503: tally.retried503,
           distinctOutcomes: outcomes.size,
           winnerLatencyMs: winnerMs,
@@ -125,8 +142,10 @@ export async function runContention(ctx: BenchContext): Promise<ContentionTrial[
           usage,
         };
         ctx.log(
-          `  contention ${type} trial ${t + 1}: executions ${executions}, charges ${charges}` +
-            `${unitsTaken === null ? '' : `, units ${unitsTaken}`}, winner ${winnerMs.toFixed(0)} ms, ` +
+          `  contention ${type} trial ${t + 1}: executions ${executions}, effects ` +
+            `${Object.entries(effects)
+              .map(([what, k]) => `${what} ${k}`)
+              .join(', ')}, winner ${winnerMs.toFixed(0)} ms, ` +
             `waiters p50 ${waiterSummary.p50.toFixed(0)} ms (×${trial.waiterOverWinner.toFixed(2)})` +
             `${tally.retried503 ? `, ${tally.retried503} answers 503 retried` : ''}`,
         );

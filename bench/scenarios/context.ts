@@ -10,8 +10,6 @@ import type { Stack } from '../stack.js';
 /** How retrysafe's steps reach their activities, and so which bare baseline R1 divides by. */
 export type ActivityKind = 'regular' | 'local';
 
-export type FinishedKind = 'payment' | 'checkout' | 'bare1' | 'bare3' | 'bare1-tracked' | 'bare3-tracked' | PeerName;
-
 export interface PeerTarget {
   peer: PeerName;
   /** Where a checkout is POSTed: retrysafe's body and Idempotency-Key header. */
@@ -31,23 +29,26 @@ export interface BenchContext {
   peers: PeerTarget[];
   /** Batches and trials left out because the time budget ran out. */
   skipped: string[];
-  /** Keys (retrysafe, peers) and workflow IDs (bare) of finished operations, by kind. */
-  finished: Record<FinishedKind, string[]>;
-  /** chargeId of each finished checkout by `<kind>:<key>`, so a replay can be checked against it. */
+  /** Keys (retrysafe's operations through the API, the peers') and workflow IDs (the rest) of finished operations, by scenario kind. */
+  finished: Map<string, string[]>;
+  /** chargeId of each finished operation that has one, by `<kind>:<key>`, so a replay can be checked against it. */
   charges: Map<string, string>;
 }
 
-export function emptyFinished(): Record<FinishedKind, string[]> {
-  return {
-    payment: [],
-    checkout: [],
-    bare1: [],
-    bare3: [],
-    'bare1-tracked': [],
-    'bare3-tracked': [],
-    restate: [],
-    dbos: [],
-  };
+export function emptyFinished(): Map<string, string[]> {
+  return new Map();
+}
+
+/** Records a finished operation of `kind`. */
+export function finish(ctx: Pick<BenchContext, 'finished'>, kind: string, id: string): void {
+  const list = ctx.finished.get(kind);
+  if (list) list.push(id);
+  else ctx.finished.set(kind, [id]);
+}
+
+/** The finished operations of `kind` (none yet: empty). */
+export function finishedOf(ctx: Pick<BenchContext, 'finished'>, kind: string): string[] {
+  return ctx.finished.get(kind) ?? [];
 }
 
 /** Starts a phase of the run: its budget counts from here. */
@@ -60,8 +61,7 @@ export function overBudget(ctx: BenchContext, ms: number): boolean {
   return performance.now() - ctx.phaseStartedAt > ms;
 }
 
-/** The bare baseline's workflow type for `kind`, in the activity kind retrysafe's steps use. */
-export function bareWorkflowType(kind: 'bare1' | 'bare3' | 'bare1-tracked' | 'bare3-tracked', activity: ActivityKind): string {
-  const [base, tracked] = kind.split('-') as ['bare1' | 'bare3', string | undefined];
-  return `${base}${activity === 'local' ? 'Local' : ''}${tracked ? 'Tracked' : ''}`;
+/** The no-op baseline's workflow type in the activity kind retrysafe's steps use, with or without the bookkeeping. */
+export function bareWorkflowType(activity: ActivityKind, tracked: boolean): string {
+  return `bare${activity === 'local' ? 'Local' : ''}${tracked ? 'Tracked' : ''}`;
 }

@@ -6,25 +6,13 @@ import { summarize, type LatencySummary } from '../stats.js';
 import type { BenchContext } from './context.js';
 import type { Tally } from './workload.js';
 
-export type Kind =
-  | 'payment'
-  | 'checkout'
-  | 'bare1'
-  | 'bare3'
-  | 'payment-direct'
-  | 'checkout-direct'
-  | 'bare1-tracked'
-  | 'bare3-tracked'
-  | 'replay'
-  | 'replay-uncached'
-  | 'plain'
-  /** The same checkout on a peer (--peers). */
-  | 'restate'
-  | 'dbos'
-  /** Retries of finished checkouts: retrysafe's (API cache) and each peer's. */
-  | 'replay-checkout'
-  | 'replay-restate'
-  | 'replay-dbos';
+/**
+ * What a scenario measured. Per operation type (bench/scenarios/kinds.ts): the type itself
+ * (`payment`), `bare<N>`, `bare<N>-tracked`, `<type>-direct` and `bare-http-<type>`; and
+ * `replay`, `replay-uncached`, `plain`; with --peers the peers' checkout (`restate`, `dbos`)
+ * and the replays of finished checkouts (`replay-checkout`, `replay-restate`, `replay-dbos`).
+ */
+export type Kind = string;
 
 export interface ScenarioResult {
   kind: Kind;

@@ -1,21 +1,26 @@
-// Replays: finished payments POSTed again through the API (its cache, then a second API
-// without one), against a plain Fastify endpoint answering a body of the same size; and
-// finished checkouts POSTed again, retrysafe's and (with --peers) each peer's, each
-// checked to answer the chargeId the first answer carried.
+// Replays: finished operations of the registry's first type (the one-step payment) POSTed
+// again through the API (its cache, then a second API without one), against a plain
+// Fastify endpoint answering a body of the same size; and finished checkouts POSTed again,
+// retrysafe's and (with --peers) each peer's, each checked to answer the chargeId the first
+// answer carried.
+import { PEER_OPERATION } from '../peers/contract.js';
 import type { BenchContext } from './context.js';
-import { overBudget, startPhase } from './context.js';
+import { finishedOf, overBudget, startPhase } from './context.js';
 import { measured, merge, type Batch, type Kind, type ScenarioResult } from './measure.js';
-import { checkoutBody, paymentBody, submitToPeer } from './workload.js';
+import { definitionOf, DEFINITIONS, requestFor, submitToPeer } from './workload.js';
+
+/** The type whose replays R4 measures: the registry's first, whose resource the plain endpoint's body mimics. */
+export const REPLAYED = DEFINITIONS[0]!;
 
 export async function runReplays(ctx: BenchContext): Promise<ScenarioResult[]> {
-  const keys = ctx.finished.payment;
-  if (keys.length === 0) throw new Error('no finished payment to replay');
+  const keys = finishedOf(ctx, REPLAYED.type);
+  if (keys.length === 0) throw new Error(`no finished ${REPLAYED.type} to replay`);
   startPhase(ctx);
-  const body = JSON.stringify(paymentBody());
+  const body = JSON.stringify(requestFor(REPLAYED.type));
   const results: ScenarioResult[] = [];
   const replay = (apiUrl: string) => async (i: number) => {
     const key = keys[i % keys.length]!;
-    const res = await ctx.http.send('POST', `${apiUrl}/v1/payments`, {
+    const res = await ctx.http.send('POST', `${apiUrl}/v1/${REPLAYED.plural}`, {
       headers: { 'content-type': 'application/json', 'idempotency-key': key },
       body,
     });
@@ -24,27 +29,27 @@ export async function runReplays(ctx: BenchContext): Promise<ScenarioResult[]> {
     }
   };
   const plain = async (i: number) => {
-    const res = await ctx.http.send('POST', `${ctx.stack.urls.plain}/v1/payments`, {
+    const res = await ctx.http.send('POST', `${ctx.stack.urls.plain}/v1/${REPLAYED.plural}`, {
       headers: { 'content-type': 'application/json', 'idempotency-key': keys[i % keys.length]! },
       body,
     });
     if (res.status !== 200) throw new Error(`plain → ${res.status}`);
   };
-  const checkouts = checkoutBody();
-  const checkoutKeys = ctx.finished.checkout;
+  const checkouts = requestFor(PEER_OPERATION);
+  const checkoutKeys = finishedOf(ctx, PEER_OPERATION);
   const replayCheckout = async (i: number) => {
     const key = checkoutKeys[i % checkoutKeys.length]!;
-    const res = await ctx.http.send('POST', `${ctx.stack.urls.api}/v1/checkouts`, {
+    const res = await ctx.http.send('POST', `${ctx.stack.urls.api}/v1/${definitionOf(PEER_OPERATION).plural}`, {
       headers: { 'content-type': 'application/json', 'idempotency-key': key },
       body: JSON.stringify(checkouts),
     });
     const chargeId =
       res.status === 200 ? (JSON.parse(res.text) as { result?: { chargeId?: string } }).result?.chargeId : undefined;
-    if (res.headers['idempotent-replayed'] !== 'true' || chargeId !== ctx.charges.get(`checkout:${key}`))
+    if (res.headers['idempotent-replayed'] !== 'true' || chargeId !== ctx.charges.get(`${PEER_OPERATION}:${key}`))
       throw new Error(`checkout replay of ${key} → ${res.status} chargeId ${String(chargeId)}`);
   };
   const replayPeer = (target: BenchContext['peers'][number]) => {
-    const peerKeys = ctx.finished[target.peer];
+    const peerKeys = finishedOf(ctx, target.peer);
     return async (i: number) => {
       const key = peerKeys[i % peerKeys.length]!;
       const outcome = await submitToPeer(ctx.http, target.checkoutUrl, key, checkouts);
@@ -60,9 +65,9 @@ export async function runReplays(ctx: BenchContext): Promise<ScenarioResult[]> {
         ['plain', ctx.mode.replays(c), plain],
       ];
       const checkoutPlan: Array<[Kind, number, (i: number) => Promise<void>]> = [];
-      if (checkoutKeys.length > 0) checkoutPlan.push(['replay-checkout', ctx.mode.checkoutReplays(c), replayCheckout]);
+      if (checkoutKeys.length > 0) checkoutPlan.push([`replay-${PEER_OPERATION}`, ctx.mode.checkoutReplays(c), replayCheckout]);
       for (const target of ctx.peers) {
-        if (ctx.finished[target.peer].length > 0)
+        if (finishedOf(ctx, target.peer).length > 0)
           checkoutPlan.push([`replay-${target.peer}`, ctx.mode.checkoutReplays(c), replayPeer(target)]);
       }
       plan.push(...checkoutPlan);
@@ -78,7 +83,14 @@ export async function runReplays(ctx: BenchContext): Promise<ScenarioResult[]> {
         batches.set(kind, [...(batches.get(kind) ?? []), batch]);
       }
     }
-    for (const kind of ['replay', 'plain', 'replay-uncached', 'replay-checkout', 'replay-restate', 'replay-dbos'] as Kind[]) {
+    const order: Kind[] = [
+      'replay',
+      'plain',
+      'replay-uncached',
+      `replay-${PEER_OPERATION}`,
+      ...ctx.peers.map((t) => `replay-${t.peer}`),
+    ];
+    for (const kind of order) {
       const b = batches.get(kind);
       if (b) {
         const merged = merge(b);

@@ -1,28 +1,56 @@
-// What the bench sends and how, as a client of the API would: the bench's account and SKU,
-// the request bodies, and one operation from POST to its terminal outcome.
+// What the bench sends and how, as a client of the API would: the operation types (every
+// one the registry defines), the request of each naming the bench's own accounts and SKUs,
+// and one operation from POST to its terminal outcome.
+import { builtInRegistry } from '../../workflows/registry.js';
+import type { OperationDefinition } from '../../workflows/definition.js';
 import type { HttpClient } from '../http.js';
 import type { Stack } from '../stack.js';
+import { mergeResources, resourcesOf, sampleRequest, type Request, type Resources } from './requests.js';
 
-export const ACCOUNT = 'acc_bench';
-export const SKU = 'sku_bench';
-export const AMOUNT = 100;
 export const TENANT = 'default';
 
-export function paymentBody(account = ACCOUNT) {
-  return { account, amount: AMOUNT, currency: 'EUR' };
+/** The operation types the bench runs, in the registry's order. */
+export const DEFINITIONS: readonly OperationDefinition[] = builtInRegistry.all;
+
+export function definitionOf(type: string): OperationDefinition {
+  const definition = builtInRegistry.get(type);
+  if (!definition) throw new Error(`no operation type ${type} in the registry`);
+  return definition;
 }
 
-export function checkoutBody(account = ACCOUNT, sku = SKU) {
-  return { account, amount: AMOUNT, currency: 'EUR', items: [{ sku, quantity: 1 }] };
+const requests = new Map<string, Request>();
+
+/** The request the bench sends for `type`: always the same, naming the bench's own resources (`bench_account`, ...). */
+export function requestFor(type: string): Request {
+  let request = requests.get(type);
+  if (!request) requests.set(type, (request = sampleRequest(definitionOf(type), 'bench')));
+  return request;
 }
 
-/** Opens the bench account and stocks the bench SKU, far beyond what a run uses. */
-export async function seedSandboxes(ctx: { stack: Stack; http: HttpClient }): Promise<void> {
-  const { bank, reservations } = ctx.stack.urls;
-  const a = await ctx.http.json('POST', `${bank}/accounts`, { id: ACCOUNT, currency: 'EUR', balance: 1_000_000_000_000 });
-  if (a.status !== 201) throw new Error(`POST /accounts → ${a.status}`);
-  const s = await ctx.http.json('PUT', `${reservations}/inventory/${SKU}`, { available: 1_000_000_000 });
-  if (s.status >= 300) throw new Error(`PUT /inventory → ${s.status}`);
+/** Far beyond what a run uses: no operation of the bench is ever refused for money or stock. */
+export const PLENTY = { balance: 1_000_000_000_000, stock: 1_000_000_000 } as const;
+
+/** Opens the accounts and stocks the SKUs `resources` names, with `balance` and `stock` each. */
+export async function openResources(
+  http: HttpClient,
+  urls: { bank: string; reservations: string },
+  resources: Resources,
+  amounts: { balance: number; stock: number } = PLENTY,
+): Promise<void> {
+  for (const [id, { currency }] of resources.accounts) {
+    const a = await http.json('POST', `${urls.bank}/accounts`, { id, currency, balance: amounts.balance });
+    if (a.status !== 201) throw new Error(`POST /accounts ${id} → ${a.status}`);
+  }
+  for (const sku of resources.skus.keys()) {
+    const s = await http.json('PUT', `${urls.reservations}/inventory/${encodeURIComponent(sku)}`, { available: amounts.stock });
+    if (s.status >= 300) throw new Error(`PUT /inventory/${sku} → ${s.status}`);
+  }
+}
+
+/** Opens every account and stocks every SKU the bench's requests name, far beyond what a run uses. */
+export async function seedSandboxes(ctx: { stack: Pick<Stack, 'urls'>; http: HttpClient }): Promise<void> {
+  const all = mergeResources(DEFINITIONS.map((d) => resourcesOf(d, requestFor(d.type))));
+  await openResources(ctx.http, ctx.stack.urls, all);
 }
 
 /** What the client met on the way to the outcomes of a batch. */
@@ -31,7 +59,7 @@ export interface Tally {
   retried503: number;
 }
 
-interface Answer {
+export interface Answer {
   status: number;
   replayed: boolean;
   operation: Record<string, unknown>;
@@ -44,12 +72,12 @@ interface Answer {
 export async function submit(
   http: HttpClient,
   apiUrl: string,
-  type: 'payment' | 'checkout',
+  type: string,
   key: string,
   body: unknown,
   tally?: Tally,
 ): Promise<Answer> {
-  const path = type === 'payment' ? '/v1/payments' : '/v1/checkouts';
+  const path = `/v1/${definitionOf(type).plural}`;
   const deadline = Date.now() + 60_000;
   let res;
   for (;;) {

@@ -1,15 +1,18 @@
 // CI smoke of `npm run bench`: the bench runs as a process in its smallest mode, into a
-// temporary results dir, and must write a report that parses and shows, under 100
-// identical concurrent requests for one key, one execution and one downstream effect;
-// its verdicts, judged from the run, and where the time of a checkout went. It runs
-// without --peers, so nothing is installed and no peer runs (their figures read "not
-// measured"). No timing is asserted: performance numbers belong to the bench's own report.
+// temporary results dir, and must write a report that parses and shows, for every
+// operation type of the registry, its rows beside the no-op and the same-work baselines;
+// under 100 identical concurrent requests for one key, one execution and one downstream
+// effect; its verdicts, judged from the run, and where the time of a checkout went. It runs
+// without --peers and without the overload section, so nothing is installed and no peer
+// runs (their figures read "not measured"). No timing is asserted: performance numbers
+// belong to the bench's own report.
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { BenchResults } from '../../bench/results.js';
+import { builtInRegistry } from '../../workflows/registry.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -46,12 +49,13 @@ describe('npm run bench -- --smoke', () => {
     // The PNG is optional (it needs Chromium); when the report links it, it exists.
     if (results.chart.png) expect(existsSync(join(outDir, results.chart.png))).toBe(true);
     expect(results.mode).toBe('smoke');
-    expect(results.schema).toBe(2);
+    expect(results.schema).toBe(3);
     expect(results.temporal.argv).toContain('--db-filename');
     // The server's tuning is on the command line the run used.
     for (const setting of results.tuning!.settings) expect(results.temporal.argv.join(' ')).toContain(setting.args.join(' '));
     expect(results.peers).toBeNull();
     expect(results.ablation).toBeNull();
+    expect(results.overload).toBeNull();
   });
 
   it("compares with the bare baseline of the activity kind retrysafe's checkout recorded", () => {
@@ -68,20 +72,27 @@ describe('npm run bench -- --smoke', () => {
     expect(checkout.startToCloseMs).toBeGreaterThan(0);
   });
 
-  it('judges every verdict from the run, and leaves the peer figures unmeasured without --peers', () => {
+  it('judges every verdict from the run, and leaves the peer and overload figures unmeasured without them', () => {
     const verdicts = results.verdicts!;
-    expect(verdicts).toHaveLength(6);
+    // Two peer figures, R1, R1′, CPU per operation of each type, the API's CPU, R2, the peers' replay, contention, and three of the overload.
+    expect(verdicts).toHaveLength(11 + builtInRegistry.types.length);
     expect(verdicts.filter((v) => v.met === 'not measured').map((v) => v.figure)).toEqual([
       "checkout c=1 p50 ÷ Restate's (same run)",
       "checkout c=4 ops/s ÷ DBOS's (same run)",
       "replay p50 ÷ Restate's replay p50 (checkout, c=1)",
+      "tenant-b p50 during tenant-a's flood ÷ alone (as shipped, worst flood)",
+      "tenant-a's goodput during its flood ÷ the throughput at c=32 (as shipped, worst flood)",
+      'overload: every accepted operation terminal, each account moved exactly its successes, refusals honest',
     ]);
-    for (const v of verdicts.filter((x) => x.figure.startsWith('R'))) expect(v.value).not.toBeNull();
-    expect(verdicts.at(-1)).toMatchObject({ figure: 'contention: executions, effects per key', now: '1, 1', met: 'moonshot' });
+    for (const v of verdicts.filter((x) => /^(R|CPU|API)/.test(x.figure))) expect(v.value, v.figure).not.toBeNull();
+    expect(verdicts.map((v) => v.figure)).toContain('R1′: ops/s ÷ bare Temporal making the same HTTP calls, c = 1, 4 (worst)');
+    for (const type of builtInRegistry.types)
+      expect(verdicts.map((v) => v.figure)).toContain(`CPU per ${type} ÷ bare Temporal making the same HTTP calls (worst c)`);
+    expect(verdicts.find((v) => v.figure.startsWith('contention'))).toMatchObject({ now: '1, 1', met: 'moonshot' });
   });
 
-  it('under 100 identical concurrent requests, starts one execution and moves money once', () => {
-    expect(results.contention.map((t) => t.type).sort()).toEqual(['checkout', 'payment']);
+  it('under 100 identical concurrent requests, starts one execution and moves money once, for every type', () => {
+    expect(results.contention.map((t) => t.type).sort()).toEqual([...builtInRegistry.types].sort());
     for (const trial of results.contention) {
       expect(trial.requests).toBe(100);
       expect(trial.statuses).toEqual({ 200: 100 });
@@ -93,14 +104,22 @@ describe('npm run bench -- --smoke', () => {
       expect(trial.charges).toBe(1);
       expect(trial.distinctOutcomes).toBe(1);
       if (trial.type === 'checkout') expect(trial.unitsTaken).toBe(1);
+      // Every account and SKU the request names moved exactly once (a transfer: its debit and its credit).
+      const effects = Object.entries(trial.effects!);
+      expect(effects.length).toBe(trial.type === 'transfer' ? 2 : trial.type === 'checkout' ? 2 : 1);
+      for (const [what, n] of effects) expect(n, what).toBe(1);
     }
   });
 
   it('measures every scenario without errors, and replays make no Temporal call', () => {
     const kinds = new Set(results.scenarios.map((s) => `${s.kind}@${s.concurrency}`));
+    // Every type of the registry, each beside its no-op floor and the same work on bare Temporal.
+    expect(results.operations!.map((o) => o.own)).toEqual(builtInRegistry.types);
+    expect(results.operations!.find((o) => o.own === 'transfer')).toMatchObject({ bare: 'bare2', fair: 'bare-http-transfer' });
     for (const c of [1, 4]) {
-      for (const kind of ['payment', 'checkout', 'bare1', 'bare3', 'replay', 'plain', 'replay-checkout'])
-        expect(kinds).toContain(`${kind}@${c}`);
+      for (const op of results.operations!)
+        for (const kind of [op.own, op.bare, op.fair!]) expect(kinds).toContain(`${kind}@${c}`);
+      for (const kind of ['replay', 'plain', 'replay-checkout']) expect(kinds).toContain(`${kind}@${c}`);
     }
     for (const s of results.scenarios) {
       expect(s.errors, `${s.kind} c=${s.concurrency}: ${s.errorSamples.join('; ')}`).toBe(0);
@@ -112,5 +131,11 @@ describe('npm run bench -- --smoke', () => {
     const events = (kind: string) => results.history.find((h) => h.kind === kind)!.historyEvents;
     expect(events('payment')).toBeGreaterThan(events('bare1'));
     expect(events('checkout')).toBeGreaterThan(events('bare3'));
+    // The same work without the books: as many events as the no-op floor, fewer than retrysafe's.
+    for (const op of results.operations!) {
+      // Its steps are local activities, one marker each, as the no-op floor's are when retrysafe's are local.
+      if (results.activityKind!.used === 'local') expect(events(op.fair!)).toBe(events(op.bare));
+      expect(events(op.own)).toBeGreaterThan(events(op.fair!));
+    }
   });
 });

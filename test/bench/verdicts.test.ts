@@ -201,9 +201,10 @@ describe('where the time goes', () => {
   });
 
   it('picks the bare baseline of the same activity kind', () => {
-    expect(bareWorkflowType('bare3', 'regular')).toBe('bare3');
-    expect(bareWorkflowType('bare3', 'local')).toBe('bare3Local');
-    expect(bareWorkflowType('bare1-tracked', 'local')).toBe('bare1LocalTracked');
+    expect(bareWorkflowType('regular', false)).toBe('bare');
+    expect(bareWorkflowType('local', false)).toBe('bareLocal');
+    expect(bareWorkflowType('local', true)).toBe('bareLocalTracked');
+    expect(bareWorkflowType('regular', true)).toBe('bareTracked');
     expect(recordedActivityKind([HistoryEvent.create({ eventType: EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED })])).toBe(
       'regular',
     );

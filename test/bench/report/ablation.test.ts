@@ -54,4 +54,14 @@ describe('report ablation', () => {
     delete r.ablation;
     expect(lines(ablation, r)).toEqual([]);
   });
+
+  it('names the operation the ablation measured and its number of steps', () => {
+    const r = fixture();
+    Object.assign(r.ablation!, { operation: 'transfer', steps: 2 });
+    const text = render(ablation, r);
+    expect(text).toMatch(/Per row: \d+ transfers and \d+ bare two-step workflows/);
+    expect(linesStarting(text, '| server |')).toEqual([
+      '| server | transfer c=1 p50 ms | transfer c=32 ops/s | bare c=1 p50 ms | bare c=32 ops/s | n (c=1 / c=32) | errors |',
+    ]);
+  });
 });

@@ -27,4 +27,18 @@ describe('report contention', () => {
     r.contention = [];
     expect(render(contention, r).split('\n').slice(-3)).toEqual([HEAD, `|${'---|'.repeat(13)}`, '']);
   });
+
+  it('shows one figure per account for an operation that moves several (a transfer), and says so', () => {
+    const r = fixture();
+    const transfer = structuredClone(r.contention[0]!);
+    Object.assign(transfer, { type: 'transfer', unitsTaken: null, effects: { 'account from': 1, 'account to': 1 } });
+    r.contention.push(transfer);
+    const text = render(contention, r);
+    expect(text).toContain(
+      '÷ the amount (an operation that moves several accounts, a transfer, shows one figure per account, in step order).',
+    );
+    expect(linesStarting(text, '| transfer |')[0]).toMatch(/^\| transfer \| 1 \| 1 \| 1 · 1 \| — \| /);
+    // A run before per-account effects: its one charge figure, and no word of several accounts.
+    expect(render(contention)).not.toContain('several accounts');
+  });
 });

@@ -1,7 +1,7 @@
 // Section 7: state transitions and history per operation against bare, and the event types.
 import { describe, expect, it } from 'vitest';
 import { history } from '../../../bench/report/history.js';
-import { fixture, linesStarting, render } from './fixture.js';
+import { fixture, linesStarting, render, sameWorkRun } from './fixture.js';
 
 describe('report history cost', () => {
   it('shows each operation and bookkeeping-only workflow against bare, and the baselines on their own', () => {
@@ -53,6 +53,17 @@ describe('report history cost', () => {
       '|---|---|---|---|---|---|---|---|',
       '| event type |',
       '|---|',
+    ]);
+  });
+
+  it('shows the same work on bare Temporal against the floor, after the operations', () => {
+    const r = sameWorkRun();
+    const bare = r.history.find((h) => h.kind === 'bare1')!;
+    r.history.push({ ...structuredClone(bare), kind: 'bare-http-payment', historyBytes: bare.historyBytes + 200 });
+    // After retrysafe's own rows, before the bookkeeping-only ones.
+    expect(linesStarting(render(history, r), '| ').slice(3, 5)).toEqual([
+      "| bare + payment's HTTP calls | 3 | +0 (×1.00) | 6 | +0 (×1.00) | 1280 | +200 (×1.19) | 20 |",
+      '| bare 1 + bookkeeping | 3 | +0 (×1.00) | 10 | +4 (×1.67) | 2760 | +1680 (×2.56) | 20 |',
     ]);
   });
 });

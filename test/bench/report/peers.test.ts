@@ -1,7 +1,7 @@
 // Section 5: retrysafe's checkout beside the same saga on each peer the run raced.
 import { describe, expect, it } from 'vitest';
 import { peers } from '../../../bench/report/peers.js';
-import { fixture, lines, linesStarting, render } from './fixture.js';
+import { fixture, lines, linesStarting, render, sameWorkRun } from './fixture.js';
 
 describe('report peers', () => {
   it('shows checkout, bare 3 and each peer at each concurrency, with the CPU of every process doing the work', () => {
@@ -53,5 +53,14 @@ describe('report peers', () => {
     expect(lines(peers, r)).toEqual([]);
     r.peers = [];
     expect(lines(peers, r)).toEqual([]);
+  });
+
+  it("puts the same work on bare Temporal beside the engine's floor when the run measured it", () => {
+    const text = render(peers, sameWorkRun());
+    expect(linesStarting(text, "| bare + checkout's HTTP calls |")).toEqual([
+      "| bare + checkout's HTTP calls | 1 | 20.0 | 50.0 / 70.0 / 80.0 | 100 | 0 | 100.0 | worker 30.0 · temporal 50.0 · bank 4.0 · reservations 6.0 · bench (Temporal client) 10.0 |",
+      "| bare + checkout's HTTP calls | 32 | 25.0 | 50.0 / 70.0 / 80.0 | 100 | 0 | 100.0 | worker 30.0 · temporal 50.0 · bank 4.0 · reservations 6.0 · bench (Temporal client) 10.0 |",
+    ]);
+    expect(render(peers)).not.toContain('HTTP calls');
   });
 });

@@ -2,7 +2,7 @@
 // workflow's, what lies outside the history, and the CPU per operation of every process.
 import { describe, expect, it } from 'vitest';
 import { timeGoes } from '../../../bench/report/time.js';
-import { fixture, lines, linesStarting, render } from './fixture.js';
+import { fixture, lines, linesStarting, render, sameWorkRun } from './fixture.js';
 
 describe('report where the time goes', () => {
   it('shows checkout then payment beside bare, phase by phase, with what the client waited outside the history', () => {
@@ -77,5 +77,29 @@ describe('report where the time goes', () => {
     expect(lines(timeGoes, r)).toEqual([]);
     delete r.timeline;
     expect(lines(timeGoes, r)).toEqual([]);
+  });
+
+  it('adds the same work on bare Temporal as a column between retrysafe and the floor, when the run read its histories', () => {
+    const r = sameWorkRun();
+    const bare = r.timeline!.find((t) => t.kind === 'bare3')!;
+    r.timeline!.push({
+      ...structuredClone(bare),
+      kind: 'bare-http-checkout',
+      startToCloseMs: 60,
+      stepNames: ['reserve_items', 'charge_payment', 'confirm_reservation'],
+    });
+    const text = render(timeGoes, r);
+    expect(text).toContain("### checkout vs bare + checkout's HTTP calls and bare, 3 activities (local activities), ms");
+    expect(linesStarting(text, '| phase | checkout')).toEqual([
+      "| phase | checkout | bare + checkout's HTTP calls | bare, 3 activities |",
+    ]);
+    expect(linesStarting(text, '| start → close (in the history) |')).toEqual([
+      '| start → close (in the history) | 77.5 | 60.0 | 43.4 |',
+      '| start → close (in the history) | 49.1 | 35.4 |',
+    ]);
+    // Its CPU per operation has its own rows, between retrysafe's and the floor's.
+    expect(linesStarting(text, "| bare + checkout's HTTP calls | 1 |")).toEqual([
+      "| bare + checkout's HTTP calls | 1 | 100.0 |  | 30.0 | 50.0 | 4.0 | 6.0 | 10.0 |  |  |  |  |",
+    ]);
   });
 });
