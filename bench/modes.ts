@@ -73,6 +73,12 @@ export interface OverloadCounts {
   floodMaxMs: number;
   /** No configuration starts after this long from the section's start; the ones left out are listed. */
   budgetMs: number;
+  /**
+   * Tenant A's rate in the rated configuration, per second; absent: half the engine's
+   * measured throughput. The smoke run's flood is too short for a measured rate to be sure
+   * to be crossed: a fast engine's half can exceed everything A sends in it.
+   */
+  tenantRate?: number;
 }
 
 /** With the peers, the new-operation phase has more batches (each short): its budget grows by this factor. */
@@ -202,6 +208,7 @@ export const MODES: Record<ModeName, Mode> = {
       floodMaxMs: 10_000,
       // Every configuration runs (the tests check all three), even on a busy machine.
       budgetMs: 3 * 60_000,
+      tenantRate: 2,
     },
     budget: { newOpsMs: 90_000, replaysMs: 10_000, contentionMs: 1_000 },
     hardLimitMs: 3 * 60_000,

@@ -312,7 +312,7 @@ export async function runOverload(opts: {
         skipped.push(row.name);
         continue;
       }
-      const rate = row.rated ? `${TENANTS.flood}=${tenantRate(rows[0]?.reference.opsPerSec)}/s` : null;
+      const rate = row.rated ? `${TENANTS.flood}=${counts.tenantRate ?? tenantRate(rows[0]?.reference.opsPerSec)}/s` : null;
       log(`overload ${i + 1}/${plan.length}: ${row.name}${rate ? ` (${rate})` : ''}`);
       const stack = await startStack({
         dataDir: join(opts.dataDir, `overload-${i}`),
