@@ -60,6 +60,8 @@ const UNIT = [
   'test/bench/report/usage.test.ts',
   'test/bench/report/verdicts.test.ts',
   'test/chaos/auditor.test.ts',
+  'test/chaos/log-events.test.ts',
+  'test/chaos/plan.test.ts',
   'test/chaos/windows.test.ts',
   'test/cli/cancel.test.ts',
   'test/cli/overload.test.ts',
