@@ -60,6 +60,7 @@ const UNIT = [
   'test/bench/report/usage.test.ts',
   'test/bench/report/verdicts.test.ts',
   'test/chaos/auditor.test.ts',
+  'test/chaos/client.test.ts',
   'test/chaos/log-events.test.ts',
   'test/chaos/plan.test.ts',
   'test/chaos/windows.test.ts',

@@ -4,7 +4,8 @@
 // operations are re-sent after their outcome (a late retry) and some with a changed
 // amount (which must be refused with 422), and some are cancelled at a random moment
 // (POST …/cancel: 202 while processing, 409 once finished). A refusal for load (429, or
-// 503 engine_busy) is retried no sooner than its Retry-After, with the same key. Every
+// 503 engine_busy) is retried no sooner than its Retry-After, with the same key, and so is
+// a 408 (the instance did not receive the request in time: nothing started). Every
 // answer is recorded: the status codes clients saw (per tenant), every terminal outcome
 // and every cancel's answer, so the auditor can check that all agree.
 import type { OperationRegistry } from '../workflows/registry.js';
@@ -43,6 +44,8 @@ export interface ClientStats {
   replayHeader: { true: number; missing: number };
   /** Cancels sent, by where they landed: the step a 202 named (`none` before the first), or `finished` (409). */
   cancelsByStep: Record<string, number>;
+  /** 408 answers: the instance did not receive a request in time; retried with the same key. */
+  requestTimeouts: number;
 }
 
 /** A cancel a client sent, and what the API answered. */
@@ -108,6 +111,7 @@ export function newClientStats(): ClientStats {
     unavailableSamples: {},
     replayHeader: { true: 0, missing: 0 },
     cancelsByStep: {},
+    requestTimeouts: 0,
   };
 }
 
@@ -355,6 +359,15 @@ async function clientLoop(ctx: ClientContext, rec: OpRecord, rng: Rng, firstApi:
       viaGet = false;
       continue;
     }
+    if (ans.status === 408) {
+      // The instance did not receive the whole request in time (a client, or a process,
+      // starved of CPU): nothing was started, so the same request again is safe.
+      ctx.stats.requestTimeouts++;
+      await sleep(backoff(rng, failures++, null));
+      api = other(api);
+      viaGet = false;
+      continue;
+    }
     if (ans.status === 429) {
       // The tenant's rate is spent, whichever instance it asks: come back when it says.
       check429(ctx, op, api, ans);
@@ -380,8 +393,8 @@ async function clientLoop(ctx: ClientContext, rec: OpRecord, rng: Rng, firstApi:
 }
 
 /**
- * The answer, or null after backing off from a network error, a 5xx or a 429 (checked):
- * the caller then tries again through the other instance.
+ * The answer, or null after backing off from a network error, a 5xx, a 429 (checked) or a
+ * 408: the caller then tries again through the other instance.
  */
 async function unlessRetried(
   ctx: ClientContext,
@@ -403,6 +416,11 @@ async function unlessRetried(
   if (ans.status === 429) {
     check429(ctx, op, api, ans);
     await sleep(backoff(rng, failures, ans.headers.get('retry-after')));
+    return null;
+  }
+  if (ans.status === 408) {
+    ctx.stats.requestTimeouts++;
+    await sleep(backoff(rng, failures, null));
     return null;
   }
   return ans;

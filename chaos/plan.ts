@@ -60,9 +60,9 @@ export const FLOOD = {
   spreadMs: 200,
 } as const;
 
-/** Operations of the flood: half the plan's, from 60 to 200. */
+/** Operations of the flood: a fifth of the plan's, from 60 to 120 (a burst, not a second load). */
 export function floodSize(ops: number): number {
-  return Math.min(200, Math.max(60, Math.round(ops / 2)));
+  return Math.min(120, Math.max(60, Math.round(ops / 5)));
 }
 
 /** Ops per second of load when --ops is not given: 5 minutes make about 570 operations. */

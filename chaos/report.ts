@@ -117,6 +117,11 @@ export function findingsOf(http: ClientStats, unexpectedExits: Record<string, nu
         `Retry-After ${String(sample?.retryAfter)}, body ${String(sample?.body)}`,
     );
   }
+  if (http.requestTimeouts > 0)
+    findings.push(
+      `${http.requestTimeouts} answers 408 request_timeout: an API instance did not receive the request in time ` +
+        '(a starved machine); each was retried with the same key',
+    );
   for (const [name, n] of Object.entries(unexpectedExits))
     findings.push(`${name} exited on its own ${n} time(s) and was restarted`);
   return findings;

@@ -84,7 +84,7 @@ describe('the chaos plan', () => {
     const keys = allOps(plan).map((o) => `${o.tenant}/${o.key}`);
     expect(new Set(keys).size).toBe(keys.length);
     expect(floodSize(10)).toBe(60);
-    expect(floodSize(10_000)).toBe(200);
+    expect(floodSize(10_000)).toBe(120);
   });
 
   it('refuses to plan a definition with a required field the sandboxes have no word for, naming the field', () => {
