@@ -41,26 +41,30 @@ export const CHAOS_TIMINGS = {
 export const TENANTS = { main: 'chaos', flood: 'flood' } as const;
 
 /**
- * The flood window: one tenant sends a burst of new operations far past its share. The
- * APIs limit that tenant alone (the other is not limited), and bound the operations each
- * instance has in flight, so both refusals happen: 429 once its rate is spent, 503
- * engine_busy once its requests hold its share of an instance's places.
+ * The flood window: one tenant sends a burst of new operations far past its share, every
+ * first request to one API instance at once. That instance lets one tenant hold three
+ * quarters of its places (its engine bound): the burst is larger, so part of it is refused
+ * 503 engine_busy on arrival; of the requests that find a place, those past the tenant's
+ * rate are refused 429. The other tenant is not limited, and the bound is the default, so
+ * its share of the engine is what it would be in production.
  */
 export const FLOOD = {
-  /** RETRYSAFE_TENANT_LIMITS entry of the flooding tenant: a few of its burst pass each second. */
-  rate: '5/s',
-  /**
-   * RETRYSAFE_MAX_IN_FLIGHT of each API instance. One tenant may hold three quarters (18):
-   * a burst of 60 or more, half at each instance, meets that share at once.
-   */
-  maxInFlight: 24,
+  /** RETRYSAFE_TENANT_LIMITS entry of the flooding tenant. */
+  rate: '20/s',
+  /** RETRYSAFE_MAX_IN_FLIGHT of each API instance (the default): one tenant may hold 48. */
+  maxInFlight: 64,
+  /** The instance every first request of the flood goes to. */
+  api: 0,
   /** Flood requests wait for their outcome, holding their place in the bound meanwhile. */
   prefer: 'wait=10',
   /** Every first request of the flood goes out within this: a burst, not a ramp. */
   spreadMs: 200,
 } as const;
 
-/** Operations of the flood: a fifth of the plan's, from 60 to 120 (a burst, not a second load). */
+/**
+ * Operations of the flood: a fifth of the plan's, from 60 to 120 (a burst, not a second
+ * load), always more than the 48 places one tenant may hold at the instance it floods.
+ */
 export function floodSize(ops: number): number {
   return Math.min(120, Math.max(60, Math.round(ops / 5)));
 }
@@ -338,7 +342,7 @@ function planFlood(rng: Rng, opts: PlanOptions, registry: OperationRegistry): Fl
       atMs: atMs + rng.int(0, FLOOD.spreadMs),
       concurrency: 1,
       keyForm: 'bare',
-      firstApi: rng.chance(0.5) ? 0 : 1,
+      firstApi: FLOOD.api,
       getAfter202: 0,
       lateReplaysMs: [],
       prefer: FLOOD.prefer,

@@ -75,7 +75,14 @@ describe('the chaos plan', () => {
     expect(plan.flood.atMs).toBeGreaterThanOrEqual(0.3 * 300_000);
     expect(plan.flood.atMs).toBeLessThanOrEqual(0.5 * 300_000);
     for (const op of plan.flood.ops) {
-      expect(op).toMatchObject({ tenant: TENANTS.flood, flood: true, profile: 'normal', prefer: FLOOD.prefer, concurrency: 1 });
+      expect(op).toMatchObject({
+        tenant: TENANTS.flood,
+        flood: true,
+        profile: 'normal',
+        prefer: FLOOD.prefer,
+        concurrency: 1,
+        firstApi: FLOOD.api,
+      });
       expect(op.atMs - plan.flood.atMs).toBeGreaterThanOrEqual(0);
       expect(op.atMs - plan.flood.atMs).toBeLessThanOrEqual(FLOOD.spreadMs);
       expect(op.lateReplaysMs).toEqual([]);
@@ -83,7 +90,9 @@ describe('the chaos plan', () => {
     }
     const keys = allOps(plan).map((o) => `${o.tenant}/${o.key}`);
     expect(new Set(keys).size).toBe(keys.length);
+    // More than the places one tenant may hold at the instance it floods (three quarters of the bound).
     expect(floodSize(10)).toBe(60);
+    expect(floodSize(10)).toBeGreaterThan(Math.floor((FLOOD.maxInFlight * 3) / 4));
     expect(floodSize(10_000)).toBe(120);
   });
 
