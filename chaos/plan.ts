@@ -64,15 +64,13 @@ export const FLOOD = {
   prefer: 'wait=10',
   /** Every first request of the flood goes out within this: a burst, not a ramp. */
   spreadMs: 200,
+  /**
+   * Its operations: more than the 48 places one tenant may hold at the instance it floods,
+   * whatever the run's length (a burst, not a second load: a larger one only lengthens the
+   * time the engine takes to catch up).
+   */
+  size: 60,
 } as const;
-
-/**
- * Operations of the flood: a fifth of the plan's, from 60 to 120 (a burst, not a second
- * load), always more than the 48 places one tenant may hold at the instance it floods.
- */
-export function floodSize(ops: number): number {
-  return Math.min(120, Math.max(60, Math.round(ops / 5)));
-}
 
 /** Ops per second of load when --ops is not given: 5 minutes make about 570 operations. */
 export const DEFAULT_OPS_PER_SECOND = 1.9;
@@ -333,7 +331,7 @@ function planOperations(rng: Rng, opts: PlanOptions, registry: OperationRegistry
  */
 function planFlood(rng: Rng, opts: PlanOptions, registry: OperationRegistry): FloodPlan {
   const atMs = rng.int(Math.round(opts.durationMs * 0.3), Math.round(opts.durationMs * 0.5));
-  const count = floodSize(opts.ops);
+  const count = FLOOD.size;
   const width = keyWidth(count);
   const ops = Array.from({ length: count }, (_, index): PlannedOp => {
     const definition = rng.pick(registry.all);
