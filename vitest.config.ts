@@ -65,6 +65,9 @@ const UNIT = [
   'test/bench/options.test.ts',
   'test/bench/requests.test.ts',
   'test/chaos/auditor.test.ts',
+  'test/chaos/client.test.ts',
+  'test/chaos/log-events.test.ts',
+  'test/chaos/plan.test.ts',
   // The example's own service in this process (the example end to end is stack tier).
   'test/examples/shipping-service.test.ts',
   'test/chaos/windows.test.ts',

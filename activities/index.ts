@@ -7,6 +7,7 @@
 // come from webhooks.ts; a worker without webhooks configured still registers them (they
 // then fail retryably, so a configured worker can take over before the deadline).
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
+import { LogEvent } from '../common/log-events.js';
 import type { DownstreamTarget } from '../workflows/contracts.js';
 import type { BankClient, ChargeRequest, Reversal } from './bank.js';
 import { DOWNSTREAM_REFUSAL } from './errors.js';
@@ -60,7 +61,12 @@ async function track<T>(
   } catch (err) {
     const result = resultOf(err);
     calls.add(1, { service, result });
-    log.warn(`${step} refused or failed`, { ...meta, result, error: (err as Error).message });
+    log.warn(`${step} refused or failed`, {
+      ...meta,
+      event: LogEvent.downstreamCallFailed,
+      result,
+      error: (err as Error).message,
+    });
     throw err;
   }
 }

@@ -1,29 +1,42 @@
 // The auditor of a chaos run: after every operation settled it reads what actually
 // happened (the bank's and the reservation service's ledgers) and what the API says
-// happened (through BOTH instances), and checks the five invariants per operation (I1 money
-// moves at most once, I2 no hold left by a failed operation and none confirmed without a
-// charge, I3 every operation ends or is marked NeedsAttention, I4 every retry sees the same
-// outcome, I5 nothing accepted is lost), then the global conservation of money and stock.
-// A cancelled operation is held to the same ledgers (no money moved, no hold kept), and a
-// cancel the API accepted must show in the resource. When the tenant has a completion
-// webhook, every finished operation must have reached the receiver at least once with a
-// valid signature, the same body on every redelivery, and that body must be the outcome.
-// It trusts no client record it can check on a ledger.
+// happened (through BOTH instances, as the operation's tenant), and checks the five
+// invariants per operation (I1 money moves at most once, I2 no hold left by a failed
+// operation and none confirmed without a charge, I3 every operation ends or is marked
+// NeedsAttention, I4 every retry sees the same outcome, I5 nothing accepted is lost), then
+// the global conservation of money and stock.
+//
+// Each operation is read through its definition: every step's `effect` names the ledger
+// row under the step's key and the states in which its effect is in force. A succeeded
+// operation has every step's effect in force, a failed one none (a cancelled one included).
+// The sandboxes' vocabulary says how a row reads: a charge takes money from an account, a
+// credit gives it to one, a reservation holds or keeps items; so money is conserved across
+// transfers, and what left the accounts is what succeeded operations charged out of them.
+// A cancel the API answered 202 must end the operation cancelled. When the tenants have a
+// completion webhook, every finished operation must have reached the receiver at least
+// once with a valid signature, the same body on every redelivery, and that body must be the
+// outcome. It trusts no client record it can check on a ledger.
+import type { OperationDefinition, StepDefinition } from '../workflows/definition.js';
+import { completionEventId, downstreamKey, operationRef } from '../workflows/identity.js';
+import { builtInRegistry, type OperationRegistry } from '../workflows/registry.js';
 import { outcomeSignature, stableJson, type OpRecord, type Violation } from './client.js';
 import type { PlannedOp } from './plan.js';
+import { effectKindOf, isService, itemsOf, moneyOf, type EffectKind, type Service } from './vocabulary.js';
 import type { WebhookReceiver } from './webhook-receiver.js';
-
-export const TENANT = 'default';
 
 export interface AuditInput {
   apiUrls: readonly [string, string];
-  bankUrl: string;
-  reservationsUrl: string;
+  /** Base URL of each sandbox, by the service name steps use. */
+  services: Readonly<Record<Service, string>>;
+  /** The definitions the plan was drawn from (the built-in ones unless given). */
+  registry?: OperationRegistry;
+  /** The Authorization header of each tenant; none in dev mode. */
+  authorization?: Readonly<Record<string, string>>;
   ops: PlannedOp[];
   records: Map<string, OpRecord>;
   initialBalances: Record<string, number>;
   initialStock: Record<string, number>;
-  /** The receiver of the tenant's completion webhooks, when the run has one. */
+  /** The receiver of the tenants' completion webhooks, when the run has one. */
   webhooks?: WebhookReceiver;
 }
 
@@ -47,6 +60,8 @@ export interface AuditOutcomes {
   /** Never accepted by the API (every attempt answered 503 or failed on the network). */
   neverStarted: number;
   byCode: Record<string, number>;
+  /** Finished operations of each type of the registry. */
+  byType: Record<string, { succeeded: number; failed: number }>;
   /** Operations whose resource carries needsAttention: true (terminal or not). */
   needsAttention: number;
 }
@@ -58,8 +73,26 @@ export interface AuditResult {
   reads: number;
   webhooks?: WebhookTally;
   conservation: {
-    /** netCharged: under the operations' keys on the bank's ledger; succeeded: what the API says succeeded. */
-    accounts: Array<{ id: string; initial: number; final: number; netCharged: number; succeeded: number }>;
+    /**
+     * Per account, from the rows under the operations' keys: charged (taken from it) and
+     * credited (given to it), netCharged their difference; succeeded: what the operations
+     * the API says succeeded take from it net (a transfer's payee gets its amount back).
+     */
+    accounts: Array<{
+      id: string;
+      initial: number;
+      final: number;
+      charged: number;
+      credited: number;
+      netCharged: number;
+      succeeded: number;
+    }>;
+    /**
+     * All accounts together: how much they fell; what succeeded operations charged out of
+     * them (money that went to no account: payments, checkouts); what succeeded operations
+     * moved between them (transfers), which changes no total.
+     */
+    money: { fell: number; chargedOut: number; movedBetweenAccounts: number };
     skus: Array<{
       sku: string;
       initial: number;
@@ -72,27 +105,52 @@ export interface AuditResult {
   };
 }
 
-const BUSINESS_CODES = new Set([
-  'insufficient_funds',
-  'account_not_found',
-  'currency_mismatch',
-  'out_of_stock',
-  'unknown_sku',
-  'reservation_expired',
-]);
-const UNAVAILABLE_CODES = new Set(['payment_unavailable', 'inventory_unavailable']);
 const CANCELLED_CODE = 'cancelled';
 
 type Read = { status: number; body: Record<string, unknown> };
 
+/** What one step's effect row says: its state, and whether that is the effect in force. */
+interface EffectRead {
+  step: StepDefinition<never>;
+  service: Service;
+  url: string;
+  kind: EffectKind | undefined;
+  state: string;
+  inForce: boolean;
+  row: Record<string, unknown>;
+}
+
+/** The codes an operation may fail with: its business refusals, the codes of fenced steps, and cancelled. */
+function failureCodesOf(registry: OperationRegistry): { business: Set<string>; unavailable: Set<string> } {
+  const business = new Set<string>();
+  const unavailable = new Set<string>();
+  for (const definition of registry.all) {
+    unavailable.add(definition.unavailableCode);
+    for (const step of definition.steps) {
+      for (const code of Object.values(step.businessErrors)) business.add(code);
+      if (step.unavailableCode) unavailable.add(step.unavailableCode);
+    }
+  }
+  return { business, unavailable };
+}
+
+/** The invariant a step's effect belongs to, by what its row holds. */
+function ruleOf(kind: EffectKind | undefined): string {
+  if (kind?.kind === 'money') return 'I1 money moves at most once';
+  if (kind?.kind === 'stock') return 'I2 reservations';
+  return 'effects: in force exactly when succeeded';
+}
+
 export async function audit(input: AuditInput): Promise<AuditResult> {
+  const registry = input.registry ?? builtInRegistry;
+  const { business: BUSINESS_CODES, unavailable: UNAVAILABLE_CODES } = failureCodesOf(registry);
   const violations: Violation[] = [];
   let reads = 0;
-  const read = async (url: string): Promise<Read> => {
+  const read = async (url: string, headers: Record<string, string> = {}): Promise<Read> => {
     for (let attempt = 1; ; attempt++) {
       reads++;
       try {
-        const res = await fetch(url, { signal: AbortSignal.timeout(15_000) });
+        const res = await fetch(url, { headers, signal: AbortSignal.timeout(15_000) });
         const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
         if (res.status < 500 || attempt >= 5) return { status: res.status, body };
       } catch (err) {
@@ -108,58 +166,109 @@ export async function audit(input: AuditInput): Promise<AuditResult> {
     open: 0,
     neverStarted: 0,
     byCode: {},
+    byType: Object.fromEntries(registry.types.map((t) => [t, { succeeded: 0, failed: 0 }])),
     needsAttention: 0,
   };
-  const netByAccount = new Map<string, number>();
+  const chargedByAccount = new Map<string, number>();
+  const creditedByAccount = new Map<string, number>();
   const confirmedBySku = new Map<string, number>();
   const heldBySku = new Map<string, number>();
   const succeededByAccount = new Map<string, number>();
   const succeededBySku = new Map<string, number>();
+  const money = { chargedOut: 0, movedBetweenAccounts: 0 };
   const add = (m: Map<string, number>, k: string, n: number) => m.set(k, (m.get(k) ?? 0) + n);
+
+  /** Every step's effect row under the operation's keys; a row two steps share (a hold and its confirm) is read once. */
+  const readEffects = async (
+    definition: OperationDefinition,
+    workflowId: string,
+    v: (rule: string, message: string) => void,
+  ): Promise<EffectRead[]> => {
+    const byUrl = new Map<string, Promise<Read>>();
+    const effects: Array<Promise<EffectRead>> = [];
+    for (const step of definition.steps as readonly StepDefinition<never>[]) {
+      if (!step.effect) continue;
+      const { service } = step;
+      if (!isService(service)) {
+        v('effects: every step is audited', `${step.name} speaks to ${service}, which the chaos stack does not run`);
+        continue;
+      }
+      const key = downstreamKey(workflowId, step.keySuffix);
+      const url = input.services[service] + step.effect.path.replace('{key}', encodeURIComponent(key));
+      if (!byUrl.has(url)) byUrl.set(url, read(url));
+      const present = step.effect.present;
+      effects.push(
+        byUrl.get(url)!.then((res) => {
+          const state = res.status === 200 ? String(res.body.status) : 'none';
+          return {
+            step,
+            service,
+            url,
+            kind: effectKindOf(service, step.effect!.path),
+            state,
+            inForce: present.includes(state),
+            row: res.status === 200 ? res.body : {},
+          };
+        }),
+      );
+    }
+    return Promise.all(effects);
+  };
 
   const auditOne = async (op: PlannedOp): Promise<void> => {
     const rec = input.records.get(op.key);
     const v = (rule: string, message: string) => violations.push({ rule, key: op.key, message });
-    const workflowId = `${TENANT}/${op.key}`;
+    const definition = registry.get(op.type);
+    if (!definition) {
+      v('plan: a definition per operation', `no definition of ${op.type} in the registry`);
+      return;
+    }
+    const ref = operationRef(op.tenant, op.key);
     const path = `/v1/operations/${encodeURIComponent(op.key)}`;
-    const [a0, a1, charge, hold] = await Promise.all([
-      read(input.apiUrls[0] + path),
-      read(input.apiUrls[1] + path),
-      read(`${input.bankUrl}/charges/${encodeURIComponent(`${workflowId}/charge`)}`),
-      op.type === 'checkout'
-        ? read(`${input.reservationsUrl}/reservations/${encodeURIComponent(`${workflowId}/reserve`)}`)
-        : Promise.resolve<Read>({ status: 404, body: {} }),
+    const auth = input.authorization?.[op.tenant];
+    const headers: Record<string, string> = auth ? { authorization: auth } : {};
+    const request = moneyOf(op.body);
+    const items = itemsOf(op.body);
+    const [a0, a1, effects] = await Promise.all([
+      read(input.apiUrls[0] + path, headers),
+      read(input.apiUrls[1] + path, headers),
+      readEffects(definition, ref.workflowId, v),
     ]);
 
-    // What the bank holds under this operation's key, whatever the API says.
-    const chargeStatus = charge.status === 200 ? String(charge.body.status) : 'none';
-    const netCharged = chargeStatus === 'captured' ? Number(charge.body.amount) : 0;
-    if (chargeStatus === 'captured') add(netByAccount, String(charge.body.account), netCharged);
-    if (
-      (chargeStatus === 'captured' || chargeStatus === 'reversed') &&
-      (charge.body.amount !== op.body.amount || charge.body.account !== op.body.account)
-    ) {
-      v(
-        'I1 money moves at most once',
-        `the bank charged ${String(charge.body.amount)} to ${String(charge.body.account)}; the request was ${op.body.amount} to ${op.body.account}`,
-      );
+    // What the ledgers hold under this operation's keys, whatever the API says: each row once.
+    const seen = new Set<string>();
+    for (const e of effects) {
+      if (seen.has(e.url)) continue;
+      seen.add(e.url);
+      if (e.kind?.kind === 'money') {
+        const account = String(e.row.account);
+        const amount = Number(e.row.amount);
+        if (e.inForce) add(e.kind.direction === 'out' ? chargedByAccount : creditedByAccount, account, amount);
+        const expected = e.kind.direction === 'out' ? request.payers : request.payees;
+        if ((e.inForce || e.state === 'reversed') && (amount !== request.amount || !expected.includes(account))) {
+          v(
+            'I1 money moves at most once',
+            `${e.step.name}: the ${e.service} moved ${String(e.row.amount)} ${e.kind.direction === 'out' ? 'from' : 'to'} ${account}; ` +
+              `the request was ${request.amount} ${e.kind.direction === 'out' ? 'from' : 'to'} ${expected.join(', ') || 'no account'}`,
+          );
+        }
+      } else if (e.kind?.kind === 'stock') {
+        if (e.state === 'confirmed') for (const i of items) add(confirmedBySku, i.sku, i.quantity);
+        if (e.state === 'held') for (const i of items) add(heldBySku, i.sku, i.quantity);
+        // A fence (a release that arrived first) is a tombstone without items.
+        if (e.state !== 'none' && e.state !== 'fenced' && stableJson(e.row.items) !== stableJson(items)) {
+          v(
+            'I2 reservations',
+            `${e.step.name}: the reservation holds ${stableJson(e.row.items)}; the request was ${stableJson(items)}`,
+          );
+        }
+      }
     }
-    const holdStatus = hold.status === 200 ? String(hold.body.status) : 'none';
-    const quantities = (op.body.items ?? []).map((i) => [i.sku, i.quantity] as const);
-    if (holdStatus === 'confirmed') for (const [sku, q] of quantities) add(confirmedBySku, sku, q);
-    if (holdStatus === 'held') for (const [sku, q] of quantities) add(heldBySku, sku, q);
-    // A fence (a release that arrived first) is a tombstone without items.
-    if (holdStatus !== 'none' && holdStatus !== 'fenced' && stableJson(hold.body.items) !== stableJson(op.body.items)) {
-      v('I2 reservations', `the reservation holds ${stableJson(hold.body.items)}; the request was ${stableJson(op.body.items)}`);
-    }
-    if (holdStatus === 'confirmed' && netCharged === 0) v('I2 reservations', 'reservation confirmed without a charge');
 
     if (a0.status === 404 && a1.status === 404) {
       if (rec?.accepted) v('I5 nothing lost', 'the API accepted it (200/202) and no instance can find it now');
       else outcomes.neverStarted++;
-      if (netCharged !== 0) v('I1 money moves at most once', `never started, yet ${netCharged} is charged under its key`);
-      if (holdStatus === 'held' || holdStatus === 'confirmed')
-        v('I2 reservations', `never started, yet its reservation is ${holdStatus}`);
+      for (const e of effects) if (e.inForce) v(ruleOf(e.kind), `never started, yet ${e.step.name} is ${e.state}`);
       return;
     }
     if (a0.status !== 200 || a1.status !== 200) {
@@ -183,70 +292,49 @@ export async function audit(input: AuditInput): Promise<AuditResult> {
       }
       return;
     }
-    for (const seen of rec?.outcomes ?? []) {
-      if (seen.signature !== sig0)
-        v('I4 same outcome through any instance', `a client saw ${seen.signature} (${seen.via}); now ${sig0}`);
+    for (const seenOutcome of rec?.outcomes ?? []) {
+      if (seenOutcome.signature !== sig0)
+        v('I4 same outcome through any instance', `a client saw ${seenOutcome.signature} (${seenOutcome.via}); now ${sig0}`);
     }
     if (rec?.timedOut)
       v('I4 same outcome through any instance', 'finished, but its clients could not learn the outcome before the bound');
 
     const result = (operation.result ?? {}) as Record<string, unknown>;
     const error = (operation.error ?? {}) as Record<string, unknown>;
-    const cancelAccepted = rec?.cancel?.status === 202;
-    // An attempt that got no answer or a 5xx may have taken: then a retry's 409 is the
-    // answer to an operation that this cancel ended, as the contract says for a finished one.
-    const cancelMayHaveTaken = rec?.cancel?.status === 'network' || (rec?.cancel?.unanswered ?? 0) > 0;
-    if (cancelAccepted && operation.cancelRequested !== true)
-      v('API: a cancel shows in the resource', 'a cancel was answered 202, but the resource says cancelRequested false');
-    if (error.code === CANCELLED_CODE && operation.cancelRequested !== true)
-      v('API: a cancel shows in the resource', 'ended cancelled, but the resource says cancelRequested false');
-    if (error.code === CANCELLED_CODE && !cancelAccepted && !cancelMayHaveTaken)
-      v(
-        'API: only a cancel cancels',
-        `ended cancelled, but its only cancel was answered ${String(rec?.cancel?.status ?? 'never sent')}`,
-      );
-    if (rec?.cancel?.status === 409 && error.code === CANCELLED_CODE && !cancelMayHaveTaken)
-      v('API: a finished operation is not changed by a cancel', 'a cancel was answered 409, yet the operation ended cancelled');
-    if (input.webhooks) checkDeliveries(input.webhooks, workflowId, operation, v);
+    const code = status === 'failed' ? String(error.code) : undefined;
+    checkCancel(rec, operation, status, code, v);
+    if (input.webhooks) checkDeliveries(input.webhooks, completionEventId(ref), operation, v);
     if (status === 'succeeded') {
       outcomes.succeeded++;
-      add(succeededByAccount, op.body.account, op.body.amount);
-      for (const [sku, q] of quantities) add(succeededBySku, sku, q);
-      if (netCharged !== op.body.amount)
-        v(
-          'I1 money moves at most once',
-          `succeeded, but net charged ${netCharged} (bank: ${chargeStatus}), expected ${op.body.amount}`,
-        );
-      if (chargeStatus === 'captured' && result.chargeId !== charge.body.chargeId) {
-        v(
-          'I1 money moves at most once',
-          `result.chargeId ${String(result.chargeId)} is not the bank's ${String(charge.body.chargeId)}`,
-        );
-      }
-      if (op.type === 'checkout') {
-        if (holdStatus !== 'confirmed') v('I2 reservations', `succeeded, but its reservation is ${holdStatus}`);
-        else if (result.reservationId !== hold.body.reservationId) {
-          v(
-            'I2 reservations',
-            `result.reservationId ${String(result.reservationId)} is not the ledger's ${String(hold.body.reservationId)}`,
-          );
+      (outcomes.byType[op.type] ??= { succeeded: 0, failed: 0 }).succeeded++;
+      for (const payer of request.payers) add(succeededByAccount, payer, request.amount);
+      for (const payee of request.payees) add(succeededByAccount, payee, -request.amount);
+      money.chargedOut += request.amount * (request.payers.length - request.payees.length);
+      money.movedBetweenAccounts += request.amount * request.payees.length;
+      for (const i of items) add(succeededBySku, i.sku, i.quantity);
+      for (const e of effects) {
+        if (!e.inForce) {
+          v(ruleOf(e.kind), `succeeded, but ${e.step.name} is ${e.state} at the ${e.service}`);
+          continue;
+        }
+        // The result names the rows the steps made: its ids are on them.
+        for (const field of Object.keys(e.step.result ?? {})) {
+          if (!Object.values(e.row).includes(result[field]))
+            v(ruleOf(e.kind), `result.${field} ${String(result[field])} is not on the ${e.service}'s row of ${e.step.name}`);
         }
       }
-      if (op.profile === 'doomed')
-        v('plan: designed to fail', `succeeded although ${op.body.account} / ${stableJson(op.body.items ?? [])} cannot`);
+      if (op.profile === 'doomed') v('plan: designed to fail', `succeeded although ${stableJson(op.body)} cannot`);
     } else if (status === 'failed') {
       outcomes.failed++;
-      const code = String(error.code);
-      outcomes.byCode[code] = (outcomes.byCode[code] ?? 0) + 1;
-      if (netCharged !== 0) v('I1 money moves at most once', `failed (${code}), but net charged ${netCharged}`);
-      if (holdStatus === 'held') v('I2 reservations', `failed (${code}), but its reservation is still held`);
-      if (holdStatus === 'confirmed') v('I2 reservations', `failed (${code}), but its reservation is confirmed`);
-      if (!BUSINESS_CODES.has(code) && !UNAVAILABLE_CODES.has(code) && code !== CANCELLED_CODE)
+      (outcomes.byType[op.type] ??= { succeeded: 0, failed: 0 }).failed++;
+      outcomes.byCode[code!] = (outcomes.byCode[code!] ?? 0) + 1;
+      for (const e of effects) if (e.inForce) v(ruleOf(e.kind), `failed (${code}), but ${e.step.name} is ${e.state}`);
+      if (!BUSINESS_CODES.has(code!) && !UNAVAILABLE_CODES.has(code!) && code !== CANCELLED_CODE)
         v('API: stable error codes', `failed with unexpected code ${code}`);
-      if (op.profile === 'normal' && BUSINESS_CODES.has(code))
-        v('plan: designed to succeed', `failed with ${code} although its account and stock are ample`);
+      if (op.profile === 'normal' && BUSINESS_CODES.has(code!))
+        v('plan: designed to succeed', `failed with ${code} although its accounts and stock are ample`);
       // A cancel may stop a doomed operation before the step that would have refused it.
-      if (op.expectedFailure && !op.expectedFailure.includes(code) && code !== CANCELLED_CODE)
+      if (op.expectedFailure && !op.expectedFailure.includes(code!) && code !== CANCELLED_CODE)
         v('plan: designed to fail', `failed with ${code}, expected one of ${op.expectedFailure.join(', ')}`);
     } else {
       v('API: operation resource', `unknown status ${status}`);
@@ -262,47 +350,56 @@ export async function audit(input: AuditInput): Promise<AuditResult> {
 
   // Global conservation: every change of a balance or a stock is explained by the
   // operations' own keys (a charge under any other key would show up here).
+  // An operation still compensating (NeedsAttention) may hold money its outcome will return.
+  const settled = outcomes.openNeedsAttention === 0;
   const accounts: AuditResult['conservation']['accounts'] = [];
   for (const [id, initial] of Object.entries(input.initialBalances)) {
-    const res = await read(`${input.bankUrl}/accounts/${encodeURIComponent(id)}`);
+    const res = await read(`${input.services.bank}/accounts/${encodeURIComponent(id)}`);
     const final = Number(res.body.balance);
-    const netCharged = netByAccount.get(id) ?? 0;
+    const charged = chargedByAccount.get(id) ?? 0;
+    const credited = creditedByAccount.get(id) ?? 0;
+    const netCharged = charged - credited;
     const succeeded = succeededByAccount.get(id) ?? 0;
-    accounts.push({ id, initial, final, netCharged, succeeded });
-    // An operation still compensating (NeedsAttention) may hold money its outcome will return.
-    if (initial - final !== netCharged || (netCharged !== succeeded && outcomes.openNeedsAttention === 0)) {
+    accounts.push({ id, initial, final, charged, credited, netCharged, succeeded });
+    if (initial - final !== netCharged || (netCharged !== succeeded && settled)) {
       violations.push({
         rule: 'conservation of money',
         message:
-          `${id}: balance fell by ${initial - final}; the operations' keys hold ${netCharged} net; ` +
-          `succeeded operations account for ${succeeded}` +
+          `${id}: balance fell by ${initial - final}; the operations' keys hold ${charged} charged and ${credited} credited, ` +
+          `${netCharged} net; succeeded operations account for ${succeeded}` +
           (initial - final > succeeded ? ` (${initial - final - succeeded} charged that no succeeded operation explains)` : ''),
       });
     }
   }
+  const fell = accounts.reduce((sum, a) => sum + a.initial - a.final, 0);
+  if (fell !== money.chargedOut && settled) {
+    violations.push({
+      rule: 'conservation of money',
+      message:
+        `all accounts together fell by ${fell}; succeeded operations charged ${money.chargedOut} out of them ` +
+        `(and moved ${money.movedBetweenAccounts} between them, which changes no total)`,
+    });
+  }
   const skus: AuditResult['conservation']['skus'] = [];
   for (const [sku, initial] of Object.entries(input.initialStock)) {
-    const res = await read(`${input.reservationsUrl}/inventory/${encodeURIComponent(sku)}`);
+    const res = await read(`${input.services.reservations}/inventory/${encodeURIComponent(sku)}`);
     const available = Number(res.body.available);
     const held = Number(res.body.held);
     const confirmedByOps = confirmedBySku.get(sku) ?? 0;
     const heldByOps = heldBySku.get(sku) ?? 0;
     const succeeded = succeededBySku.get(sku) ?? 0;
     skus.push({ sku, initial, available, held, confirmedByOps, heldByOps, succeeded });
-    if (
-      initial - available !== confirmedByOps + heldByOps ||
-      (confirmedByOps !== succeeded && outcomes.openNeedsAttention === 0)
-    ) {
+    if (initial - available !== confirmedByOps + heldByOps || (confirmedByOps !== succeeded && settled)) {
       violations.push({
         rule: 'conservation of stock',
         message:
           `${sku}: available fell by ${initial - available}; confirmed ${confirmedByOps} + held ${heldByOps} ` +
-          `by the operations' keys; succeeded checkouts account for ${succeeded}`,
+          `by the operations' keys; succeeded operations account for ${succeeded}`,
       });
     }
     if (held !== heldByOps)
       violations.push({ rule: 'conservation of stock', message: `${sku}: ${held} held, the operations' keys hold ${heldByOps}` });
-    if (held > 0 && outcomes.openNeedsAttention === 0) {
+    if (held > 0 && settled) {
       violations.push({
         rule: 'I2 reservations',
         message: `${sku}: ${held} still held at the end, with every operation finished`,
@@ -310,7 +407,50 @@ export async function audit(input: AuditInput): Promise<AuditResult> {
     }
   }
   const webhooks = input.webhooks ? tallyDeliveries(input.webhooks) : undefined;
-  return { violations, outcomes, reads, ...(webhooks ? { webhooks } : {}), conservation: { accounts, skus } };
+  return {
+    violations,
+    outcomes,
+    reads,
+    ...(webhooks ? { webhooks } : {}),
+    conservation: { accounts, money: { fell, ...money }, skus },
+  };
+}
+
+/**
+ * What a cancel's answer binds the outcome to. Answered 202, it always ends the operation
+ * cancelled, whatever step it met. Answered 409, it found the operation finished and
+ * changed nothing. But an earlier attempt of the same cancel that got no answer, or a
+ * 5xx, may have reached the engine: then its retry's 409 can be the answer to an
+ * operation this very cancel ended, and either outcome is right.
+ */
+function checkCancel(
+  rec: OpRecord | undefined,
+  operation: Record<string, unknown>,
+  status: string,
+  code: string | undefined,
+  v: (rule: string, message: string) => void,
+): void {
+  const cancelAccepted = rec?.cancel?.status === 202;
+  const cancelMayHaveTaken = rec?.cancel?.status === 'network' || (rec?.cancel?.unanswered ?? 0) > 0;
+  const endedCancelled = code === CANCELLED_CODE;
+  if (cancelAccepted && operation.cancelRequested !== true)
+    v('API: a cancel shows in the resource', 'a cancel was answered 202, but the resource says cancelRequested false');
+  if (cancelAccepted && !endedCancelled) {
+    const at = rec.cancel!.step ? ` at step ${rec.cancel!.step}` : ' before the first step';
+    v(
+      'API: a cancel answered 202 ends cancelled',
+      `a cancel was answered 202${at}, yet the operation ${status === 'succeeded' ? 'succeeded' : `failed with ${code}`}`,
+    );
+  }
+  if (endedCancelled && operation.cancelRequested !== true)
+    v('API: a cancel shows in the resource', 'ended cancelled, but the resource says cancelRequested false');
+  if (endedCancelled && !cancelAccepted && !cancelMayHaveTaken)
+    v(
+      'API: only a cancel cancels',
+      `ended cancelled, but its only cancel was answered ${String(rec?.cancel?.status ?? 'never sent')}`,
+    );
+  if (rec?.cancel?.status === 409 && endedCancelled && !cancelMayHaveTaken)
+    v('API: a finished operation is not changed by a cancel', 'a cancel was answered 409, yet the operation ended cancelled');
 }
 
 /**
@@ -319,11 +459,11 @@ export async function audit(input: AuditInput): Promise<AuditResult> {
  */
 function checkDeliveries(
   receiver: WebhookReceiver,
-  workflowId: string,
+  eventId: string,
   operation: Record<string, unknown>,
   v: (rule: string, message: string) => void,
 ): void {
-  const deliveries = receiver.deliveriesOf(`${workflowId}/completed`);
+  const deliveries = receiver.deliveriesOf(eventId);
   if (!deliveries.some((d) => d.status >= 200 && d.status < 300)) {
     v('webhooks: delivered at least once', `finished ${String(operation.status)}, ${deliveries.length} POSTs, none answered 2xx`);
     return;

@@ -3,9 +3,12 @@
 // error, a 5xx or a 202, through either API instance, until the outcome is terminal. Some
 // operations are re-sent after their outcome (a late retry) and some with a changed
 // amount (which must be refused with 422), and some are cancelled at a random moment
-// (POST …/cancel: 202 while processing, 409 once finished). Every answer is recorded: the
-// status codes clients saw, every terminal outcome and every cancel's answer, so the
-// auditor can check that all agree.
+// (POST …/cancel: 202 while processing, 409 once finished). A refusal for load (429, or
+// 503 engine_busy) is retried no sooner than its Retry-After, with the same key, and so is
+// a 408 (the instance did not receive the request in time: nothing started). Every
+// answer is recorded: the status codes clients saw (per tenant), every terminal outcome
+// and every cancel's answer, so the auditor can check that all agree.
+import type { OperationRegistry } from '../workflows/registry.js';
 import { createRng, type Rng } from './prng.js';
 import type { PlannedOp } from './plan.js';
 
@@ -20,6 +23,8 @@ export interface ClientStats {
   /** Every request the clients sent to the API (the auditor's reads are not counted). */
   requests: number;
   byStatus: Record<string, number>;
+  /** The same, per tenant: the flooding tenant's 429s and 503s apart from the others'. */
+  byTenant: Record<string, { requests: number; byStatus: Record<string, number> }>;
   byApi: [number, number];
   networkErrors: number;
   /** Requests beyond the first for the original body of an operation (all its clients). */
@@ -29,14 +34,18 @@ export interface ClientStats {
   lateReplays: number;
   changedAmountSent: number;
   got422: number;
-  /** 503 answers by problem code (engine_unavailable while Temporal is down). */
+  /** 503 answers by problem code (engine_unavailable while Temporal is down, engine_busy past the bound). */
   unavailableByCode: Record<string, number>;
+  /** The same, per tenant. */
+  unavailableByTenant: Record<string, Record<string, number>>;
   /** The first 503 of each code as it was sent, for the report. */
   unavailableSamples: Record<string, { contentType: string | null; retryAfter: string | null; body: string }>;
   /** Answers to POSTs of an operation that was already terminal, per Idempotent-Replayed value. */
   replayHeader: { true: number; missing: number };
   /** Cancels sent, by where they landed: the step a 202 named (`none` before the first), or `finished` (409). */
   cancelsByStep: Record<string, number>;
+  /** 408 answers: the instance did not receive a request in time; retried with the same key. */
+  requestTimeouts: number;
 }
 
 /** A cancel a client sent, and what the API answered. */
@@ -66,10 +75,16 @@ export interface OpRecord {
   timedOut: boolean;
   changedAmount?: { status: number | 'network'; code?: string; differences?: unknown };
   cancel?: CancelRecord;
+  /** When a client first got a 200 or 202 for it (epoch ms). */
+  acceptedAt?: number;
 }
 
 export interface ClientContext {
   apiUrls: readonly [string, string];
+  /** The operations the plan was drawn from: the collection each type is started in. */
+  registry: OperationRegistry;
+  /** The Authorization header of each tenant. */
+  authorization: Readonly<Record<string, string>>;
   /**
    * No client request starts after this (epoch ms). Unbounded while faults are injected;
    * the run sets it once the faults have stopped and every part is up again.
@@ -83,6 +98,7 @@ export function newClientStats(): ClientStats {
   return {
     requests: 0,
     byStatus: {},
+    byTenant: {},
     byApi: [0, 0],
     networkErrors: 0,
     retries: 0,
@@ -91,9 +107,11 @@ export function newClientStats(): ClientStats {
     changedAmountSent: 0,
     got422: 0,
     unavailableByCode: {},
+    unavailableByTenant: {},
     unavailableSamples: {},
     replayHeader: { true: 0, missing: 0 },
     cancelsByStep: {},
+    requestTimeouts: 0,
   };
 }
 
@@ -137,9 +155,13 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
  * engine in a tight loop keep it dead once it is back; a careful client backs off.
  */
 function backoff(rng: Rng, failuresInARow: number, retryAfterHeader: string | null): number {
-  const retryAfterMs = Number(retryAfterHeader ?? '0') * 1000 || 0;
   const exponential = Math.min(8_000, 250 * 2 ** Math.min(failuresInARow, 6));
-  return Math.max(retryAfterMs, exponential) * (0.5 + rng.next());
+  return Math.max(retryAfterMs(retryAfterHeader), exponential * (0.5 + rng.next()));
+}
+
+/** Retry-After in ms (delay-seconds, the form the API sends); 0 when absent or not a number. */
+function retryAfterMs(header: string | null): number {
+  return Number(header ?? '0') * 1000 || 0;
 }
 const other = (api: 0 | 1): 0 | 1 => (api === 0 ? 1 : 0);
 
@@ -157,6 +179,7 @@ const PREFER: ReadonlyArray<readonly [string | undefined, number]> = [
 async function call(
   ctx: ClientContext,
   api: 0 | 1,
+  op: PlannedOp,
   method: 'GET' | 'POST',
   path: string,
   headers: Record<string, string>,
@@ -165,10 +188,18 @@ async function call(
 ): Promise<Answer> {
   ctx.stats.requests++;
   ctx.stats.byApi[api]++;
+  const tenant = (ctx.stats.byTenant[op.tenant] ??= { requests: 0, byStatus: {} });
+  tenant.requests++;
+  const counted = (status: string) => {
+    ctx.stats.byStatus[status] = (ctx.stats.byStatus[status] ?? 0) + 1;
+    tenant.byStatus[status] = (tenant.byStatus[status] ?? 0) + 1;
+  };
+  const auth = ctx.authorization[op.tenant];
+  const sent = { ...headers, ...(auth ? { authorization: auth } : {}) };
   try {
     const res = await fetch(ctx.apiUrls[api] + path, {
       method,
-      headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' },
+      headers: body === undefined ? sent : { ...sent, 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
       signal: AbortSignal.timeout(timeoutMs),
     });
@@ -179,11 +210,11 @@ async function call(
     } catch {
       parsed = { unparsed: text.slice(0, 200) };
     }
-    ctx.stats.byStatus[res.status] = (ctx.stats.byStatus[res.status] ?? 0) + 1;
+    counted(String(res.status));
     return { status: res.status, headers: res.headers, body: parsed };
   } catch (err) {
     ctx.stats.networkErrors++;
-    ctx.stats.byStatus.network = (ctx.stats.byStatus.network ?? 0) + 1;
+    counted('network');
     return { networkError: String((err as Error).cause ?? (err as Error).message) };
   }
 }
@@ -192,21 +223,28 @@ function keyHeader(op: PlannedOp): string {
   return op.keyForm === 'quoted' ? `"${op.key}"` : op.key;
 }
 
+/** `/v1/<plural>`: where the definition of the type says its operations are started. */
+function collectionOf(ctx: ClientContext, op: PlannedOp): string {
+  const definition = ctx.registry.get(op.type);
+  if (!definition) throw new Error(`chaos: no definition of the planned type ${op.type}`);
+  return `/v1/${definition.plural}`;
+}
+
 function post(ctx: ClientContext, api: 0 | 1, op: PlannedOp, body: PlannedOp['body'], rng: Rng): Promise<Answer> {
-  const prefer = rng.weighted(PREFER);
+  const prefer = op.prefer ?? rng.weighted(PREFER);
   const headers: Record<string, string> = { 'idempotency-key': keyHeader(op) };
   if (prefer) headers.prefer = prefer;
   const waitS = prefer === undefined ? 10 : prefer.startsWith('wait=') ? Number(prefer.slice(5)) : 0;
-  return call(ctx, api, 'POST', op.type === 'payment' ? '/v1/payments' : '/v1/checkouts', headers, body, (waitS + 20) * 1000);
+  return call(ctx, api, op, 'POST', collectionOf(ctx, op), headers, body, (waitS + 20) * 1000);
 }
 
 function get(ctx: ClientContext, api: 0 | 1, op: PlannedOp): Promise<Answer> {
-  return call(ctx, api, 'GET', `/v1/operations/${encodeURIComponent(op.key)}`, {}, undefined, 20_000);
+  return call(ctx, api, op, 'GET', `/v1/operations/${encodeURIComponent(op.key)}`, {}, undefined, 20_000);
 }
 
 /**
- * Checks the rules every 5xx answer must follow: only 503, with Retry-After; a 503 is
- * `engine_unavailable` unless it came from an instance that was shutting down.
+ * Checks the rules every 5xx answer must follow: only 503, and every 503 with Retry-After
+ * (engine_unavailable, engine_busy, shutting_down alike: each is safe to retry, and says when).
  */
 function check5xx(
   ctx: ClientContext,
@@ -220,16 +258,38 @@ function check5xx(
     return;
   }
   ctx.stats.unavailableByCode[code] = (ctx.stats.unavailableByCode[code] ?? 0) + 1;
+  const byTenant = (ctx.stats.unavailableByTenant[op.tenant] ??= {});
+  byTenant[code] = (byTenant[code] ?? 0) + 1;
   ctx.stats.unavailableSamples[code] ??= {
     contentType: ans.headers.get('content-type'),
     retryAfter: ans.headers.get('retry-after'),
     body: JSON.stringify(ans.body).slice(0, 300),
   };
-  if (code === 'engine_unavailable' && !ans.headers.get('retry-after')) {
+  if (!ans.headers.get('retry-after')) {
     ctx.violations.push({
       rule: 'API: 503 carries Retry-After',
       key: op.key,
-      message: `api-${api} answered 503 engine_unavailable without Retry-After`,
+      message: `api-${api} answered 503 ${code} without Retry-After`,
+    });
+  }
+}
+
+/**
+ * A 429 is a refusal for load: rate_limited, with Retry-After (when to come back) and the
+ * RateLimit and RateLimit-Policy fields (what the limit is).
+ */
+function check429(
+  ctx: ClientContext,
+  op: PlannedOp,
+  api: 0 | 1,
+  ans: { status: number; headers: Headers; body: Record<string, unknown> },
+): void {
+  const missing = ['retry-after', 'ratelimit', 'ratelimit-policy'].filter((h) => !ans.headers.get(h));
+  if (ans.body.code !== 'rate_limited' || missing.length > 0) {
+    ctx.violations.push({
+      rule: 'API: 429 is rate_limited with Retry-After and RateLimit fields',
+      key: op.key,
+      message: `api-${api} answered 429 ${String(ans.body.code)}${missing.length > 0 ? ` without ${missing.join(', ')}` : ''}`,
     });
   }
 }
@@ -259,6 +319,7 @@ async function clientLoop(ctx: ClientContext, rec: OpRecord, rng: Rng, firstApi:
     if ((ans.status === 200 || ans.status === 202) && typeof ans.body.status === 'string') {
       failures = 0;
       rec.accepted = true;
+      rec.acceptedAt ??= Date.now();
       onAccepted();
       if (isTerminal(ans.body)) {
         if (ans.status !== 200) {
@@ -298,6 +359,23 @@ async function clientLoop(ctx: ClientContext, rec: OpRecord, rng: Rng, firstApi:
       viaGet = false;
       continue;
     }
+    if (ans.status === 408) {
+      // The instance did not receive the whole request in time (a client, or a process,
+      // starved of CPU): nothing was started, so the same request again is safe.
+      ctx.stats.requestTimeouts++;
+      await sleep(backoff(rng, failures++, null));
+      api = other(api);
+      viaGet = false;
+      continue;
+    }
+    if (ans.status === 429) {
+      // The tenant's rate is spent, whichever instance it asks: come back when it says.
+      check429(ctx, op, api, ans);
+      await sleep(Math.max(retryAfterMs(ans.headers.get('retry-after')), 250) * (1 + 0.25 * rng.next()));
+      if (rng.chance(0.5)) api = other(api);
+      viaGet = false;
+      continue;
+    }
     if (ans.status === 404 && viaGet) {
       // Only ever asked after a 202: the operation exists and must be found.
       ctx.violations.push({ rule: 'I5 nothing lost', key: op.key, message: `api-${api} answered 404 for an accepted operation` });
@@ -315,8 +393,8 @@ async function clientLoop(ctx: ClientContext, rec: OpRecord, rng: Rng, firstApi:
 }
 
 /**
- * The answer, or null after backing off from a network error or a 5xx (checked): the
- * caller then tries again through the other instance.
+ * The answer, or null after backing off from a network error, a 5xx, a 429 (checked) or a
+ * 408: the caller then tries again through the other instance.
  */
 async function unlessRetried(
   ctx: ClientContext,
@@ -335,13 +413,23 @@ async function unlessRetried(
     await sleep(backoff(rng, failures, ans.headers.get('retry-after')));
     return null;
   }
+  if (ans.status === 429) {
+    check429(ctx, op, api, ans);
+    await sleep(backoff(rng, failures, ans.headers.get('retry-after')));
+    return null;
+  }
+  if (ans.status === 408) {
+    ctx.stats.requestTimeouts++;
+    await sleep(backoff(rng, failures, null));
+    return null;
+  }
   return ans;
 }
 
 /** The same key with a changed amount, once the operation was accepted: must be 422. */
 async function sendChanged(ctx: ClientContext, rec: OpRecord, rng: Rng): Promise<void> {
   const { op } = rec;
-  const changed = { ...op.body, amount: op.body.amount + op.changedAmount!.delta };
+  const changed = { ...op.body, amount: Number(op.body.amount) + op.changedAmount!.delta };
   let api: 0 | 1 = rng.chance(0.5) ? 0 : 1;
   ctx.stats.changedAmountSent++;
   for (let failures = 0; Date.now() < ctx.deadline; failures++) {
@@ -417,7 +505,7 @@ async function sendCancel(ctx: ClientContext, rec: OpRecord, rng: Rng, afterMs: 
   const path = `/v1/operations/${encodeURIComponent(op.key)}/cancel`;
   let unanswered = 0;
   for (let failures = 0; Date.now() < ctx.deadline; failures++) {
-    const ans = await unlessRetried(ctx, op, api, rng, failures, await call(ctx, api, 'POST', path, {}, undefined, 20_000));
+    const ans = await unlessRetried(ctx, op, api, rng, failures, await call(ctx, api, op, 'POST', path, {}, undefined, 20_000));
     if (!ans) {
       unanswered++;
       api = other(api);
@@ -477,12 +565,13 @@ export async function runOperation(ctx: ClientContext, op: PlannedOp): Promise<O
     : Promise.resolve();
   // Decided from the operation's own seed, so a replay of the run cancels the same ones.
   const cancelRng = rng.fork('cancel');
-  const cancelled = cancelRng.chance(CANCEL_RATE)
-    ? (async () => {
-        if (!(await Promise.race([accepted, loops.then(() => rec.accepted)]))) return;
-        await sendCancel(ctx, rec, cancelRng, cancelRng.int(0, 3_000));
-      })()
-    : Promise.resolve();
+  const cancelled =
+    !op.flood && cancelRng.chance(CANCEL_RATE)
+      ? (async () => {
+          if (!(await Promise.race([accepted, loops.then(() => rec.accepted)]))) return;
+          await sendCancel(ctx, rec, cancelRng, cancelRng.int(0, 3_000));
+        })()
+      : Promise.resolve();
   await loops;
   await cancelled;
   if (rec.terminal) {

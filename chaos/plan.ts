@@ -1,10 +1,31 @@
 // The seeded plan of a chaos run: which logical operations are sent when (and how their
-// clients retry), and the schedule of faults. Everything here derives from the seed and
-// the options only, so the same seed gives the same plan and the same hash; what happens
-// at run time (timings, retries after a 503) varies, the plan does not.
+// clients retry), a flood of one tenant's new operations, and the schedule of faults.
+// Everything here derives from the seed, the options and the registry of operations only,
+// so the same seed gives the same plan and the same hash; what happens at run time
+// (timings, retries after a 503) varies, the plan does not.
+//
+// Operations are drawn from the registry, every type alike; their request bodies are
+// filled from each definition's request schema with the sandboxes' vocabulary
+// (vocabulary.ts), so a definition added to the registry joins the mix by itself.
 import { createHash } from 'node:crypto';
+import type { TSchema } from 'typebox';
+import { Value } from 'typebox/value';
 import type { FaultsPatch } from '../downstream/shared/faults.js';
+import type { OperationDefinition } from '../workflows/definition.js';
+import { builtInRegistry, type OperationRegistry } from '../workflows/registry.js';
 import { createRng, type Rng } from './prng.js';
+import {
+  AMPLE_ACCOUNTS,
+  AMPLE_SKUS,
+  DOOMED_SPOILS,
+  FIELDS,
+  LEDGER,
+  roleOf,
+  TIGHT_SPOILS,
+  type Item,
+  type Service,
+  type Spoil,
+} from './vocabulary.js';
 
 /** Settings of the chaos stack: short deadlines so fences and NeedsAttention happen within a run. */
 export const CHAOS_TIMINGS = {
@@ -16,30 +37,40 @@ export const CHAOS_TIMINGS = {
   downstreamTimeoutMs: 2_000,
 } as const;
 
-/** Ledger set-up: generous accounts and stock so most operations succeed, and some that cannot. */
-export const LEDGER = {
-  accounts: [
-    { id: 'acc_chaos_1', balance: 1_000_000_000 },
-    { id: 'acc_chaos_2', balance: 1_000_000_000 },
-    { id: 'acc_chaos_3', balance: 1_000_000_000 },
-    /** Enough for a few operations only: later ones fail with insufficient_funds, whichever wins. */
-    { id: 'acc_chaos_tight', balance: 30_000 },
-    /** Can pay nothing the plan asks of it: designed to fail. */
-    { id: 'acc_chaos_poor', balance: 50 },
-  ],
-  stock: [
-    { sku: 'sku_chaos_a', available: 1_000_000 },
-    { sku: 'sku_chaos_b', available: 1_000_000 },
-    { sku: 'sku_chaos_c', available: 1_000_000 },
-    /** A few units: later checkouts fail with out_of_stock. */
-    { sku: 'sku_chaos_scarce', available: 12 },
-    /** None at all: designed to fail. */
-    { sku: 'sku_chaos_soldout', available: 0 },
-  ],
-} as const;
+/** The run's tenants: the one whose operations carry the plan, and the one that floods. */
+export const TENANTS = { main: 'chaos', flood: 'flood' } as const;
 
-const NORMAL_ACCOUNTS = ['acc_chaos_1', 'acc_chaos_2', 'acc_chaos_3'] as const;
-const NORMAL_SKUS = ['sku_chaos_a', 'sku_chaos_b', 'sku_chaos_c'] as const;
+/**
+ * The flood window: one tenant sends a burst of new operations far past its share, every
+ * first request to one API instance at once. That instance lets one tenant hold three
+ * quarters of its places (its engine bound): the burst is larger, so part of it is refused
+ * 503 engine_busy on arrival; of the requests that find a place, those past the tenant's
+ * rate are refused 429. The other tenant is not limited, and the bound is the default, so
+ * its share of the engine is what it would be in production.
+ */
+export const FLOOD = {
+  /**
+   * RETRYSAFE_TENANT_LIMITS entry of the flooding tenant: what the engine takes from it. At
+   * 20/s the burst started more workflows than the dev server on a loaded 2-core machine
+   * completes, and the other tenant's retries and the refused requests' lookups kept it
+   * there for minutes.
+   */
+  rate: '5/s',
+  /** RETRYSAFE_MAX_IN_FLIGHT of each API instance (the default): one tenant may hold 48. */
+  maxInFlight: 64,
+  /** The instance every first request of the flood goes to. */
+  api: 0,
+  /** Flood requests wait for their outcome, holding their place in the bound meanwhile. */
+  prefer: 'wait=10',
+  /** Every first request of the flood goes out within this: a burst, not a ramp. */
+  spreadMs: 200,
+  /**
+   * Its operations: more than the 48 places one tenant may hold at the instance it floods,
+   * whatever the run's length (a burst, not a second load: a larger one only lengthens the
+   * time the engine takes to catch up).
+   */
+  size: 60,
+} as const;
 
 /** Ops per second of load when --ops is not given: 5 minutes make about 570 operations. */
 export const DEFAULT_OPS_PER_SECOND = 1.9;
@@ -54,11 +85,14 @@ export type OpProfile =
 export interface PlannedOp {
   index: number;
   key: string;
-  type: 'payment' | 'checkout';
+  tenant: string;
+  /** The operation type: a definition of the registry. */
+  type: string;
   profile: OpProfile;
   /** The failure codes a doomed operation may end with. */
   expectedFailure?: string[];
-  body: { account: string; amount: number; currency: string; items?: Array<{ sku: string; quantity: number }> };
+  /** The request, valid against the definition's schema. */
+  body: Record<string, unknown>;
   /** When the first request goes out, from the start of the load. */
   atMs: number;
   /** How many clients send it at once, each retrying on its own. */
@@ -73,12 +107,15 @@ export interface PlannedOp {
   lateReplaysMs: number[];
   /** Re-sent with a changed amount this long after it was accepted (must get 422). */
   changedAmount?: { afterMs: number; delta: number };
+  /** The Prefer header of every POST; a seeded mix when absent. */
+  prefer?: string;
+  /** Part of the flood: never cancelled, nothing sent after its outcome. */
+  flood?: boolean;
   /** Seed of the op's run-time choices (waits, instances, back-off jitter). */
   clientSeed: number;
 }
 
 export type SandboxFaultKind = 'drop' | 'fail' | 'delay' | 'down' | 'crash';
-export type Service = 'bank' | 'reservations';
 
 export interface SandboxFaultWindow {
   kind: 'sandbox';
@@ -152,11 +189,20 @@ export const PROCESS_FAULT_RATES: Record<Topology, ReadonlyArray<readonly [Proce
   ],
 };
 
+export interface FloodPlan {
+  tenant: string;
+  /** When its first requests go out, from the start of the load. */
+  atMs: number;
+  ops: PlannedOp[];
+}
+
 export interface ChaosPlan {
   seed: number;
   topology: Topology;
   durationMs: number;
+  /** The operations of the main tenant. */
   ops: PlannedOp[];
+  flood: FloodPlan;
   sandboxFaults: SandboxFaultWindow[];
   processFaults: ProcessFault[];
   /** SHA-256 of the plan: two runs with the same hash ran the same schedule. */
@@ -174,48 +220,82 @@ export function defaultOps(durationMs: number): number {
   return Math.max(10, Math.round((durationMs / 1000) * DEFAULT_OPS_PER_SECOND));
 }
 
-export function buildPlan(opts: PlanOptions): ChaosPlan {
+/** Every operation of the plan: the main tenant's, then the flood's. */
+export function allOps(plan: Pick<ChaosPlan, 'ops' | 'flood'>): PlannedOp[] {
+  return [...plan.ops, ...plan.flood.ops];
+}
+
+/** How many operations of each type of the registry a list holds (every type named, zeros too). */
+export function countByType(ops: readonly PlannedOp[], registry: OperationRegistry = builtInRegistry): Record<string, number> {
+  const counts = Object.fromEntries(registry.types.map((t) => [t, 0]));
+  for (const op of ops) counts[op.type] = (counts[op.type] ?? 0) + 1;
+  return counts;
+}
+
+export function buildPlan(opts: PlanOptions, registry: OperationRegistry = builtInRegistry): ChaosPlan {
   const root = createRng(opts.seed);
-  const ops = planOperations(root.fork('operations'), opts);
+  const ops = planOperations(root.fork('operations'), opts, registry);
+  const flood = planFlood(root.fork('flood'), opts, registry);
   const sandboxFaults = (['bank', 'reservations'] as const).flatMap((service) =>
     planSandboxFaults(root.fork(`faults:${service}`), service, opts.durationMs),
   );
   sandboxFaults.sort((a, b) => a.atMs - b.atMs || a.service.localeCompare(b.service));
   const processFaults = planProcessFaults(root.fork(`processes:${opts.topology}`), opts.durationMs, opts.topology);
   const body = {
-    version: 2,
+    version: 3,
     seed: opts.seed,
     topology: opts.topology,
     durationMs: opts.durationMs,
     timings: CHAOS_TIMINGS,
     ledger: LEDGER,
+    tenants: TENANTS,
+    floodSettings: FLOOD,
     ops,
+    flood,
     sandboxFaults,
     processFaults,
   };
   const hash = createHash('sha256').update(JSON.stringify(body)).digest('hex');
-  return { seed: opts.seed, topology: opts.topology, durationMs: opts.durationMs, ops, sandboxFaults, processFaults, hash };
+  return {
+    seed: opts.seed,
+    topology: opts.topology,
+    durationMs: opts.durationMs,
+    ops,
+    flood,
+    sandboxFaults,
+    processFaults,
+    hash,
+  };
 }
 
-function planOperations(rng: Rng, opts: PlanOptions): PlannedOp[] {
+function keyWidth(count: number): number {
+  return String(Math.max(0, count - 1)).length;
+}
+
+function planOperations(rng: Rng, opts: PlanOptions, registry: OperationRegistry): PlannedOp[] {
   // Arrivals spread over the first 95% of the run, so the last ones still meet faults.
   const span = opts.durationMs * 0.95;
   const times = Array.from({ length: opts.ops }, () => Math.floor(rng.next() * span)).sort((a, b) => a - b);
-  const width = String(opts.ops - 1).length;
+  const width = keyWidth(opts.ops);
   return times.map((atMs, index) => {
-    const type = rng.chance(0.5) ? 'payment' : 'checkout';
-    const profile = rng.weighted<OpProfile>([
+    const definition = rng.pick(registry.all);
+    const wanted = rng.weighted<OpProfile>([
       ['normal', 80],
       ['tight', 8],
       ['doomed', 12],
     ]);
-    const amount = rng.int(100, 9_999);
+    const candidates =
+      wanted === 'normal' ? [] : (wanted === 'tight' ? TIGHT_SPOILS : DOOMED_SPOILS).filter((s) => fits(definition, s));
+    // A definition with no field a spoil fits (no account, no SKU) can only be planned to succeed.
+    const spoil = candidates.length > 0 ? rng.pick(candidates) : undefined;
+    const profile: OpProfile = spoil ? wanted : 'normal';
     const op: PlannedOp = {
       index,
       key: `chaos-s${opts.seed}-${String(index).padStart(width, '0')}`,
-      type,
+      tenant: TENANTS.main,
+      type: definition.type,
       profile,
-      body: { account: rng.pick(NORMAL_ACCOUNTS), amount, currency: 'EUR' },
+      body: requestFor(rng, definition, spoil),
       atMs,
       concurrency: rng.weighted([
         [1, 55],
@@ -238,31 +318,146 @@ function planOperations(rng: Rng, opts: PlanOptions): PlannedOp[] {
       ),
       clientSeed: rng.int(0, 2 ** 31),
     };
-    if (rng.chance(0.15)) op.changedAmount = { afterMs: rng.int(0, 5_000), delta: rng.int(1, 500) };
-    if (type === 'checkout') {
-      const skus = rng.shuffle(NORMAL_SKUS).slice(0, rng.int(1, 2));
-      op.body.items = skus.map((sku) => ({ sku, quantity: rng.int(1, 3) }));
-    }
-    if (profile === 'tight') {
-      if (type === 'payment' || rng.chance(0.5)) {
-        op.body.account = 'acc_chaos_tight';
-        op.body.amount = rng.int(2_000, 6_000);
-      } else {
-        op.body.items = [{ sku: 'sku_chaos_scarce', quantity: rng.int(1, 3) }];
-      }
-    } else if (profile === 'doomed') {
-      if (type === 'payment' || rng.chance(0.5)) {
-        // The charge is declined; in a checkout the hold is then released.
-        op.body.account = 'acc_chaos_poor';
-        op.body.amount = rng.int(1_000, 5_000);
-        op.expectedFailure = ['insufficient_funds', 'payment_unavailable', 'inventory_unavailable'];
-      } else {
-        op.body.items = [{ sku: 'sku_chaos_soldout', quantity: rng.int(1, 2) }];
-        op.expectedFailure = ['out_of_stock', 'inventory_unavailable'];
-      }
-    }
+    if (profile === 'doomed' && spoil?.refusal) op.expectedFailure = failureCodes(definition, spoil.refusal);
+    if (rng.chance(0.15) && fingerprintsAmount(definition))
+      op.changedAmount = { afterMs: rng.int(0, 5_000), delta: rng.int(1, 500) };
     return op;
   });
+}
+
+/**
+ * The flood: within the fault phase, one tenant sends many new operations at once, each
+ * by one client that retries a 429 or a 503 after Retry-After with the same key.
+ */
+function planFlood(rng: Rng, opts: PlanOptions, registry: OperationRegistry): FloodPlan {
+  const atMs = rng.int(Math.round(opts.durationMs * 0.3), Math.round(opts.durationMs * 0.5));
+  const count = FLOOD.size;
+  const width = keyWidth(count);
+  const ops = Array.from({ length: count }, (_, index): PlannedOp => {
+    const definition = rng.pick(registry.all);
+    return {
+      index,
+      key: `flood-s${opts.seed}-${String(index).padStart(width, '0')}`,
+      tenant: TENANTS.flood,
+      type: definition.type,
+      profile: 'normal',
+      body: requestFor(rng, definition, undefined),
+      atMs: atMs + rng.int(0, FLOOD.spreadMs),
+      concurrency: 1,
+      keyForm: 'bare',
+      firstApi: FLOOD.api,
+      getAfter202: 0,
+      lateReplaysMs: [],
+      prefer: FLOOD.prefer,
+      flood: true,
+      clientSeed: rng.int(0, 2 ** 31),
+    };
+  });
+  return { tenant: TENANTS.flood, atMs, ops };
+}
+
+type Properties = Record<string, TSchema & { type?: string; items?: TSchema; properties?: Properties; required?: string[] }>;
+
+/** The item schema of an array field whose objects name a SKU, if the field is one. */
+function itemSchemaOf(schema: Properties[string]): (TSchema & { properties: Properties; required?: string[] }) | undefined {
+  const items = schema.items as (TSchema & { properties?: Properties; required?: string[] }) | undefined;
+  if (schema.type !== 'array' || !items?.properties || !(FIELDS.sku in items.properties)) return undefined;
+  return items as TSchema & { properties: Properties; required?: string[] };
+}
+
+function propertiesOf(definition: OperationDefinition): Properties {
+  return definition.request.properties as unknown as Properties;
+}
+
+/** Whether a spoil has a field to go in: a payer, a payee, or items. */
+function fits(definition: OperationDefinition, spoil: Spoil): boolean {
+  const required = new Set(definition.request.required ?? []);
+  return Object.entries(propertiesOf(definition)).some(([field, schema]) => {
+    if (!required.has(field)) return false;
+    if (spoil.role === 'sku') return itemSchemaOf(schema) !== undefined;
+    return roleOf(field) === spoil.role;
+  });
+}
+
+function fingerprintsAmount(definition: OperationDefinition): boolean {
+  const fields = definition.fingerprint ?? Object.keys(propertiesOf(definition));
+  return (fields as readonly string[]).includes(FIELDS.amount) && FIELDS.amount in propertiesOf(definition);
+}
+
+/**
+ * A request body for the definition, every required field filled by what its name means
+ * to the sandboxes; optional ones (a description) are left out. Payers are drawn first so
+ * that a payee is another account. Checked against the schema and the definition's own
+ * rules: a body the API would refuse is a bug of the plan, not a finding of the run.
+ */
+function requestFor(rng: Rng, definition: OperationDefinition, spoil: Spoil | undefined): Record<string, unknown> {
+  const required = new Set(definition.request.required ?? []);
+  const fields = Object.entries(propertiesOf(definition)).filter(([field]) => required.has(field));
+  const rank = (field: string) => (roleOf(field) === 'payer' ? 0 : 1);
+  fields.sort(([a], [b]) => rank(a) - rank(b));
+  const body: Record<string, unknown> = {};
+  const payers: string[] = [];
+  const unknown = (field: string) =>
+    new Error(`chaos: cannot fill ${definition.type}.${field}: the sandboxes' vocabulary has no such field`);
+  for (const [field, schema] of fields) {
+    switch (roleOf(field)) {
+      case 'payer': {
+        const account = spoil?.role === 'payer' ? spoil.value : rng.pick(AMPLE_ACCOUNTS);
+        payers.push(account);
+        body[field] = account;
+        break;
+      }
+      case 'payee':
+        body[field] = spoil?.role === 'payee' ? spoil.value : rng.pick(AMPLE_ACCOUNTS.filter((a) => !payers.includes(a)));
+        break;
+      case 'amount':
+        body[field] = spoil?.amount ? rng.int(...spoil.amount) : rng.int(100, 9_999);
+        break;
+      case 'currency':
+        body[field] = LEDGER.currency;
+        break;
+      default: {
+        const item = itemSchemaOf(schema);
+        if (!item) throw unknown(field);
+        for (const inner of item.required ?? []) {
+          if (inner !== FIELDS.sku && inner !== FIELDS.quantity) throw unknown(`${field}[].${inner}`);
+        }
+        const items: Item[] =
+          spoil?.role === 'sku'
+            ? [{ sku: spoil.value, quantity: rng.int(...(spoil.quantity ?? [1, 1])) }]
+            : rng
+                .shuffle(AMPLE_SKUS)
+                .slice(0, rng.int(1, 2))
+                .map((sku) => ({ sku, quantity: rng.int(1, 3) }));
+        body[field] = items;
+      }
+    }
+  }
+  const refused = [
+    ...[...Value.Errors(definition.request, body)].map((e) => `${e.instancePath || '/'} ${e.message}`),
+    ...(definition.check?.(body as never) ?? []).map((e) => `${e.field} ${e.message}`),
+  ];
+  if (refused.length > 0)
+    throw new Error(`chaos: the planned ${definition.type} ${JSON.stringify(body)} is invalid: ${refused.join('; ')}`);
+  return body;
+}
+
+/**
+ * The codes an operation meeting `refusal` downstream may fail with: what its steps map
+ * that refusal to, or the code of a step fenced on the way there (any step up to the last
+ * one that can meet it; which of them does depends on the values).
+ */
+function failureCodes(definition: OperationDefinition, refusal: string): string[] {
+  const codes = new Set<string>();
+  let last = -1;
+  definition.steps.forEach((step, i) => {
+    const code = step.businessErrors[refusal];
+    if (code === undefined) return;
+    codes.add(code);
+    last = i;
+  });
+  for (const step of definition.steps.slice(0, last + 1)) codes.add(step.unavailableCode ?? definition.unavailableCode);
+  return [...codes];
 }
 
 /**

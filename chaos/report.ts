@@ -13,7 +13,7 @@ export interface FaultTally {
   crashWindows: number;
   /** Process faults that fired (crashes and restarts), by kind. */
   processes: Partial<Record<ProcessFaultKind, number>>;
-  /** For each SIGKILL of a kind: the POST requests the process had in flight (from its request log). */
+  /** For each SIGKILL of a kind: the POST requests the process had in flight (from its request events). */
   inFlightAtKill: Partial<Record<ProcessFaultKind, number[]>>;
   /** For each fault of a kind: how long the part was down (killed or stopped until up again). */
   downMs: Partial<Record<ProcessFaultKind, number[]>>;
@@ -50,6 +50,23 @@ export const PROCESS_FAULT_LABELS: Record<ProcessFaultKind, string> = {
   postgres_restart: 'PostgreSQL restart',
 };
 
+/** The flood window: what the flooding tenant's requests were answered. */
+export interface FloodReport {
+  tenant: string;
+  /** When its first requests went out, from the start of the load. */
+  atMs: number;
+  ops: number;
+  /** Operations some request of which got a 200 or 202. */
+  accepted: number;
+  /** Its requests (first tries and retries), by status. */
+  requests: number;
+  byStatus: Record<string, number>;
+  /** Its 503 answers by code (engine_busy: the instance's bound, or its share of it). */
+  unavailableByCode: Record<string, number>;
+  /** From its first request until the last of its operations was accepted. */
+  allAcceptedAfterMs?: number;
+}
+
 export interface ChaosReport {
   passed: boolean;
   topology: Topology;
@@ -59,8 +76,10 @@ export interface ChaosReport {
   scheduleHash: string;
   replay: string;
   timings: { stackStartMs: number; loadMs: number; settleMs: number; auditMs: number; totalMs: number };
-  operations: { total: number; payment: number; checkout: number; designedToFail: number; mayFail: number };
+  /** Planned operations: all of them, by type (every type of the registry), of the flood, and by profile. */
+  operations: { total: number; byType: Record<string, number>; flood: number; designedToFail: number; mayFail: number };
   http: ClientStats;
+  flood: FloodReport;
   faults: FaultTally & {
     droppedResponses: number;
     droppedResponsesByService: LogCounts['droppedResponses'];
@@ -68,7 +87,10 @@ export interface ChaosReport {
     crashedAfterCommitByService: LogCounts['crashedAfterCommit'];
     failedBeforeCommit: number;
     refusedWhileDown: number;
-    activityAttemptFailures: number;
+    /** Requests a sandbox held by an injected delay. */
+    delayed: number;
+    /** The workers' downstream calls that failed, by result (unavailable: retried; refused: final). */
+    downstreamCallsFailed: Record<string, number>;
     unexpectedExits: Record<string, number>;
   };
   outcomes: AuditResult['outcomes'];
@@ -87,13 +109,19 @@ export interface ChaosReport {
 export function findingsOf(http: ClientStats, unexpectedExits: Record<string, number>): string[] {
   const findings: string[] = [];
   for (const [code, n] of Object.entries(http.unavailableByCode)) {
-    if (code === 'engine_unavailable') continue;
+    // The engine down, and the engine bound under the flood: both expected in a chaos run.
+    if (code === 'engine_unavailable' || code === 'engine_busy') continue;
     const sample = http.unavailableSamples[code];
     findings.push(
       `${n} answers 503 with code ${code} (not engine_unavailable), e.g. content-type ${String(sample?.contentType)}, ` +
         `Retry-After ${String(sample?.retryAfter)}, body ${String(sample?.body)}`,
     );
   }
+  if (http.requestTimeouts > 0)
+    findings.push(
+      `${http.requestTimeouts} answers 408 request_timeout: an API instance did not receive the request in time ` +
+        '(a starved machine); each was retried with the same key',
+    );
   for (const [name, n] of Object.entries(unexpectedExits))
     findings.push(`${name} exited on its own ${n} time(s) and was restarted`);
   return findings;
@@ -121,18 +149,39 @@ export function renderTable(r: ChaosReport): string {
   t.push(['schedule hash', r.scheduleHash.slice(0, 16)]);
   t.push([
     'logical operations',
-    `${r.operations.total} (payments ${r.operations.payment}, checkouts ${r.operations.checkout}; designed to fail ${r.operations.designedToFail}, may fail ${r.operations.mayFail})`,
+    `${r.operations.total} (${Object.entries(r.operations.byType)
+      .map(([type, n]) => `${type} ${n}`)
+      .join(
+        ', ',
+      )}; ${r.operations.flood} of them in the flood; designed to fail ${r.operations.designedToFail}, may fail ${r.operations.mayFail})`,
   ]);
   section('clients');
   t.push(['HTTP requests', String(r.http.requests)]);
   t.push(['  by status', fmt(r.http.byStatus)]);
+  for (const [tenant, { requests, byStatus }] of Object.entries(r.http.byTenant).sort(([a], [b]) => a.localeCompare(b)))
+    t.push([`  tenant ${tenant}`, `${requests}: ${fmt(byStatus)}`]);
   t.push(['  by API instance', `api-0: ${r.http.byApi[0]}, api-1: ${r.http.byApi[1]}`]);
   t.push(['client retries (same key)', String(r.http.retries)]);
   t.push(['concurrent extra clients', String(r.http.concurrentClients)]);
   t.push(['late retries after the outcome', `${r.http.lateReplays} (Idempotent-Replayed: true on ${r.http.replayHeader.true})`]);
   t.push(['changed amount, same key', `${r.http.changedAmountSent} sent, ${r.http.got422} got 422`]);
   t.push(['503 answers by code', fmt(r.http.unavailableByCode)]);
+  // The others' engine_busy says what the flood cost them: the bound leaves them a quarter of its places.
+  for (const [tenant, byCode] of Object.entries(r.http.unavailableByTenant).sort(([a], [b]) => a.localeCompare(b)))
+    t.push([`  tenant ${tenant}`, fmt(byCode)]);
   t.push(['cancels, by the step they landed on', fmt(r.http.cancelsByStep)]);
+  section(`flood of tenant ${r.flood.tenant}`);
+  t.push([
+    'new operations at once',
+    `${r.flood.ops} from ${seconds(r.flood.atMs)}; ${r.flood.accepted} accepted` +
+      (r.flood.allAcceptedAfterMs !== undefined
+        ? `, the last ${seconds(r.flood.allAcceptedAfterMs)} after the first request`
+        : ''),
+  ]);
+  t.push([
+    'refused for load, retried',
+    `429 rate_limited: ${r.flood.byStatus['429'] ?? 0}; 503: ${fmt(r.flood.unavailableByCode)} (of ${r.flood.requests} requests)`,
+  ]);
   section('faults injected');
   t.push([
     'dropped responses after commit',
@@ -143,9 +192,9 @@ export function renderTable(r: ChaosReport): string {
     `${r.faults.crashedAfterCommit} (${fmt(r.faults.crashedAfterCommitByService)}) in ${r.faults.crashWindows} windows`,
   ]);
   t.push(['failures before commit', `${r.faults.failedBeforeCommit} in ${r.faults.failWindows} windows`]);
-  t.push(['delays past the activity timeout', `${r.faults.delayWindows} windows`]);
+  t.push(['delays past the activity timeout', `${r.faults.delayed} requests held in ${r.faults.delayWindows} windows`]);
   t.push(['downtime > step deadline', `${r.faults.downWindows} windows, ${r.faults.refusedWhileDown} connections refused`]);
-  t.push(['activity attempts failed', String(r.faults.activityAttemptFailures)]);
+  t.push(['downstream calls failed', fmt(r.faults.downstreamCallsFailed)]);
   section('crashes and restarts, by kind');
   for (const [kind] of PROCESS_FAULT_RATES[r.topology]) {
     const n = r.faults.processes[kind] ?? 0;
@@ -161,6 +210,12 @@ export function renderTable(r: ChaosReport): string {
   section('outcomes (audited)');
   t.push(['succeeded', String(r.outcomes.succeeded)]);
   t.push(['failed', `${r.outcomes.failed} (${fmt(r.outcomes.byCode)})`]);
+  t.push([
+    '  by type',
+    Object.entries(r.outcomes.byType)
+      .map(([type, o]) => `${type} ${o.succeeded} succeeded, ${o.failed} failed`)
+      .join('; '),
+  ]);
   t.push(['NeedsAttention', `${r.outcomes.needsAttention} raised; ${r.outcomes.openNeedsAttention} still open`]);
   t.push(['open past the bound / never started', `${r.outcomes.open} / ${r.outcomes.neverStarted}`]);
   if (r.webhooks) {
@@ -171,6 +226,11 @@ export function renderTable(r: ChaosReport): string {
     ]);
   }
   t.push(['money', r.conservation.accounts.map((a) => `${a.id} −${a.initial - a.final}`).join(', ')]);
+  t.push([
+    '  charged out / moved between',
+    `${r.conservation.money.chargedOut} charged out of the accounts by succeeded operations (they fell by ${r.conservation.money.fell}); ` +
+      `${r.conservation.money.movedBetweenAccounts} moved between them`,
+  ]);
   t.push(['stock confirmed', r.conservation.skus.map((s) => `${s.sku} ${s.confirmedByOps} (held ${s.held})`).join(', ')]);
   section('result');
   t.push(['violations', String(r.violations.length)]);

@@ -1,16 +1,29 @@
 // One chaos run: plan → stack → load and faults for `duration` → faults off, wait until
 // every operation settled (bounded) → audit → report. Nothing here decides what is a
 // violation except the clients (answers) and the auditor (ledgers).
+import { randomBytes } from 'node:crypto';
 import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { audit, TENANT } from './auditor.js';
+import { audit } from './auditor.js';
 import { newClientStats, runOperation, type ClientContext, type OpRecord } from './client.js';
 import { createRng } from './prng.js';
 import type { ChaosOptions } from './options.js';
-import { buildPlan, PROCESS_FAULT_RATES, type ChaosPlan, type ProcessFault, type SandboxFaultWindow } from './plan.js';
-import { findingsOf, newFaultTally, sumCounts, type ChaosReport, type FaultTally } from './report.js';
+import {
+  allOps,
+  buildPlan,
+  countByType,
+  FLOOD,
+  PROCESS_FAULT_RATES,
+  TENANTS,
+  type ChaosPlan,
+  type ProcessFault,
+  type SandboxFaultWindow,
+} from './plan.js';
+import { findingsOf, newFaultTally, sumCounts, type ChaosReport, type FaultTally, type FloodReport } from './report.js';
 import { NO_FAULTS } from '../downstream/shared/faults.js';
+import { completionEventId, operationRef } from '../workflows/identity.js';
+import { builtInRegistry } from '../workflows/registry.js';
 import { retryWhile, startChaosStack, type ChaosLog, type ChaosStack } from './stack.js';
 import { awaitDelivered, flakyWhile, newWebhookSecret, startWebhookReceiver } from './webhook-receiver.js';
 
@@ -32,13 +45,21 @@ function scratchRoot(): string {
   }
 }
 
+/** `payment 12, checkout 9, transfer 10`: every type of the registry, in its order. */
+function typeCounts(counts: Record<string, number>): string {
+  return Object.entries(counts)
+    .map(([type, n]) => `${type} ${n}`)
+    .join(', ');
+}
+
 export function describePlan(plan: ChaosPlan): string {
   const by = (kind: string) => plan.sandboxFaults.filter((w) => w.fault === kind).length;
   const proc = (kind: ProcessFault['kind']) => plan.processFaults.filter((p) => p.kind === kind).length;
   return [
     `plan: seed ${plan.seed}, ${plan.topology === 'cluster' ? 'Temporal cluster on PostgreSQL' : 'embedded Temporal dev server'}, ` +
-      `${plan.durationMs / 1000} s, ${plan.ops.length} operations ` +
-      `(${plan.ops.filter((o) => o.type === 'payment').length} payments, ${plan.ops.filter((o) => o.type === 'checkout').length} checkouts)`,
+      `${plan.durationMs / 1000} s, ${plan.ops.length} operations of tenant ${TENANTS.main} (${typeCounts(countByType(plan.ops))})`,
+    `flood: tenant ${plan.flood.tenant} sends ${plan.flood.ops.length} new operations to api-${FLOOD.api} at ${(plan.flood.atMs / 1000).toFixed(1)} s ` +
+      `(${typeCounts(countByType(plan.flood.ops))}), limited to ${FLOOD.rate}, ${FLOOD.maxInFlight} in flight per API instance`,
     `faults: ${by('drop')} drop, ${by('fail')} fail, ${by('delay')} delay, ${by('down')} down, ${by('crash')} crash windows; ` +
       PROCESS_FAULT_RATES[plan.topology].map(([kind]) => `${proc(kind)} ${kind}`).join(', '),
     `schedule hash: ${plan.hash}`,
@@ -66,16 +87,28 @@ export async function runChaos(opts: ChaosOptions, print: (line: string) => void
   print(describePlan(plan));
   const dir = mkdtempSync(join(scratchRoot(), `retrysafe-chaos-s${opts.seed}-`));
   log(`starting the stack in ${dir}`);
-  // The run's tenant has a completion webhook: a receiver here that fails and goes down at times.
+  // Both tenants have a completion webhook: a receiver here that fails and goes down at times.
   const webhookSecret = newWebhookSecret();
   const receiver = await startWebhookReceiver({
     secret: webhookSecret,
     random: createRng(opts.seed).fork('webhook-answers').next,
   });
-  const webhookEnv = { RETRYSAFE_WEBHOOKS: `${TENANT}=${receiver.url}`, RETRYSAFE_WEBHOOK_DEADLINE: '10m' };
+  const tenants = Object.values(TENANTS);
+  const webhookEnv = {
+    RETRYSAFE_WEBHOOKS: tenants.map((t) => `${t}=${receiver.url}`).join(','),
+    RETRYSAFE_WEBHOOK_DEADLINE: '10m',
+  };
+  // An API key per tenant, new for each run; only the flooding tenant is limited.
+  const secrets = Object.fromEntries(tenants.map((t) => [t, `sk_chaos_${randomBytes(18).toString('hex')}`]));
+  const authorization = Object.fromEntries(tenants.map((t) => [t, `Bearer ${secrets[t]}`]));
   const stack = await startChaosStack(dir, log, opts.topology, {
     worker: { ...webhookEnv, RETRYSAFE_WEBHOOK_SECRET: webhookSecret },
-    api: webhookEnv,
+    api: {
+      ...webhookEnv,
+      RETRYSAFE_API_KEYS: tenants.map((t) => `${secrets[t]}=${t}`).join(','),
+      RETRYSAFE_TENANT_LIMITS: `${TENANTS.flood}=${FLOOD.rate}`,
+      RETRYSAFE_MAX_IN_FLIGHT: String(FLOOD.maxInFlight),
+    },
   }).catch(async (err: unknown) => {
     await receiver.close();
     log(`the stack did not start; its files and logs are kept in ${dir}`);
@@ -104,6 +137,8 @@ export async function runChaos(opts: ChaosOptions, print: (line: string) => void
     const loadEnd = loadStart + opts.durationMs;
     const ctx: ClientContext = {
       apiUrls: stack.apiUrls,
+      registry: builtInRegistry,
+      authorization,
       deadline: Number.POSITIVE_INFINITY,
       stats: newClientStats(),
       violations: [],
@@ -111,7 +146,7 @@ export async function runChaos(opts: ChaosOptions, print: (line: string) => void
     const tally = newFaultTally();
     let faultsOn = true;
 
-    const ops = plan.ops.map(async (op): Promise<OpRecord> => {
+    const ops = allOps(plan).map(async (op): Promise<OpRecord> => {
       await sleep(loadStart + op.atMs - Date.now());
       return runOperation(ctx, op);
     });
@@ -143,7 +178,7 @@ export async function runChaos(opts: ChaosOptions, print: (line: string) => void
     const settleMs = Date.now() - settleStart;
 
     // Every accepted operation: one whose clients gave up before its end still ends, and notifies.
-    const accepted = records.filter((r) => r.accepted).map((r) => `${TENANT}/${r.op.key}/completed`);
+    const accepted = records.filter((r) => r.accepted).map((r) => completionEventId(operationRef(r.op.tenant, r.op.key)));
     log(`waiting for the completion webhooks of ${accepted.length} accepted operations (bound 120 s)`);
     const undelivered = await awaitDelivered(receiver, accepted, 120_000);
     if (undelivered.length > 0) log(`${undelivered.length} webhooks still undelivered; the audit reports them`);
@@ -152,9 +187,10 @@ export async function runChaos(opts: ChaosOptions, print: (line: string) => void
     const auditStart = Date.now();
     const result = await audit({
       apiUrls: stack.apiUrls,
-      bankUrl: stack.bankUrl,
-      reservationsUrl: stack.reservationsUrl,
-      ops: plan.ops,
+      services: { bank: stack.bankUrl, reservations: stack.reservationsUrl },
+      registry: builtInRegistry,
+      authorization,
+      ops: allOps(plan),
       records: new Map(records.map((r) => [r.op.key, r])),
       initialBalances: stack.initialBalances,
       initialStock: stack.initialStock,
@@ -178,13 +214,14 @@ export async function runChaos(opts: ChaosOptions, print: (line: string) => void
       replay: `npm run chaos --${opts.topology === 'cluster' ? ' --cluster' : ''} --seed ${opts.seed} --duration ${opts.durationMs / 1000}s --ops ${opts.ops}`,
       timings: { stackStartMs, loadMs, settleMs, auditMs, totalMs: Date.now() - startedAt },
       operations: {
-        total: plan.ops.length,
-        payment: plan.ops.filter((o) => o.type === 'payment').length,
-        checkout: plan.ops.filter((o) => o.type === 'checkout').length,
+        total: plan.ops.length + plan.flood.ops.length,
+        byType: countByType(allOps(plan)),
+        flood: plan.flood.ops.length,
         designedToFail: plan.ops.filter((o) => o.profile === 'doomed').length,
         mayFail: plan.ops.filter((o) => o.profile === 'tight').length,
       },
       http: ctx.stats,
+      flood: floodReport(plan, records, ctx, loadStart),
       faults: {
         ...tally,
         droppedResponses: sumCounts(stack.counts.droppedResponses),
@@ -193,7 +230,8 @@ export async function runChaos(opts: ChaosOptions, print: (line: string) => void
         crashedAfterCommitByService: stack.counts.crashedAfterCommit,
         failedBeforeCommit: sumCounts(stack.counts.failedBeforeCommit),
         refusedWhileDown: sumCounts(stack.counts.refusedWhileDown),
-        activityAttemptFailures: stack.counts.activityAttemptFailures,
+        delayed: sumCounts(stack.counts.delayed),
+        downstreamCallsFailed: stack.counts.downstreamCallsFailed,
         unexpectedExits: stack.unexpectedExits(),
       },
       outcomes: result.outcomes,
@@ -211,6 +249,24 @@ export async function runChaos(opts: ChaosOptions, print: (line: string) => void
     process.off('SIGTERM', onSignal);
     await stopStack().catch((err) => log(`stopping the stack failed: ${String(err)}`));
   }
+}
+
+/** What the flooding tenant met: its answers by status, and how long until every one of its operations was accepted. */
+function floodReport(plan: ChaosPlan, records: OpRecord[], ctx: ClientContext, loadStart: number): FloodReport {
+  const flood = records.filter((r) => r.op.flood);
+  const accepted = flood.filter((r) => r.accepted);
+  const lastAccepted = Math.max(...accepted.map((r) => r.acceptedAt ?? 0));
+  const requests = ctx.stats.byTenant[plan.flood.tenant] ?? { requests: 0, byStatus: {} };
+  return {
+    tenant: plan.flood.tenant,
+    atMs: plan.flood.atMs,
+    ops: flood.length,
+    accepted: accepted.length,
+    requests: requests.requests,
+    byStatus: requests.byStatus,
+    unavailableByCode: ctx.stats.unavailableByTenant[plan.flood.tenant] ?? {},
+    ...(accepted.length > 0 ? { allAcceptedAfterMs: lastAccepted - (loadStart + plan.flood.atMs) } : {}),
+  };
 }
 
 /**

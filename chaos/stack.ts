@@ -3,12 +3,15 @@
 // multi-process cluster on PostgreSQL), the bank and the reservation service with
 // SANDBOX_FAULTS=1, two workers on one task queue, two API instances. The run kills and
 // restarts them on purpose; a process that dies on its own is restarted after a second and
-// counted. Each process writes to a log file in the run's directory, and the sandboxes'
-// fault lines are counted as they are printed (they are the ground truth of what fired).
+// counted. Each process writes to a log file in the run's directory, and the structured
+// fields of its lines are read as they are printed: the sandboxes' `fault_injected` events
+// (the ground truth of what fired), the workers' failed downstream calls, and every Node
+// part's requests in flight. No message text is matched.
 import { chmodSync, createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startDevServer } from '../common/dev-server.js';
+import { LogEvent } from '../common/log-events.js';
 import { describeExit } from '../common/supervisor/child.js';
 import type { Part, PartSpec, RestartPolicy } from '../common/supervisor/part.js';
 import { freePort } from '../common/supervisor/ports.js';
@@ -19,8 +22,9 @@ import { defineCluster } from '../scripts/cluster/cluster.js';
 import { findFreeBase } from '../scripts/cluster/ports.js';
 import { superviseCluster } from '../scripts/cluster/supervise.js';
 import { ensureTemporalCli } from '../scripts/temporal-cli.js';
-import { NO_FAULTS, type FaultsPatch } from '../downstream/shared/faults.js';
-import { CHAOS_TIMINGS, LEDGER, type Service, type Topology } from './plan.js';
+import { NO_FAULTS, type FaultName, type FaultsPatch } from '../downstream/shared/faults.js';
+import { CHAOS_TIMINGS, type Topology } from './plan.js';
+import { LEDGER, SERVICES, type Service } from './vocabulary.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const TASK_QUEUE = 'retrysafe-chaos';
@@ -50,7 +54,7 @@ export async function retryWhile<T>(attempt: () => Promise<T>, keepTrying: () =>
   }
 }
 
-/** What the children printed that the report counts. */
+/** What the children reported, in structured fields, that the report counts. */
 export interface LogCounts {
   /** Effects committed whose answer the sandbox then destroyed (dropResponseAfterCommit). */
   droppedResponses: Record<Service, number>;
@@ -60,8 +64,73 @@ export interface LogCounts {
   failedBeforeCommit: Record<Service, number>;
   /** Connections reset while the service was `down`. */
   refusedWhileDown: Record<Service, number>;
-  /** Activity attempts that failed (timeouts, resets, 5xx) as the workers logged them. */
-  activityAttemptFailures: number;
+  /** Requests held by an injected delay before their commit (delayMs). */
+  delayed: Record<Service, number>;
+  /**
+   * The workers' downstream calls that failed, by how: `unavailable` (a timeout, a reset, a
+   * 5xx: retried with the same key) or `refused` (a business error: final).
+   */
+  downstreamCallsFailed: Record<string, number>;
+}
+
+/** Which count each fault a sandbox reports goes to. */
+const COUNT_OF_FAULT: Record<FaultName, Exclude<keyof LogCounts, 'downstreamCallsFailed'>> = {
+  dropResponseAfterCommit: 'droppedResponses',
+  crashAfterCommit: 'crashedAfterCommit',
+  failBeforeCommit: 'failedBeforeCommit',
+  down: 'refusedWhileDown',
+  delayMs: 'delayed',
+};
+
+/** The fields of a JSON log line that the run reads; anything else a line holds is ignored. */
+interface LogEntry {
+  event?: unknown;
+  fault?: unknown;
+  result?: unknown;
+  reqId?: unknown;
+  req?: { method?: unknown };
+}
+
+/** A log line as its fields, or undefined for a line that is not a JSON object (a banner, a stack trace). */
+export function logEntryOf(line: string): LogEntry | undefined {
+  if (!line.startsWith('{')) return undefined;
+  try {
+    const entry = JSON.parse(line) as unknown;
+    return entry !== null && typeof entry === 'object' && !Array.isArray(entry) ? (entry as LogEntry) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function newLogCounts(): LogCounts {
+  const perService = () => Object.fromEntries(SERVICES.map((s) => [s, 0])) as Record<Service, number>;
+  return {
+    droppedResponses: perService(),
+    crashedAfterCommit: perService(),
+    failedBeforeCommit: perService(),
+    refusedWhileDown: perService(),
+    delayed: perService(),
+    downstreamCallsFailed: {},
+  };
+}
+
+/**
+ * Counts a sandbox's line when it reports an injected fault; returns the fault, so the
+ * caller can tell a crash (the process is about to die by its own hand) from the rest.
+ */
+export function countFault(counts: LogCounts, service: Service, entry: LogEntry): FaultName | undefined {
+  if (entry.event !== LogEvent.faultInjected || typeof entry.fault !== 'string' || !Object.hasOwn(COUNT_OF_FAULT, entry.fault))
+    return undefined;
+  const fault = entry.fault as FaultName;
+  counts[COUNT_OF_FAULT[fault]][service]++;
+  return fault;
+}
+
+/** Counts a worker's line when it reports a failed downstream call. */
+export function countDownstreamFailure(counts: LogCounts, entry: LogEntry): void {
+  if (entry.event !== LogEvent.downstreamCallFailed) return;
+  const how = typeof entry.result === 'string' ? entry.result : 'unknown';
+  counts.downstreamCallsFailed[how] = (counts.downstreamCallsFailed[how] ?? 0) + 1;
 }
 
 export type ChaosLog = (line: string) => void;
@@ -117,32 +186,24 @@ function holdsRequests(faults: FaultsPatch): boolean {
 }
 
 /**
- * Requests a Node part has received and not yet answered, from its request log lines.
- * A request whose client gave up is answered into the void without a log line (a sandbox
- * request held by an injected delay past the worker's timeout), so one unanswered longer
- * than the part ever takes counts as over.
+ * POST requests a Node part has received and not yet answered, from the `event` of its
+ * request lines (received, then finished or cut). A request whose client gave up is
+ * answered into the void without a line (a sandbox request held by an injected delay past
+ * the worker's timeout), so one unanswered longer than the part ever takes counts as over.
  */
-class InFlight {
+export class InFlight {
   private readonly open = new Map<string, number>();
   private readonly waiters = new Set<() => void>();
 
   constructor(private readonly staleAfterMs: number) {}
 
-  /** Fastify logs each request as it arrives and as it is answered; a hijacked (faulted) reply only logs the fault. */
-  feed(line: string): void {
-    if (!line.startsWith('{"level"')) return;
-    let entry: { msg?: string; reqId?: string; req?: { method?: string } };
-    try {
-      entry = JSON.parse(line) as typeof entry;
-    } catch {
-      return;
-    }
-    if (!entry.reqId) return;
-    if (entry.msg === 'incoming request') {
+  feed(entry: LogEntry): void {
+    if (typeof entry.reqId !== 'string') return;
+    if (entry.event === LogEvent.requestReceived) {
       if (entry.req?.method !== 'POST') return;
       this.open.set(entry.reqId, Date.now());
       for (const check of [...this.waiters]) check();
-    } else if (entry.msg === 'request completed' || entry.msg?.startsWith('fault:')) {
+    } else if (entry.event === LogEvent.requestFinished || entry.event === LogEvent.requestCut) {
       this.open.delete(entry.reqId);
     }
   }
@@ -255,26 +316,12 @@ export async function startChaosStack(
     throw err;
   }
 
-  const counts: LogCounts = {
-    droppedResponses: { bank: 0, reservations: 0 },
-    crashedAfterCommit: { bank: 0, reservations: 0 },
-    failedBeforeCommit: { bank: 0, reservations: 0 },
-    refusedWhileDown: { bank: 0, reservations: 0 },
-    activityAttemptFailures: 0,
+  const counts = newLogCounts();
+  const sandboxTap = (service: Service) => (entry: LogEntry) => {
+    // Its own crash is not news: the supervisor's restart of it is planned.
+    if (countFault(counts, service, entry) === 'crashAfterCommit') planned.set(service, (planned.get(service) ?? 0) + 1);
   };
-  const sandboxTap = (service: Service) => (line: string) => {
-    if (!line.includes('fault') && !line.includes('injected_failure')) return;
-    if (line.includes('dropping the response')) counts.droppedResponses[service]++;
-    else if (line.includes('crashing now')) {
-      // Its own fault, not news: the supervisor's restart of it is planned.
-      counts.crashedAfterCommit[service]++;
-      planned.set(service, (planned.get(service) ?? 0) + 1);
-    } else if (line.includes('"code":"injected_failure"')) counts.failedBeforeCommit[service]++;
-    else if (line.includes('fault: down')) counts.refusedWhileDown[service]++;
-  };
-  const workerTap = (line: string) => {
-    if (line.includes('Activity failed') || line.includes('activity failed')) counts.activityAttemptFailures++;
-  };
+  const workerTap = (entry: LogEntry) => countDownstreamFailure(counts, entry);
   const inFlight = new Map<string, InFlight>();
 
   /** A Node part whose output goes to its log file and through `tap`. */
@@ -283,7 +330,7 @@ export async function startChaosStack(
     entry: string,
     env: Record<string, string>,
     readyText: string,
-    tap: (line: string) => void,
+    tap: (entry: LogEntry) => void,
     slowestRequestMs = 10_000,
   ): Part => {
     const file = logFile(name);
@@ -306,8 +353,10 @@ export async function startChaosStack(
       },
       onLine: (line) => {
         file.write(line + '\n');
-        requests.feed(line);
-        tap(line);
+        const entry = logEntryOf(line);
+        if (!entry) return;
+        requests.feed(entry);
+        tap(entry);
       },
     };
     return supervisor.add(spec);
@@ -374,6 +423,8 @@ export async function startChaosStack(
         RETRYSAFE_TASK_QUEUE: TASK_QUEUE,
         RETRYSAFE_STEP_DEADLINE: String(CHAOS_TIMINGS.stepDeadlineMs),
         RETRYSAFE_ATTENTION_AFTER: String(CHAOS_TIMINGS.attentionAfterMs),
+        // Both instances count the tenants' rates in one file, as instances of one deployment do.
+        RETRYSAFE_LIMITS_DB: join(dir, 'limits.db'),
         LOG_LEVEL: 'info',
         ...appEnv.api,
       },
@@ -454,7 +505,7 @@ export async function startChaosStack(
       // supervisor brings it back, the PUT is refused, and tried again until it answers.
       const until = Date.now() + READY_TIMEOUT_MS;
       await Promise.all(
-        (['bank', 'reservations'] as const).map((service) =>
+        SERVICES.map((service) =>
           retryWhile(
             () => setFaults(service, NO_FAULTS),
             () => Date.now() < until,
@@ -466,7 +517,7 @@ export async function startChaosStack(
     async kill(name, opts = {}) {
       const target = byName(name);
       const requests = inFlight.get(name);
-      const service = (['bank', 'reservations'] as const).find((s) => s === name);
+      const service = SERVICES.find((s) => s === name);
       if (opts.afterRequestMs !== undefined && requests) {
         // Until a request is in flight at the moment of the kill (bounded: a part nobody calls is killed anyway).
         const until = Date.now() + 30_000;

@@ -7,6 +7,7 @@ import type { Client } from '@temporalio/client';
 import Fastify from 'fastify';
 import { Registry } from 'prom-client';
 import { Problem } from '../../common/http/problem.js';
+import { RequestEventLog } from '../../common/http/request-log.js';
 import { createLogger, type Logger } from '../../common/logger.js';
 import { builtInRegistry, type OperationRegistry } from '../../workflows/registry.js';
 import { InFlight } from './admission/in-flight.js';
@@ -63,6 +64,8 @@ export function buildApp(deps: AppDeps) {
 
   const app = Fastify({
     loggerInstance: logger,
+    // Request lines carry an `event` field: tools count requests in flight by it.
+    logController: new RequestEventLog(),
     // Requests arriving while the instance closes get a problem document (draining), not
     // Fastify's bare JSON 503.
     return503OnClosing: false,

@@ -144,7 +144,7 @@ function registerEntryRoutes(app: SandboxApp, executor: IdempotentExecutor, faul
         endpoint: `POST ${entry.path}`,
         body,
         effect: (claimedAt) => entry.apply(key, body, claimedAt),
-        beforeCommit: () => faults.beforeCommit(),
+        beforeCommit: () => faults.beforeCommit(request.log),
         afterCommit: () => faults.afterCommit(request.log, { key }),
       });
       return sendExecution(request, reply, execution, faults);
@@ -170,11 +170,10 @@ function registerEntryRoutes(app: SandboxApp, executor: IdempotentExecutor, faul
     async (request, reply) => {
       const key = keyFromPath(request.raw.url ?? '', prefix, '/reverse');
       if (key === undefined) throw new Problem(404, 'not_found', `no route for POST ${request.url.split('?')[0]}`);
-      await faults.beforeCommit();
+      await faults.beforeCommit(request.log);
       const { reversal, changed } = entry.reverse(key);
       if (changed) faults.afterCommit(request.log, { key });
-      if (changed && faults.dropsResponse()) {
-        request.log.warn({ key }, 'fault: reversal committed, dropping the response');
+      if (changed && faults.dropsResponse(request.log, { key })) {
         killConnection(request, reply);
         return reply;
       }

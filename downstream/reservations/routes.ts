@@ -105,8 +105,7 @@ function requireNoInput(body: unknown): void {
  */
 function sendTransition(request: FastifyRequest, reply: FastifyReply, outcome: Transition, faults: FaultInjector): FastifyReply {
   if (outcome.changed) faults.afterCommit(request.log, { url: request.url });
-  if (outcome.changed && faults.dropsResponse()) {
-    request.log.warn({ url: request.url }, 'fault: committed, dropping the response');
+  if (outcome.changed && faults.dropsResponse(request.log, { url: request.url })) {
     killConnection(request, reply);
     return reply;
   }
@@ -157,7 +156,7 @@ export function registerReservationRoutes(
         body,
         // Inside the key's transaction: the hold and its stored answer commit together.
         effect: () => holdAnswer(ledger.hold(key, body)),
-        beforeCommit: () => faults.beforeCommit(),
+        beforeCommit: () => faults.beforeCommit(request.log),
         afterCommit: () => faults.afterCommit(request.log, { key }),
       });
       return sendExecution(request, reply, execution, faults);
@@ -184,7 +183,7 @@ export function registerReservationRoutes(
         throw new Problem(404, 'not_found', `no route for POST ${request.url.split('?')[0]}`);
       }
       requireNoInput(request.body);
-      await faults.beforeCommit();
+      await faults.beforeCommit(request.log);
       const outcome = confirmKey !== undefined ? ledger.confirm(confirmKey) : ledger.release(releaseKey!);
       return sendTransition(request, reply, outcome, faults);
     },

@@ -2,10 +2,13 @@
 // payment provider does to its callers: refuses connections, fails before doing anything,
 // answers slowly, does the work and loses the answer, or dies the moment after the work
 // is committed. They apply only to effect endpoints; reads, health and set-up always work
-// so an auditor can check the ledgers.
-import type { FastifyReply, FastifyRequest } from 'fastify';
+// so an auditor can check the ledgers. Each fault that fires is logged with
+// `event: "fault_injected"` and `fault` (its name in `PUT /_faults`): the ground truth a
+// chaos run counts.
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import { Type, type Static } from 'typebox';
 import { Problem } from '../../common/http/problem.js';
+import { LogEvent } from '../../common/log-events.js';
 import { flushLogsSync, type Logger } from '../../common/logger.js';
 import { shuttingDown, type SandboxApp } from './http.js';
 
@@ -31,6 +34,15 @@ export const NO_FAULTS: Faults = {
   delayMs: 0,
   down: false,
 };
+
+/** The names of the faults, as `PUT /_faults` and the `fault` field of their log lines spell them. */
+export type FaultName = keyof Faults;
+
+type FaultLog = Pick<Logger | FastifyBaseLogger, 'warn'>;
+
+function reportFault(log: FaultLog, fault: FaultName, fields: object, message: string): void {
+  log.warn({ ...fields, event: LogEvent.faultInjected, fault }, message);
+}
 
 /** A real crash: SIGKILL, so no shutdown code, no flush, no answer. */
 const killThisProcess = (): void => {
@@ -61,7 +73,7 @@ export class FaultInjector {
    */
   readonly downHook = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     if (!this.enabled || !this.current.down) return;
-    request.log.warn('fault: down, resetting the connection');
+    reportFault(request.log, 'down', {}, 'fault: down, resetting the connection');
     killConnection(request, reply);
   };
 
@@ -69,11 +81,15 @@ export class FaultInjector {
    * Runs just before the effect's transaction (with the key already marked in flight):
    * the injected delay, then the injected failure (503, nothing done).
    */
-  async beforeCommit(): Promise<void> {
+  async beforeCommit(log: FaultLog): Promise<void> {
     if (!this.enabled) return;
     const { delayMs } = this.current;
-    if (delayMs > 0) await this.sleep(delayMs);
+    if (delayMs > 0) {
+      reportFault(log, 'delayMs', { delayMs }, 'fault: delaying before the commit');
+      await this.sleep(delayMs);
+    }
     if (this.current.failBeforeCommit > 0 && this.random() < this.current.failBeforeCommit) {
+      reportFault(log, 'failBeforeCommit', {}, 'fault: failing before the commit (503 injected_failure)');
       throw new Problem(503, 'injected_failure', 'injected failure before commit (sandbox fault); nothing was done', {
         headers: { 'retry-after': '1' },
       });
@@ -86,20 +102,25 @@ export class FaultInjector {
    * answer (the retry replays it); a build that committed the effect and its stored answer
    * separately would act again on the retry. Draws only when the fault is set.
    */
-  afterCommit(log: Pick<Logger, 'warn'>, what: object): void {
+  afterCommit(log: FaultLog, what: object): void {
     if (!this.enabled) return;
     const p = this.current.crashAfterCommit;
     if (!(p > 0 && this.random() < p)) return;
-    log.warn(what, 'fault: committed, crashing now (SIGKILL)');
+    reportFault(log, 'crashAfterCommit', what, 'fault: committed, crashing now (SIGKILL)');
     flushLogsSync(log);
     killThisProcess();
   }
 
-  /** After a commit: should this answer be lost? Draws only when the fault is set. */
-  dropsResponse(): boolean {
+  /**
+   * After a commit: should this answer be lost? Draws only when the fault is set; when it
+   * fires, says so in the log (the caller then resets the connection).
+   */
+  dropsResponse(log: FaultLog, what: object): boolean {
     if (!this.enabled) return false;
     const p = this.current.dropResponseAfterCommit;
-    return p > 0 && this.random() < p;
+    if (!(p > 0 && this.random() < p)) return false;
+    reportFault(log, 'dropResponseAfterCommit', what, 'fault: committed, dropping the response');
+    return true;
   }
 
   /** Ends injected delays at once (on shutdown), so closing never waits two minutes. */
@@ -128,6 +149,8 @@ export class FaultInjector {
  * also stops the rest of Fastify's request lifecycle (no handler runs after `down`).
  */
 export function killConnection(request: FastifyRequest, reply: FastifyReply): void {
+  // Fastify logs no end for a hijacked reply: this line ends the request for whoever counts.
+  request.log.info({ event: LogEvent.requestCut }, 'connection reset without an answer');
   reply.hijack();
   const socket = request.raw.socket as (typeof request.raw.socket & { resetAndDestroy?: () => void }) | null;
   if (socket && typeof socket.resetAndDestroy === 'function') socket.resetAndDestroy();

@@ -16,6 +16,7 @@ import type {
 import { TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { describeInvalidRequest, type FieldStyle } from '../../common/http/field-errors.js';
 import { Problem, sendProblem } from '../../common/http/problem.js';
+import { RequestEventLog } from '../../common/http/request-log.js';
 
 /** Sandbox request bodies are small; anything larger is refused with 413. */
 export const BODY_LIMIT = 64 * 1024;
@@ -52,6 +53,7 @@ export function baseServerOptions(): FastifyServerOptions {
     // Our own onRequest hook answers requests that arrive while closing, as a problem.
     return503OnClosing: false,
     routerOptions: { maxParamLength: 4096 },
+    logController: new RequestEventLog(),
     // The problem itself travels as the validation error.
     schemaErrorFormatter: invalidRequest,
     frameworkErrors: (error, request, reply) => {

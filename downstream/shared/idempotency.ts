@@ -194,8 +194,7 @@ export function sendExecution(
   execution: Execution,
   faults?: FaultInjector,
 ): FastifyReply {
-  if (!execution.replayed && faults?.dropsResponse()) {
-    request.log.warn({ status: execution.status }, 'fault: committed, dropping the response');
+  if (!execution.replayed && faults?.dropsResponse(request.log, { status: execution.status })) {
     killConnection(request, reply);
     return reply;
   }

@@ -1,6 +1,8 @@
 // The chaos auditor must be able to fail: fed ledgers and operation resources that break
 // each invariant (served over real HTTP by a small stand-in), it names the invariant and
-// the key; fed a consistent world, it finds nothing.
+// the key; fed a consistent world, it finds nothing. It reads every operation through its
+// definition's steps: a payment's charge, a checkout's hold and charge, a transfer's debit
+// and credit.
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { audit, type AuditInput } from '../../chaos/auditor.js';
@@ -15,6 +17,7 @@ type Doc = Record<string, unknown>;
 interface World {
   api: [Map<string, Doc>, Map<string, Doc>];
   charges: Map<string, Doc>;
+  credits: Map<string, Doc>;
   accounts: Map<string, Doc>;
   reservations: Map<string, Doc>;
   inventory: Map<string, Doc>;
@@ -46,7 +49,12 @@ beforeAll(async () => {
   urls.push(
     await serve(lookupIn(() => world.api[0], '/v1/operations/')),
     await serve(lookupIn(() => world.api[1], '/v1/operations/')),
-    await serve((p) => lookupIn(() => world.charges, '/charges/')(p) ?? lookupIn(() => world.accounts, '/accounts/')(p)),
+    await serve(
+      (p) =>
+        lookupIn(() => world.charges, '/charges/')(p) ??
+        lookupIn(() => world.credits, '/credits/')(p) ??
+        lookupIn(() => world.accounts, '/accounts/')(p),
+    ),
     await serve(
       (p) => lookupIn(() => world.reservations, '/reservations/')(p) ?? lookupIn(() => world.inventory, '/inventory/')(p),
     ),
@@ -61,6 +69,7 @@ function plannedOp(key: string, type: 'payment' | 'checkout', amount: number): P
   return {
     index: 0,
     key,
+    tenant: 'default',
     type,
     profile: 'normal',
     body: {
@@ -100,6 +109,7 @@ function consistentWorld(): { ops: PlannedOp[]; records: Map<string, OpRecord> }
       ['default/pay-1/charge', { status: 'captured', chargeId: 'ch_1', account: 'acc_a', amount: 500 }],
       ['default/cart-1/charge', { status: 'captured', chargeId: 'ch_2', account: 'acc_a', amount: 700 }],
     ]),
+    credits: new Map(),
     accounts: new Map([['acc_a', { id: 'acc_a', balance: 10_000 - 1_200 }]]),
     reservations: new Map([
       ['default/cart-1/reserve', { status: 'confirmed', reservationId: 'rs_1', items: [{ sku: 'sku_a', quantity: 2 }] }],
@@ -124,16 +134,46 @@ function consistentWorld(): { ops: PlannedOp[]; records: Map<string, OpRecord> }
   return { ops: [pay, cart], records };
 }
 
-function input(ops: PlannedOp[], records: Map<string, OpRecord>): AuditInput {
+function input(
+  ops: PlannedOp[],
+  records: Map<string, OpRecord>,
+  initialBalances: Record<string, number> = { acc_a: 10_000 },
+): AuditInput {
   return {
     apiUrls: [urls[0]!, urls[1]!],
-    bankUrl: urls[2]!,
-    reservationsUrl: urls[3]!,
+    services: { bank: urls[2]!, reservations: urls[3]! },
     ops,
     records,
-    initialBalances: { acc_a: 10_000 },
+    initialBalances,
     initialStock: { sku_a: 100 },
   };
+}
+
+/** Sets an operation's resource on both instances, and what its client saw. */
+function resourceOf(records: Map<string, OpRecord>, key: string, resource: Doc): void {
+  world.api[0].set(key, resource);
+  world.api[1].set(key, { ...resource });
+  records.get(key)!.outcomes = [{ via: 'api-0 POST', signature: outcomeSignature(resource) }];
+}
+
+/**
+ * The consistent world plus a succeeded transfer of 300 from acc_a to acc_b (opened with
+ * 5 000): the bank holds its debit under `<wf>/debit` and its credit under `<wf>/credit`.
+ */
+function withTransfer() {
+  const { ops, records } = consistentWorld();
+  const op: PlannedOp = {
+    ...plannedOp('move-1', 'payment', 300),
+    type: 'transfer',
+    body: { from: 'acc_a', to: 'acc_b', amount: 300, currency: 'EUR' },
+  };
+  records.set('move-1', { op, accepted: true, outcomes: [], requests: 1, timedOut: false });
+  resourceOf(records, 'move-1', { key: 'move-1', status: 'succeeded', result: { debitId: 'ch_9', creditId: 'cr_9' } });
+  world.charges.set('default/move-1/debit', { status: 'captured', chargeId: 'ch_9', account: 'acc_a', amount: 300 });
+  world.credits.set('default/move-1/credit', { status: 'credited', creditId: 'cr_9', account: 'acc_b', amount: 300 });
+  world.accounts.set('acc_a', { id: 'acc_a', balance: 10_000 - 1_200 - 300 });
+  world.accounts.set('acc_b', { id: 'acc_b', balance: 5_000 + 300 });
+  return { ops: [...ops, op], records, balances: { acc_a: 10_000, acc_b: 5_000 } };
 }
 
 describe('the chaos auditor', () => {
@@ -143,8 +183,9 @@ describe('the chaos auditor', () => {
     expect(result.violations).toEqual([]);
     expect(result.outcomes).toMatchObject({ succeeded: 2, failed: 0, open: 0 });
     expect(result.conservation.accounts).toEqual([
-      { id: 'acc_a', initial: 10_000, final: 8_800, netCharged: 1_200, succeeded: 1_200 },
+      { id: 'acc_a', initial: 10_000, final: 8_800, charged: 1_200, credited: 0, netCharged: 1_200, succeeded: 1_200 },
     ]);
+    expect(result.conservation.money).toEqual({ fell: 1_200, chargedOut: 1_200, movedBetweenAccounts: 0 });
   });
 
   it('when a retry charged a second time under another key, reports the money no operation explains', async () => {
@@ -155,6 +196,10 @@ describe('the chaos auditor', () => {
       expect.objectContaining({
         rule: 'conservation of money',
         message: expect.stringContaining('(500 charged that no succeeded operation explains)'),
+      }),
+      expect.objectContaining({
+        rule: 'conservation of money',
+        message: expect.stringContaining('all accounts together fell by 1700; succeeded operations charged 1200 out of them'),
       }),
     ]);
   });
@@ -288,6 +333,127 @@ describe('the chaos auditor', () => {
     records.get('cart-1')!.outcomes = [{ via: 'api-0 POST', signature: outcomeSignature(hidden) }];
     const { violations } = await audit(input(ops, records));
     expect(violations).toEqual([expect.objectContaining({ rule: 'API: a cancel shows in the resource', key: 'cart-1' })]);
+  });
+
+  it('accepts a transfer that debited one account and credited another: money moved, none charged out', async () => {
+    const { ops, records, balances } = withTransfer();
+    const result = await audit(input(ops, records, balances));
+    expect(result.violations).toEqual([]);
+    expect(result.outcomes.byType).toEqual({
+      payment: { succeeded: 1, failed: 0 },
+      checkout: { succeeded: 1, failed: 0 },
+      transfer: { succeeded: 1, failed: 0 },
+    });
+    expect(result.conservation.accounts).toEqual([
+      { id: 'acc_a', initial: 10_000, final: 8_500, charged: 1_500, credited: 0, netCharged: 1_500, succeeded: 1_500 },
+      { id: 'acc_b', initial: 5_000, final: 5_300, charged: 0, credited: 300, netCharged: -300, succeeded: -300 },
+    ]);
+    expect(result.conservation.money).toEqual({ fell: 1_200, chargedOut: 1_200, movedBetweenAccounts: 300 });
+  });
+
+  it('when a succeeded transfer credited without a debit, reports invariant 1 and the money it made', async () => {
+    const { ops, records, balances } = withTransfer();
+    world.charges.delete('default/move-1/debit');
+    world.accounts.set('acc_a', { id: 'acc_a', balance: 10_000 - 1_200 });
+    const { violations } = await audit(input(ops, records, balances));
+    expect(violations).toContainEqual(
+      expect.objectContaining({
+        rule: 'I1 money moves at most once',
+        key: 'move-1',
+        message: 'succeeded, but debit_source is none at the bank',
+      }),
+    );
+    expect(violations).toContainEqual(
+      expect.objectContaining({
+        rule: 'conservation of money',
+        message: expect.stringContaining('all accounts together fell by 900'),
+      }),
+    );
+  });
+
+  it('when a transfer credited another account than asked, or its result names another debit, reports invariant 1', async () => {
+    const { ops, records, balances } = withTransfer();
+    world.credits.set('default/move-1/credit', { status: 'credited', creditId: 'cr_9', account: 'acc_a', amount: 300 });
+    resourceOf(records, 'move-1', { key: 'move-1', status: 'succeeded', result: { debitId: 'ch_other', creditId: 'cr_9' } });
+    const { violations } = await audit(input(ops, records, balances));
+    const move = violations.filter((v) => v.key === 'move-1');
+    expect(move).toContainEqual(
+      expect.objectContaining({ message: 'credit_destination: the bank moved 300 to acc_a; the request was 300 to acc_b' }),
+    );
+    expect(move).toContainEqual(expect.objectContaining({ message: expect.stringContaining('result.debitId ch_other') }));
+  });
+
+  it('when a failed transfer kept its credit after reversing its debit, reports invariant 1 and the account it fed', async () => {
+    const { ops, records, balances } = withTransfer();
+    resourceOf(records, 'move-1', {
+      key: 'move-1',
+      status: 'failed',
+      error: { code: 'transfer_unavailable', compensations: ['reverse_credit', 'reverse_debit'] },
+    });
+    world.charges.set('default/move-1/debit', { status: 'reversed', chargeId: 'ch_9', account: 'acc_a', amount: 300 });
+    world.accounts.set('acc_a', { id: 'acc_a', balance: 10_000 - 1_200 });
+    const { violations } = await audit(input(ops, records, balances));
+    expect(violations).toContainEqual(
+      expect.objectContaining({
+        rule: 'I1 money moves at most once',
+        key: 'move-1',
+        message: 'failed (transfer_unavailable), but credit_destination is credited',
+      }),
+    );
+    expect(violations).toContainEqual(
+      expect.objectContaining({ rule: 'conservation of money', message: expect.stringMatching(/^acc_b: balance fell by -300/) }),
+    );
+  });
+
+  it("knows the failure codes from the registry: a transfer's destination_not_found is one, an invented code is not", async () => {
+    const { ops, records, balances } = withTransfer();
+    const refused = { code: 'destination_not_found', compensations: ['reverse_debit'] };
+    resourceOf(records, 'move-1', { key: 'move-1', status: 'failed', error: refused });
+    world.charges.set('default/move-1/debit', { status: 'reversed', chargeId: 'ch_9', account: 'acc_a', amount: 300 });
+    world.credits.delete('default/move-1/credit');
+    world.accounts.set('acc_a', { id: 'acc_a', balance: 10_000 - 1_200 });
+    world.accounts.set('acc_b', { id: 'acc_b', balance: 5_000 });
+    // Planned to succeed (ample accounts), it could not have been refused: the plan's own check.
+    expect((await audit(input(ops, records, balances))).violations).toEqual([
+      expect.objectContaining({ rule: 'plan: designed to succeed', key: 'move-1' }),
+    ]);
+    ops.at(-1)!.profile = 'doomed';
+    ops.at(-1)!.expectedFailure = ['destination_not_found', 'account_not_found', 'transfer_unavailable'];
+    expect((await audit(input(ops, records, balances))).violations).toEqual([]);
+
+    resourceOf(records, 'move-1', { key: 'move-1', status: 'failed', error: { ...refused, code: 'destination_gone' } });
+    const { violations } = await audit(input(ops, records, balances));
+    expect(violations.map((v) => v.rule)).toEqual(['API: stable error codes', 'plan: designed to fail']);
+  });
+
+  it('when a cancel was answered 202, an operation that still succeeded or failed otherwise breaks the cancel rule', async () => {
+    const { ops, records } = consistentWorld();
+    records.get('pay-1')!.cancel = { status: 202, step: 'charge_payment' };
+    resourceOf(records, 'pay-1', { key: 'pay-1', status: 'succeeded', cancelRequested: true, result: { chargeId: 'ch_1' } });
+    records.get('cart-1')!.cancel = { status: 202, step: null };
+    const refused = {
+      key: 'cart-1',
+      status: 'failed',
+      cancelRequested: true,
+      error: { code: 'out_of_stock', compensations: [] },
+    };
+    resourceOf(records, 'cart-1', refused);
+    world.charges.delete('default/cart-1/charge');
+    world.reservations.delete('default/cart-1/reserve');
+    world.accounts.set('acc_a', { id: 'acc_a', balance: 10_000 - 500 });
+    world.inventory.set('sku_a', { sku: 'sku_a', available: 100, held: 0 });
+    const { violations } = await audit(input(ops, records));
+    const broken = violations.filter((v) => v.rule === 'API: a cancel answered 202 ends cancelled');
+    expect(broken).toEqual([
+      expect.objectContaining({
+        key: 'pay-1',
+        message: 'a cancel was answered 202 at step charge_payment, yet the operation succeeded',
+      }),
+      expect.objectContaining({
+        key: 'cart-1',
+        message: 'a cancel was answered 202 before the first step, yet the operation failed with out_of_stock',
+      }),
+    ]);
   });
 
   describe('with a completion webhook', () => {

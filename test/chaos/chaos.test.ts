@@ -1,17 +1,20 @@
 // The chaos run (chaos/) as part of the suite: a one-minute seeded run of the whole stack
 // as real processes (two APIs, two workers, Temporal restarted and killed outright on its
 // own database file, the sandboxes and an API killed mid-request, sandboxes dropping
-// answers and going down), audited against the invariants. Here we check that it ran what
-// it promised (every fault kind, 503 while Temporal was down) and that its report adds up
-// against the ledgers; the auditor itself checks each operation. The same run on the
-// cluster is `npm run chaos -- --cluster` (test/cluster covers the cluster's crashes).
+// answers and going down, one tenant flooding the APIs), every operation type of the
+// registry in the mix, audited against the invariants. Here we check that it ran what it
+// promised (every fault kind, 503 while Temporal was down, 429 and 503 engine_busy under
+// the flood) and that its report adds up against the ledgers; the auditor itself checks
+// each operation. The same run on the cluster is `npm run chaos -- --cluster`
+// (test/cluster covers the cluster's crashes).
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { describe, expect, inject, it } from 'vitest';
-import { buildPlan, PROCESS_FAULT_RATES } from '../../chaos/plan.js';
+import { buildPlan, PROCESS_FAULT_RATES, TENANTS } from '../../chaos/plan.js';
 import type { ChaosReport } from '../../chaos/report.js';
+import { builtInRegistry } from '../../workflows/registry.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -85,7 +88,7 @@ describe('the chaos runner command line', () => {
 
 describe('a one-minute chaos run', () => {
   it(
-    'injects every fault kind, answers 503 while Temporal is down, and the audit finds no violation',
+    'injects every fault kind, runs every operation type, sheds a flood, and the audit finds no violation',
     { timeout: 360_000 },
     async () => {
       const reportFile = join(mkdtempSync(join(inject('tmpRoot'), 'chaos-')), 'report.json');
@@ -100,9 +103,13 @@ describe('a one-minute chaos run', () => {
 
       expect(report.passed).toBe(true);
       expect(report.violations).toEqual([]);
-      expect(report.scheduleHash).toBe(
-        buildPlan({ seed: 1, durationMs: 60_000, ops: report.operations.total, topology: 'embedded' }).hash,
-      );
+      const plan = buildPlan({
+        seed: 1,
+        durationMs: 60_000,
+        ops: report.operations.total - report.operations.flood,
+        topology: 'embedded',
+      });
+      expect(report.scheduleHash).toBe(plan.hash);
 
       // Every kind of fault was really injected (counted where it fired, not where it was planned).
       expect(report.faults.droppedResponses).toBeGreaterThanOrEqual(1);
@@ -111,6 +118,8 @@ describe('a one-minute chaos run', () => {
       expect(report.faults.delayWindows).toBeGreaterThanOrEqual(1);
       expect(report.faults.downWindows).toBeGreaterThanOrEqual(1);
       expect(report.faults.refusedWhileDown).toBeGreaterThanOrEqual(1);
+      expect(report.faults.delayed).toBeGreaterThanOrEqual(1);
+      expect(report.faults.downstreamCallsFailed.unavailable).toBeGreaterThanOrEqual(1);
       // Every crash and restart of the embedded topology, each part back afterwards.
       for (const [kind] of PROCESS_FAULT_RATES.embedded)
         expect(report.faults.processes[kind] ?? 0, `${kind} never fired:\n${output}`).toBeGreaterThanOrEqual(1);
@@ -125,6 +134,14 @@ describe('a one-minute chaos run', () => {
       expect(report.faults.readyzWhileTemporalDown['503']).toBeGreaterThanOrEqual(1);
       expect(report.faults.readyzWhileTemporalDown['200']).toBeUndefined();
       expect(Object.keys(report.http.byStatus).filter((s) => s.startsWith('5') && s !== '503')).toEqual([]);
+
+      // The flood was shed (429 past its rate, 503 engine_busy past its share of places), and
+      // every one of its operations was accepted in the end; the other tenant was never limited.
+      expect(report.flood.tenant).toBe(TENANTS.flood);
+      expect(report.flood.byStatus['429'], output).toBeGreaterThanOrEqual(1);
+      expect(report.flood.unavailableByCode.engine_busy, output).toBeGreaterThanOrEqual(1);
+      expect(report.flood.accepted).toBe(report.flood.ops);
+      expect(report.http.byTenant[TENANTS.main]?.byStatus['429']).toBeUndefined();
 
       // Retries really happened, through both instances, and every changed amount was refused.
       expect(report.http.requests).toBeGreaterThan(2 * report.operations.total);
@@ -142,7 +159,15 @@ describe('a one-minute chaos run', () => {
         report.operations.total,
       );
       expect(outcomes.succeeded).toBeGreaterThan(0);
-      expect((outcomes.byCode.payment_unavailable ?? 0) + (outcomes.byCode.inventory_unavailable ?? 0)).toBeGreaterThan(0);
+      // Every type of the registry ran, and each succeeded at least once.
+      expect(Object.keys(report.operations.byType)).toEqual(builtInRegistry.types);
+      for (const type of builtInRegistry.types) expect(outcomes.byType[type]?.succeeded, type).toBeGreaterThan(0);
+      expect(report.conservation.money.movedBetweenAccounts).toBeGreaterThan(0);
+      expect(report.conservation.money.fell).toBe(report.conservation.money.chargedOut);
+      const unavailable = new Set(
+        builtInRegistry.all.flatMap((d) => [d.unavailableCode, ...d.steps.flatMap((s) => s.unavailableCode ?? [])]),
+      );
+      expect([...unavailable].reduce((n, code) => n + (outcomes.byCode[code] ?? 0), 0)).toBeGreaterThan(0);
       expect(outcomes.byCode.insufficient_funds ?? 0).toBeGreaterThan(0);
       expect(outcomes.needsAttention).toBeGreaterThan(0);
 
@@ -150,6 +175,7 @@ describe('a one-minute chaos run', () => {
       for (const a of report.conservation.accounts) {
         expect(a.initial - a.final, a.id).toBe(a.netCharged);
         expect(a.netCharged, a.id).toBe(a.succeeded);
+        expect(a.netCharged, a.id).toBe(a.charged - a.credited);
       }
       expect(report.conservation.accounts.find((a) => a.id === 'acc_chaos_poor')?.final).toBe(50);
       expect(report.conservation.accounts.reduce((sum, a) => sum + a.netCharged, 0)).toBeGreaterThan(0);

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { SandboxFaultWindow } from '../../chaos/plan.js';
 import { newFaultTally } from '../../chaos/report.js';
 import { driveWindow } from '../../chaos/run.js';
-import type { LogCounts } from '../../chaos/stack.js';
+import { newLogCounts } from '../../chaos/stack.js';
 import { sleep } from '../../common/supervisor/ready.js';
 
 const drop: SandboxFaultWindow = {
@@ -26,7 +26,7 @@ const crash: SandboxFaultWindow = { ...drop, fault: 'crash', faults: { crashAfte
 function sandbox(down: () => boolean) {
   const started = Date.now();
   const calls: { atMs: number; faults: Record<string, unknown> }[] = [];
-  const counts = { crashedAfterCommit: { bank: 0, reservations: 0 } } as LogCounts;
+  const counts = newLogCounts();
   return {
     calls,
     counts,

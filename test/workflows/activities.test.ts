@@ -9,6 +9,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBankClient, type BankClient } from '../../activities/bank.js';
 import { createActivities } from '../../activities/index.js';
+import { downstreamRefusal, DownstreamUnavailableError } from '../../activities/errors.js';
 import type { ReservationsClient } from '../../activities/reservations.js';
 import type { DownstreamTarget } from '../../workflows/contracts.js';
 import { operationRef } from '../../workflows/identity.js';
@@ -76,6 +77,27 @@ describe('activities', () => {
       downstreamKey: 'acme/order-42/charge',
       requestId: received[0]!.headers['x-request-id'],
     });
+  });
+
+  it('report a failed call with a structured event saying how it failed: unavailable (retried) or refused (final)', async () => {
+    const lines: Array<{ message: string; meta?: Record<string, unknown> }> = [];
+    let answer: Error = new DownstreamUnavailableError('bank answered 503');
+    const bank: BankClient = {
+      charge: async () => {
+        throw answer;
+      },
+      reverse: async () => ({ status: 'reversed', chargeId: null, refunded: 0 }),
+    };
+    const activities = createActivities({ bank, reservations: unused, services: noServices });
+    const env = new MockActivityEnvironment(info, { logger: capturingLogger(lines) });
+    await expect(env.run(activities.chargePayment, target, charge)).rejects.toThrow('bank answered 503');
+    answer = downstreamRefusal('insufficient funds', 422, 'insufficient_funds');
+    await expect(env.run(activities.chargePayment, target, charge)).rejects.toThrow('insufficient funds');
+    const failed = lines.filter((l) => l.meta?.event === 'downstream_call_failed');
+    expect(failed.map((l) => l.meta)).toEqual([
+      expect.objectContaining({ result: 'unavailable', workflowId: 'acme/order-42', step: 'charge_payment' }),
+      expect.objectContaining({ result: 'refused', workflowId: 'acme/order-42', step: 'charge_payment' }),
+    ]);
   });
 
   it('refuse, for good, an input without a downstream key (as an older workflow scheduled it), and call nothing', async () => {
