@@ -123,7 +123,7 @@ export function buildApp(deps: ShippingDeps): SandboxApp {
         endpoint: 'POST /shipments',
         body: request.body,
         effect: (claimedAt) => createAnswer(ledger.create(key, request.body, new Date(claimedAt).toISOString())),
-        beforeCommit: () => faults.beforeCommit(),
+        beforeCommit: () => faults.beforeCommit(request.log),
         afterCommit: () => faults.afterCommit(request.log, { key }),
       });
       return sendExecution(request, reply, execution, faults);
@@ -145,11 +145,10 @@ export function buildApp(deps: ShippingDeps): SandboxApp {
     async (request, reply) => {
       const key = keyFromPath(request.raw.url ?? '', '/shipments/', '/cancel');
       if (key === undefined) throw new Problem(404, 'not_found', `no route for POST ${request.url.split('?')[0]}`);
-      await faults.beforeCommit();
+      await faults.beforeCommit(request.log);
       const { view, changed } = ledger.cancel(key, new Date().toISOString());
       if (changed) faults.afterCommit(request.log, { key });
-      if (changed && faults.dropsResponse()) {
-        request.log.warn({ key }, 'fault: cancel committed, dropping the response');
+      if (changed && faults.dropsResponse(request.log, { key })) {
         killConnection(request, reply);
         return reply;
       }
