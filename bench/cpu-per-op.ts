@@ -312,7 +312,12 @@ function processCpu(pids: Record<string, number>): Record<string, number> {
 const ROLES = ['api', 'worker', 'temporal', 'bank', 'reservations', 'driver'] as const;
 
 /** Mean ms per operation by role, over a target's batches of one type and concurrency. */
-function perOp(batches: BatchRecord[]): { roles: Record<string, number>; total: number; rounds: number[] } {
+function perOp(batches: BatchRecord[]): {
+  roles: Record<string, number>;
+  total: number;
+  rounds: number[];
+  workerRounds: number[];
+} {
   const ops = batches.reduce((n, b) => n + b.ops, 0);
   const roles: Record<string, number> = {};
   for (const role of ROLES) roles[role] = batches.reduce((n, b) => n + (b.cpuMs[role] ?? 0), 0) / ops;
@@ -324,7 +329,20 @@ function perOp(batches: BatchRecord[]): { roles: Record<string, number>; total: 
     roles,
     total: batches.reduce((n, b) => n + work(b.cpuMs), 0) / ops,
     rounds: batches.map((b) => work(b.cpuMs) / b.ops),
+    workerRounds: batches.map((b) => (b.cpuMs.worker ?? 0) / b.ops),
   };
+}
+
+/**
+ * The mean of the per-round differences between two targets and twice its standard error:
+ * each round measures both back to back, so a difference within a round is free of the
+ * machine's slower drift (other work on a shared machine comes and goes by the minute).
+ */
+function pairedDifference(a: number[], b: number[]): { mean: number; twoSe: number } {
+  const d = b.map((x, i) => x - a[i]!).filter((x) => Number.isFinite(x));
+  const mean = d.reduce((n, x) => n + x, 0) / d.length;
+  const variance = d.length > 1 ? d.reduce((n, x) => n + (x - mean) ** 2, 0) / (d.length - 1) : NaN;
+  return { mean, twoSe: 2 * Math.sqrt(variance / d.length) };
 }
 
 function report(records: BatchRecord[], targets: string[], opts: Options): string {
@@ -332,11 +350,14 @@ function report(records: BatchRecord[], targets: string[], opts: Options): strin
   const lines: string[] = [];
   for (const type of opts.types) {
     for (const c of opts.concurrencies) {
-      const stats = targets.map((t) => perOp(records.filter((r) => r.target === t && r.type === type && r.concurrency === c)));
-      const errors = records.filter((r) => r.type === type && r.concurrency === c).flatMap((r) => r.errors);
-      const ops = records
-        .filter((r) => r.type === type && r.concurrency === c && r.target === targets[0])
-        .reduce((n, b) => n + b.ops, 0);
+      const cell = records.filter((r) => r.type === type && r.concurrency === c);
+      const errors = cell.flatMap((r) => r.errors);
+      // A round in which any batch failed is left out for every target: its CPU bought fewer
+      // operations (or timeouts), and the rounds stay paired.
+      const failedRounds = new Set(cell.filter((r) => r.errors.length > 0).map((r) => r.round));
+      const clean = cell.filter((r) => !failedRounds.has(r.round));
+      const stats = targets.map((t) => perOp(clean.filter((r) => r.target === t)));
+      const ops = clean.filter((r) => r.target === targets[0]).reduce((n, b) => n + b.ops, 0);
       lines.push(`### ${type}, c=${c} (ms of CPU per operation; ${ops} operations per column)`, '');
       const base = stats[0]!;
       const others = targets.slice(1).filter((t) => t !== BARE);
@@ -356,13 +377,29 @@ function report(records: BatchRecord[], targets: string[], opts: Options): strin
       lines.push(
         `| all, per round (min–max) | ${stats.map((s) => `${f(Math.min(...s.rounds))}–${f(Math.max(...s.rounds))}`).join(' | ')} |${others.map(() => ' |').join('')}`,
       );
+      const paired = (key: 'rounds' | 'workerRounds') =>
+        others.map((t) => {
+          const { mean, twoSe } = pairedDifference(base[key], stats[targets.indexOf(t)]![key]);
+          return ` ${mean >= 0 ? '+' : ''}${f(mean)} ± ${f(twoSe)} |`;
+        });
+      if (others.length > 0 && base.rounds.length > 1) {
+        lines.push(
+          `| worker, paired by round (mean ± 2 SE) | ${targets.map(() => '').join(' | ')} |${paired('workerRounds').join('')}`,
+        );
+        lines.push(`| all, paired by round (mean ± 2 SE) | ${targets.map(() => '').join(' | ')} |${paired('rounds').join('')}`);
+      }
       const bare = targets.indexOf(BARE);
       if (bare >= 0) {
         lines.push(
           `| all ÷ bare | ${stats.map((s) => (s.total / stats[bare]!.total).toFixed(2)).join(' | ')} |${others.map(() => ' |').join('')}`,
         );
       }
-      if (errors.length > 0) lines.push('', `errors (${errors.length}): ${[...new Set(errors)].slice(0, 3).join('; ')}`);
+      if (errors.length > 0) {
+        lines.push(
+          '',
+          `errors (${errors.length}; ${failedRounds.size} round(s) left out): ${[...new Set(errors)].slice(0, 3).join('; ')}`,
+        );
+      }
       lines.push('');
     }
   }
