@@ -10,13 +10,26 @@
 // their order reversed every round (A B, then B A), one batch at a time; each batch reads
 // every process's CPU time (/proc/<pid>/stat: user + system, all threads) before and after.
 // Figures are ms of CPU per operation per process, summed over the rounds.
+//
+// With --replay <history.json>, no stack: each variant's workflow bundle replays the stored
+// history N times per round in this process, variants interleaved the same way, and the
+// figure is this process's CPU per execution. That is the workflow code's own cost (and the
+// SDK's around it), free of the network and of Temporal: the finer instrument for a change
+// to workflows/ that keeps its commands (a history recorded before it still replays).
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
-import { NativeConnection, Runtime, Worker, makeTelemetryFilterString } from '@temporalio/worker';
+import {
+  bundleWorkflowCode,
+  NativeConnection,
+  Runtime,
+  Worker,
+  makeTelemetryFilterString,
+  type BundleOptions,
+} from '@temporalio/worker';
 import { DEFAULT_HOLD_TTL_SECONDS } from '../client/api/config.js';
 import { startDevServer } from '../common/dev-server.js';
 import type { PartSpec } from '../common/supervisor/part.js';
@@ -45,7 +58,9 @@ const USAGE = `npx tsx bench/cpu-per-op.ts [options]
   --warmup N           unmeasured operations per variant and type first (default 10)
   --log-level L        LOG_LEVEL of the workers and APIs (default warn)
   --cpu-prof name.part write V8 CPU profiles of a variant's worker or api (repeatable) and summarise them
-  --json FILE          also write every batch as JSON`;
+  --json FILE          also write every batch as JSON
+  --replay FILE        instead of the stack: replay this stored history with each variant's bundle
+  --executions N       with --replay: executions per variant and round (default 100)`;
 
 /** A request of each built-in type, as a client sends it, against the accounts and SKU seeded below. */
 const ACCOUNT = 'acc_cpu';
@@ -77,6 +92,8 @@ interface VariantSpec {
 }
 
 interface Options {
+  replay: string | undefined;
+  executions: number;
   variants: VariantSpec[];
   bare: boolean;
   types: string[];
@@ -113,6 +130,8 @@ function parseOptions(argv: string[]): Options {
       'log-level': { type: 'string', default: 'warn' },
       'cpu-prof': { type: 'string', multiple: true },
       json: { type: 'string' },
+      replay: { type: 'string' },
+      executions: { type: 'string', default: '100' },
       help: { type: 'boolean', default: false },
     },
     strict: true,
@@ -139,7 +158,11 @@ function parseOptions(argv: string[]): Options {
   if (!Number.isInteger(warmup) || warmup < 0) throw new Error('--warmup: a whole number');
   const parts = new Set([...variants.map((v) => `${v.name}.worker`), ...variants.map((v) => `${v.name}.api`)]);
   for (const p of values['cpu-prof'] ?? []) if (!parts.has(p)) throw new Error(`--cpu-prof ${p}: expected <variant>.worker|api`);
+  const [executions] = positiveInts(values.executions, '--executions');
+  if (values.replay !== undefined && !existsSync(values.replay)) throw new Error(`--replay ${values.replay}: no such file`);
   return {
+    replay: values.replay,
+    executions: executions!,
     variants,
     bare: values.bare,
     types,
@@ -316,11 +339,15 @@ function perOp(batches: BatchRecord[]): {
   roles: Record<string, number>;
   total: number;
   rounds: number[];
-  workerRounds: number[];
+  roleRounds: Record<string, number[]>;
 } {
   const ops = batches.reduce((n, b) => n + b.ops, 0);
   const roles: Record<string, number> = {};
-  for (const role of ROLES) roles[role] = batches.reduce((n, b) => n + (b.cpuMs[role] ?? 0), 0) / ops;
+  const roleRounds: Record<string, number[]> = {};
+  for (const role of ROLES) {
+    roles[role] = batches.reduce((n, b) => n + (b.cpuMs[role] ?? 0), 0) / ops;
+    roleRounds[role] = batches.map((b) => (b.cpuMs[role] ?? 0) / b.ops);
+  }
   const isBare = batches[0]?.target === BARE;
   // What does the operation's work: the driver is the client of a bare workflow, but only the load generator of an API.
   const work = (cpu: Record<string, number>) =>
@@ -329,7 +356,7 @@ function perOp(batches: BatchRecord[]): {
     roles,
     total: batches.reduce((n, b) => n + work(b.cpuMs), 0) / ops,
     rounds: batches.map((b) => work(b.cpuMs) / b.ops),
-    workerRounds: batches.map((b) => (b.cpuMs.worker ?? 0) / b.ops),
+    roleRounds,
   };
 }
 
@@ -377,16 +404,20 @@ function report(records: BatchRecord[], targets: string[], opts: Options): strin
       lines.push(
         `| all, per round (min–max) | ${stats.map((s) => `${f(Math.min(...s.rounds))}–${f(Math.max(...s.rounds))}`).join(' | ')} |${others.map(() => ' |').join('')}`,
       );
-      const paired = (key: 'rounds' | 'workerRounds') =>
+      const paired = (rounds: (stat: (typeof stats)[number]) => number[]) =>
         others.map((t) => {
-          const { mean, twoSe } = pairedDifference(base[key], stats[targets.indexOf(t)]![key]);
+          const { mean, twoSe } = pairedDifference(rounds(base), rounds(stats[targets.indexOf(t)]!));
           return ` ${mean >= 0 ? '+' : ''}${f(mean)} ± ${f(twoSe)} |`;
         });
       if (others.length > 0 && base.rounds.length > 1) {
+        for (const role of ['api', 'worker', 'temporal'] as const) {
+          lines.push(
+            `| ${role}, paired by round (mean ± 2 SE) | ${targets.map(() => '').join(' | ')} |${paired((s) => s.roleRounds[role]!).join('')}`,
+          );
+        }
         lines.push(
-          `| worker, paired by round (mean ± 2 SE) | ${targets.map(() => '').join(' | ')} |${paired('workerRounds').join('')}`,
+          `| all, paired by round (mean ± 2 SE) | ${targets.map(() => '').join(' | ')} |${paired((s) => s.rounds).join('')}`,
         );
-        lines.push(`| all, paired by round (mean ± 2 SE) | ${targets.map(() => '').join(' | ')} |${paired('rounds').join('')}`);
       }
       const bare = targets.indexOf(BARE);
       if (bare >= 0) {
@@ -451,8 +482,7 @@ function profileSummary(file: string, fromUs: number, toUs: number, top = 30): s
   return [`${total.toFixed(0)} ms sampled in the batches`, '', ...rows(areas), '', ...rows(fns)].join('\n');
 }
 
-async function main(): Promise<void> {
-  const opts = parseOptions(process.argv.slice(2));
+async function main(opts: Options): Promise<void> {
   const runId = Math.random().toString(36).slice(2, 8);
   const dataDir = join(ROOT, '.data', `cpu-${runId}`);
   const profileDir = join(dataDir, 'profiles');
@@ -646,13 +676,70 @@ async function main(): Promise<void> {
   }
 }
 
+/** --replay: CPU per replayed execution of one stored history, per variant bundle, in this process. */
+async function replayMain(opts: Options, historyFile: string): Promise<void> {
+  const noop = () => undefined;
+  Runtime.install({
+    logger: { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: (m) => console.error(m) },
+    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'ERROR' }), forward: {} } },
+  });
+  const history = JSON.parse(readFileSync(historyFile, 'utf8')) as unknown;
+  const bundles: Array<{ name: string; code: string }> = [];
+  for (const variant of opts.variants) {
+    const root = materialise(variant);
+    // That checkout's own bundle options, so the bundle is made as its worker makes it.
+    const entry = join(root, variant.compiled ? 'dist/worker/bundle.js' : 'worker/bundle.ts');
+    const { WORKFLOW_BUNDLE_OPTIONS } = (await import(entry)) as { WORKFLOW_BUNDLE_OPTIONS: BundleOptions };
+    const quiet = { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: (m: string) => console.error(m) };
+    const { code } = await bundleWorkflowCode({ ...WORKFLOW_BUNDLE_OPTIONS, logger: quiet });
+    bundles.push({ name: variant.name, code });
+    log(`variant ${variant.name}: bundled`);
+  }
+  const perExecution = new Map<string, number[]>(bundles.map((b) => [b.name, []]));
+  for (let round = 0; round < opts.rounds; round++) {
+    for (const bundle of round % 2 === 0 ? bundles : [...bundles].reverse()) {
+      async function* executions() {
+        for (let i = 0; i < opts.executions; i++) yield { workflowId: `replay-${round}-${i}`, history };
+      }
+      const before = process.cpuUsage();
+      let failed = 0;
+      for await (const result of Worker.runReplayHistories({ workflowBundle: { code: bundle.code } }, executions())) {
+        if (result.error) failed++;
+      }
+      if (failed > 0)
+        throw new Error(
+          `${bundle.name}: ${failed} of ${opts.executions} replays failed (a bundle that cannot replay this history)`,
+        );
+      const used = process.cpuUsage(before);
+      const ms = (used.user + used.system) / 1000 / opts.executions;
+      perExecution.get(bundle.name)!.push(ms);
+      log(`round ${round + 1} ${bundle.name}: ${ms.toFixed(2)} ms per execution`);
+    }
+  }
+  const f = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : '—');
+  const first = perExecution.get(bundles[0]!.name)!;
+  console.log(`## CPU per replayed execution of ${historyFile}\n`);
+  console.log(`\`npx tsx bench/cpu-per-op.ts ${process.argv.slice(2).join(' ')}\`\n`);
+  console.log(
+    `| variant | ms per execution (mean of ${opts.rounds} rounds × ${opts.executions}) | − ${bundles[0]!.name}, paired by round (mean ± 2 SE) |`,
+  );
+  console.log('|---|---|---|');
+  for (const { name } of bundles) {
+    const values = perExecution.get(name)!;
+    const { mean, twoSe } = pairedDifference(first, values);
+    const cell = name === bundles[0]!.name ? '' : `${mean >= 0 ? '+' : ''}${f(mean)} ± ${f(twoSe)}`;
+    console.log(`| ${name} | ${f(values.reduce((n, x) => n + x, 0) / values.length)} | ${cell} |`);
+  }
+}
+
 if (process.env.CPU_BENCH_ROLE === 'bare-worker') {
   runBareWorker().catch((err) => {
     console.error(err);
     process.exit(1);
   });
 } else {
-  main().catch((err) => {
+  const opts = parseOptions(process.argv.slice(2));
+  (opts.replay ? replayMain(opts, opts.replay) : main(opts)).catch((err) => {
     console.error(err);
     process.exit(1);
   });
