@@ -566,6 +566,10 @@ async function main(opts: Options): Promise<void> {
               API_PORT: String(apiPort),
               RETRYSAFE_TASK_QUEUE: taskQueue,
               RETRYSAFE_LIMITS_DB: join(dataDir, `${variant.name}-limits.db`),
+              // Ignored by the API; a variant that runs its worker inside the API process (to
+              // start workflows eagerly) reads them there.
+              BANK_URL: bank,
+              RESERVATIONS_URL: reservations,
             },
             httpProbe(`${apiUrl}/healthz`),
           ),
