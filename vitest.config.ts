@@ -20,6 +20,7 @@ const UNIT = [
   'test/api/rate-windows.test.ts',
   'test/api/shutdown.test.ts',
   'test/api/slow-clients.test.ts',
+  'test/api/summaries.test.ts',
   'test/api/tenant-limits.test.ts',
   'test/api/webhook-config.test.ts',
   // The sandboxes in this process, on their own SQLite files: nothing there speaks to

@@ -7,7 +7,7 @@ import { createActivities } from '../activities/index.js';
 import { createBankClient } from '../activities/bank.js';
 import { createReservationsClient } from '../activities/reservations.js';
 import type { OperationModule } from '../common/operations.js';
-import { BUNDLE_CACHE_DIR, cachedWorkflowBundle, WORKFLOW_INTERCEPTOR_MODULES, workflowBundleOptions } from './bundle.js';
+import { BUNDLE_CACHE_DIR, cachedWorkflowBundle, workflowBundleOptions } from './bundle.js';
 import { WEBHOOK_TIMEOUT_MS, type WorkerWebhooks } from './config.js';
 
 export { BUNDLE_CACHE_DIR, WORKFLOW_BUNDLE_OPTIONS, WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from './bundle.js';
@@ -57,11 +57,12 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
     }),
   };
   const cacheDir = opts.bundleCacheDir === undefined ? BUNDLE_CACHE_DIR : opts.bundleCacheDir;
-  const workflows: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath' | 'bundlerOptions'> = opts.workflowBundle
-    ? { workflowBundle: opts.workflowBundle }
-    : cacheDir
-      ? { workflowBundle: await cachedWorkflowBundle(cacheDir, modules) }
-      : bundleOptionsForWorker(workflowBundleOptions(modules));
+  const workflows: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath' | 'bundlerOptions' | 'interceptors'> =
+    opts.workflowBundle
+      ? { workflowBundle: opts.workflowBundle }
+      : cacheDir
+        ? { workflowBundle: await cachedWorkflowBundle(cacheDir, modules) }
+        : bundleOptionsForWorker(workflowBundleOptions(modules));
   return Worker.create({
     connection: opts.connection,
     namespace: opts.namespace,
@@ -69,7 +70,8 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
     activities,
     ...workflows,
     ...opts.options,
-    interceptors: { ...opts.options?.interceptors, workflowModules: WORKFLOW_INTERCEPTOR_MODULES },
+    // A prebuilt bundle carries its interceptor modules; the worker takes them only when it bundles by itself.
+    interceptors: { ...opts.options?.interceptors, ...workflows.interceptors },
   });
 }
 
@@ -77,6 +79,10 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
 function bundleOptionsForWorker(options: ReturnType<typeof workflowBundleOptions>) {
   return {
     workflowsPath: options.workflowsPath,
-    ...(options.webpackConfigHook ? { bundlerOptions: { webpackConfigHook: options.webpackConfigHook } } : {}),
+    interceptors: { workflowModules: options.workflowInterceptorModules ?? [] },
+    bundlerOptions: {
+      ...(options.preloadModules ? { preloadModules: options.preloadModules } : {}),
+      ...(options.webpackConfigHook ? { webpackConfigHook: options.webpackConfigHook } : {}),
+    },
   };
 }

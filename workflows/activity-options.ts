@@ -91,19 +91,18 @@ export function activitiesWith(profile: ActivityProfile, summary: string): SagaA
  * Runs a forward step's call: one local attempt, then, after a transient failure, regular
  * retries for the rest of the deadline. Throws what the last attempt failed with.
  */
-export async function runStep<T>(
+export function runStep<T>(
   settings: OperationSettings,
   summary: string,
   call: (activities: SagaActivities) => Promise<T>,
 ): Promise<T> {
   const startedAt = workflowNow();
   const remainingMs = () => settings.stepDeadlineMs - (workflowNow() - startedAt);
-  try {
-    return await call(activitiesWith(firstAttempt(settings), summary));
-  } catch (err) {
+  // One promise for the step, not an async function's and its await's (each costs the SDK a stack capture).
+  return call(activitiesWith(firstAttempt(settings), summary)).catch((err: unknown) => {
     if (isFinal(err) || remainingMs() <= 0) throw err;
-  }
-  return call(activitiesWith(retriedUntilDeadline(remainingMs()), summary));
+    return call(activitiesWith(retriedUntilDeadline(remainingMs()), summary));
+  });
 }
 
 /**

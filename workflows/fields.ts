@@ -33,13 +33,27 @@ export const Currency = Type.String({
 
 export const Description = Type.String({ maxLength: 500, description: 'Free text kept with the operation' });
 
-/** Minor units to a decimal string with the currency's own number of decimals (JPY 0, EUR 2). */
-export function formatAmount(amount: number, currency: string): string {
-  let digits = 2;
+/**
+ * Decimals of each currency asked about, once each: building an Intl.NumberFormat costs more
+ * than the rest of a start's summary (the API makes one per operation it starts).
+ */
+const decimals = new Map<string, number>();
+
+function decimalsOf(currency: string): number {
+  let digits = decimals.get(currency);
+  if (digits !== undefined) return digits;
+  digits = 2;
   try {
     digits = new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2;
   } catch {
     // An unknown code never reaches here (validated), but a summary must never fail a start.
   }
+  if (isCurrencyCode(currency)) decimals.set(currency, digits);
+  return digits;
+}
+
+/** Minor units to a decimal string with the currency's own number of decimals (JPY 0, EUR 2). */
+export function formatAmount(amount: number, currency: string): string {
+  const digits = decimalsOf(currency);
   return `${currency} ${(amount / 10 ** digits).toFixed(digits)}`;
 }

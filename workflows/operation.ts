@@ -18,15 +18,17 @@ export async function runOperation({ tenant, key, request, settings }: Operation
   // operation, and Temporal retries the task until a worker that has the definition runs it.
   if (!definition) throw new Error(`no operation is defined for workflow type ${workflowType}`);
   const saga = new Saga(definition, operationRef(tenant, key), settings);
-  const result: Record<string, string> = {};
   try {
-    for (const step of definition.steps) {
-      const answer = await saga.step(step, request);
-      for (const [field, from] of Object.entries(step.result ?? {})) {
-        if (answer[from] !== undefined && answer[from] !== null) result[field] = String(answer[from]);
+    return await saga.forward(async () => {
+      const result: Record<string, string> = {};
+      for (const step of definition.steps) {
+        const answer = await saga.step(step, request);
+        for (const [field, from] of Object.entries(step.result ?? {})) {
+          if (answer[from] !== undefined && answer[from] !== null) result[field] = String(answer[from]);
+        }
       }
-    }
-    return await saga.succeed(result);
+      return saga.succeed(result);
+    });
   } catch (err) {
     return saga.fail(err);
   }

@@ -44,7 +44,8 @@ export class Progress {
   start(step: StepName, { publishStatus }: { publishStatus: boolean }): void {
     const state = this.find(step);
     this.current = step;
-    log.info('step started', { ...this.logMeta, step, downstreamKey: state.downstreamKey });
+    // No log line here: a workflow's log line is a sink call that carries the whole workflow
+    // info to the worker's main thread; the activity logs each call with its key and answer.
     state.status = 'running';
     if (publishStatus) this.publish('processing');
     else upsertMemo({ step, steps: this.snapshot() });

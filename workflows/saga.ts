@@ -1,8 +1,10 @@
 // The saga every operation runs through; operation.ts walks a definition's steps with it:
 //
 //   try {
-//     for (const step of definition.steps) await saga.step(step, request);
-//     return saga.succeed(result);
+//     return await saga.forward(async () => {
+//       for (const step of definition.steps) await saga.step(step, request);
+//       return saga.succeed(result);
+//     });
 //   } catch (err) {
 //     return saga.fail(err);
 //   }
@@ -20,13 +22,18 @@
 // (undone) or not (a tombstone), and the outcome says which.
 //
 // A cancel request (Temporal's own) is honoured at every step boundary, the end of the last
-// step included: step() shields the call in flight, so it is never cut off mid-call, and
-// once it returns no further step starts; the saga then fails with code `cancelled` through
-// the same path, compensating what was registered. A cancel the API answered 202 therefore
-// always ends cancelled: Temporal refuses to close a workflow while a cancel request it has
-// not yet seen is pending, so a run that finished its last step meanwhile sees it first.
+// step included: the forward steps run shielded (forward()), so a call in flight is never
+// cut off mid-call, and once it returns no further step starts; the saga then fails with
+// code `cancelled` through the same path, compensating what was registered. A cancel the
+// API answered 202 therefore always ends cancelled: Temporal refuses to close a workflow
+// while a cancel request it has not yet seen is pending, so a run that finished its last
+// step meanwhile sees it first.
 // A tenant with a completion webhook gets its notification workflow started with the saga
 // (notification.ts); the saga waits for that start before it returns.
+//
+// Every promise workflow code creates costs the SDK a stack capture (for its stack trace
+// query), and so does every `await`: the forward path keeps to one shield for all the
+// steps and to one promise per layer.
 import { CancellationScope, condition, patched, sleep } from '@temporalio/workflow';
 import { activitiesWith, retriedUntilDeadline, retriedUntilDone, runStep, type SagaActivities } from './activity-options.js';
 import { CancelWatch } from './cancellation.js';
@@ -115,9 +122,21 @@ export class Saga {
     return this.definition.steps as readonly Step[];
   }
 
-  /** Runs one forward step with the operation's request; its compensation is registered before it runs. */
-  async step(step: Step, request: unknown): Promise<Record<string, unknown>> {
-    if (this.cancel.requested) throw this.cancelledBefore(step);
+  /**
+   * Runs the forward steps: shielded, once for all of them, so a cancel never cuts a
+   * downstream call off (its outcome, or its fence, decides); step() honours it at the
+   * boundaries instead.
+   */
+  forward<T>(steps: () => Promise<T>): Promise<T> {
+    return CancellationScope.nonCancellable(steps);
+  }
+
+  /**
+   * Runs one forward step with the operation's request (within forward()); its compensation
+   * is registered before it runs.
+   */
+  step(step: Step, request: unknown): Promise<Record<string, unknown>> {
+    if (this.cancel.requested) return Promise.reject(this.cancelledBefore(step));
     const target = this.targetOf(step);
     if (step.compensation) {
       this.compensations.push({ name: step.compensation.name, step, target: { ...target, step: step.compensation.name } });
@@ -129,17 +148,18 @@ export class Saga {
     const summary = summaryOf(step.name, step, target);
     const call = (activities: SagaActivities) =>
       callOf(step.call, activities, { target, request, settings: this.settings, service: step.service });
-    let answer: unknown;
-    try {
-      // Shielded: a cancel must not cut a downstream call off; its outcome (or its fence) decides.
-      answer = await CancellationScope.nonCancellable(() =>
-        localFirst
-          ? runStep(this.settings, summary, call)
-          : call(activitiesWith(retriedUntilDeadline(this.settings.stepDeadlineMs), summary)),
-      );
-    } catch (err) {
-      throw this.classify(step, err);
-    }
+    const answered = localFirst
+      ? runStep(this.settings, summary, call)
+      : call(activitiesWith(retriedUntilDeadline(this.settings.stepDeadlineMs), summary));
+    return answered.then(
+      (answer) => this.completed(step, answer),
+      (err: unknown) => {
+        throw this.classify(step, err);
+      },
+    );
+  }
+
+  private completed(step: Step, answer: unknown): Record<string, unknown> {
     this.progress.mark(step.name, 'completed', describeAnswer(answer));
     // The end of a step is a boundary too, the last one's included.
     if (this.cancel.requested && patched(CANCEL_AT_EVERY_BOUNDARY)) throw this.cancelledAfter(step);
@@ -148,7 +168,7 @@ export class Saga {
 
   async succeed(result: Record<string, string>): Promise<OperationOutcome> {
     const outcome = this.progress.succeed(result);
-    await this.notified;
+    if (this.notified) await this.notified;
     // Seen only while the notification workflow was starting: the steps are done, so undone.
     if (this.cancel.requested && patched(CANCEL_AT_EVERY_BOUNDARY)) return this.fail(this.cancelledAfter(this.plan.at(-1)!));
     return this.finish(outcome);
@@ -175,7 +195,7 @@ export class Saga {
 
   /** The outcome, once the notification workflow (if any) has started: closing earlier would lose it. */
   private async finish(outcome: OperationOutcome): Promise<OperationOutcome> {
-    await this.notified;
+    if (this.notified) await this.notified;
     return {
       ...outcome,
       ...(this.settings.notify ? { notify: true as const } : {}),

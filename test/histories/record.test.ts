@@ -3,11 +3,13 @@
 // incompatible (and then version the workflow instead if old runs may still be open).
 //   RECORD_HISTORIES=1 npx vitest run test/histories/record.test.ts
 //
-// It writes only the `v3-*` files: today's code, started as the API starts it (memo, search
+// It writes only the `v4-*` files: today's code, started as the API starts it (memo, search
 // attributes, summaries). The older sets are what earlier code wrote and must never be
 // overwritten: `v1-*` from before steps ran a local first attempt, the unprefixed ones from
-// before a fenced step fenced the later ones, cancels and completion webhooks. A change that
-// makes new histories worth keeping records them under the next prefix, beside these.
+// before a fenced step fenced the later ones, cancels and completion webhooks, `v3-*` from
+// before operations were definitions run by one generic workflow (and a cancel seen at the
+// end of the last step). A change that makes new histories worth keeping records them under
+// the next prefix, beside these.
 import { writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { execa } from 'execa';
@@ -31,7 +33,7 @@ import {
 import { pendingActivity } from '../workflows/wait-for.js';
 
 /** The prefix of every file this recorder writes: the histories of today's workflow code. */
-const PREFIX = 'v3';
+const PREFIX = 'v4';
 const TENANT = 'recorder';
 
 const recording = process.env.RECORD_HISTORIES === '1';
@@ -48,6 +50,7 @@ beforeAll(async () => {
   temporal = await temporalClient();
   await bank.openAccount('acc_rich', 1_000_000);
   await bank.openAccount('acc_poor', 10);
+  await bank.openAccount('acc_payee', 0);
   await reservations.setStock('sku_hist', 1_000);
   await reservations.setStock('sku_scarce', 1);
 });
@@ -142,6 +145,16 @@ describe.runIf(recording)(`records today's histories as ${PREFIX}-*`, () => {
       items: [{ sku: 'sku_scarce', quantity: 2 }],
     });
     expect(outOfStock).toMatchObject({ status: 'failed', error: { code: 'out_of_stock', compensations: [] } });
+  });
+
+  it('transfer: success, and a credit refused (the debit reversed)', async () => {
+    const move = { from: 'acc_rich', to: 'acc_payee', amount: 500, currency: 'EUR' };
+    expect((await recordRun('transfer-succeeded', 'transfer', move)).status).toBe('succeeded');
+    const refused = await recordRun('transfer-destination-not-found', 'transfer', { ...move, to: 'acc_nobody' });
+    expect(refused).toMatchObject({
+      status: 'failed',
+      error: { code: 'destination_not_found', compensations: ['reverse_debit'] },
+    });
   });
 
   it('a charge fenced at its deadline, in a payment and in a checkout', async () => {

@@ -4,7 +4,8 @@
 // what the workflow code of its day wrote, and operations of every day may still be open
 // when a worker is upgraded, so all must keep replaying: v1-* from before steps ran a local
 // first attempt, the unprefixed ones from before a fenced step fenced the later ones,
-// cancels and completion webhooks, v3-* from the code with all three (record.test.ts).
+// cancels and completion webhooks, v3-* from the code with all three, v4-* from operations
+// run as definitions by one generic workflow, transfers among them (record.test.ts).
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { Worker } from '@temporalio/worker';
@@ -14,7 +15,7 @@ const dir = new URL('./', import.meta.url);
 const histories = readdirSync(dir).filter((f) => f.endsWith('.json'));
 
 describe('stored workflow histories', () => {
-  it('covers payment and checkout: success, business failure, fenced runs, cancels and a webhook', () => {
+  it('covers payment, checkout and transfer: success, business failure, fenced runs, cancels and a webhook', () => {
     expect(histories.sort()).toEqual([
       'checkout-charge-fenced.json',
       'checkout-insufficient-funds.json',
@@ -38,6 +39,18 @@ describe('stored workflow histories', () => {
       'v3-payment-insufficient-funds.json',
       'v3-payment-succeeded.json',
       'v3-payment-webhook.json',
+      'v4-checkout-cancelled.json',
+      'v4-checkout-charge-fenced.json',
+      'v4-checkout-insufficient-funds.json',
+      'v4-checkout-out-of-stock.json',
+      'v4-checkout-succeeded.json',
+      'v4-payment-cancelled-during-charge.json',
+      'v4-payment-fenced.json',
+      'v4-payment-insufficient-funds.json',
+      'v4-payment-succeeded.json',
+      'v4-payment-webhook.json',
+      'v4-transfer-destination-not-found.json',
+      'v4-transfer-succeeded.json',
     ]);
   });
 

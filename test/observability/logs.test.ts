@@ -46,7 +46,7 @@ it('logs each step of a checkout with one workflowId, and never the API key', as
   const worker = jsonLines('worker').filter((l) => l.workflowId === workflowId);
   for (const step of ['reserve_items', 'charge_payment', 'confirm_reservation']) {
     const lines = worker.filter((l) => l.step === step);
-    expect(lines.length, `worker lines for ${step}`).toBeGreaterThanOrEqual(2); // step started + answered
+    expect(lines.length, `worker lines for ${step}`).toBeGreaterThanOrEqual(1); // its call answered
     for (const l of lines) expect(l).toMatchObject({ workflowId, tenant: 'acme', key });
   }
   expect(worker.some((l) => l.msg === 'operation succeeded')).toBe(true);
