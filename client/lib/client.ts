@@ -20,7 +20,7 @@ import {
 } from './errors.js';
 import { BUILT_IN_OPERATIONS, operationsOf } from './discovery.js';
 import { isValidKey, MAX_KEY_LENGTH } from './keys.js';
-import { OPERATIONS, type OperationRequests } from './operations.js';
+import type { OperationPlurals, OperationRequests } from './operations.js';
 import { isOperation, isOperationList } from './resource.js';
 import { abortableSleep, DEFAULT_RETRY, parseRetryAfter, RETRYABLE_STATUSES, retryDelay, type RetryPolicy } from './retry.js';
 import type { CallMeta, FailedOperation, ListFilter, Operation, OperationList, OperationResult } from './types.js';
@@ -117,7 +117,7 @@ export type OperationType = keyof OperationRequests;
 
 /** `rs.payments.create(...)`, `rs.transfers.create(...)`: one collection per built-in operation. */
 export type OperationCollections = {
-  readonly [T in OperationType as (typeof OPERATIONS)[T]['plural']]: {
+  readonly [T in OperationType as OperationPlurals[T]]: {
     create(params: OperationRequests[T], options?: CallOptions): Promise<OperationResult>;
   };
 };
