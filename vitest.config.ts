@@ -9,7 +9,9 @@ import { configDefaults, defineConfig } from 'vitest/config';
  */
 const UNIT = [
   'test/api/admission.test.ts',
-  'test/api/app.test.ts',
+  'test/api/app-documents.test.ts',
+  'test/api/app-refusals.test.ts',
+  'test/api/app-routes.test.ts',
   'test/api/config.test.ts',
   // A scripted gRPC engine on loopback, no Temporal server.
   'test/api/engine-errors.test.ts',
