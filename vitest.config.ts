@@ -27,13 +27,12 @@ const UNIT = [
   // The sandboxes in this process, on their own SQLite files: nothing there speaks to
   // Temporal (their server tests spawn the process: stack tier).
   'test/bank/charges.test.ts',
-  'test/bank/credit-reversal.test.ts',
   'test/bank/credits.test.ts',
   'test/bank/duplicates.test.ts',
   'test/bank/executor.test.ts',
   'test/bank/faults.test.ts',
   'test/bank/migrations.test.ts',
-  'test/bank/reversal.test.ts',
+  'test/bank/movements.test.ts',
   'test/bank/ttl.test.ts',
   'test/bank/validation.test.ts',
   'test/reservations/expiry.test.ts',
@@ -44,6 +43,7 @@ const UNIT = [
   'test/reservations/validation.test.ts',
   'test/sandboxes/config.test.ts',
   'test/sandboxes/edge.test.ts',
+  'test/sandboxes/faults.test.ts',
   // The bench's report rendered from stored results: no run, no stack.
   'test/bench/report/ablation.test.ts',
   'test/bench/report/contention.test.ts',
