@@ -1,17 +1,11 @@
 // What only charges do (what they share with credits is in movements.test.ts): the key in
 // either of its two forms, a fingerprint of the request rather than its spelling, a short
 // balance refused for good, a locked database answered 409; and the accounts.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../downstream/shared/db.js';
-import { expectProblem, startBank, uniqueKey, type Bank } from './helpers.js';
+import { expectProblem, startBank, uniqueKey, useBank } from './helpers.js';
 
-let bank: Bank;
-beforeAll(async () => {
-  bank = await startBank();
-});
-afterAll(async () => {
-  await bank.close();
-});
+const bank = useBank();
 
 describe('POST /charges', () => {
   it('treats the Structured Field form "k" and the bare form k as the same key', async () => {

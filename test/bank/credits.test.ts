@@ -1,16 +1,10 @@
 // What only credits do (what they share with charges is in movements.test.ts), and how
 // they live beside charges: keys of their own, one balance for both, a reversal that claws
 // back money already spent.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, startBank, uniqueKey, type Bank } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { expectProblem, uniqueKey, useBank } from './helpers.js';
 
-let bank: Bank;
-beforeAll(async () => {
-  bank = await startBank();
-});
-afterAll(async () => {
-  await bank.close();
-});
+const bank = useBank();
 
 describe('POST /credits', () => {
   it('a key used for a charge is not a credit key: the same body on POST /credits is another request (422)', async () => {

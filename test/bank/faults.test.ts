@@ -4,20 +4,14 @@
 // connection but still answers reads, and a delayed key is answered 409 to a second
 // request. What the fault switch itself does is shared with the reservation service
 // (sandboxes/faults.test.ts).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { NO_FAULTS } from '../../downstream/shared/faults.js';
-import { expectProblem, networkError, sleep, startBank, uniqueKey, type Bank } from './helpers.js';
+import { expectProblem, networkError, sleep, uniqueKey, useBank } from './helpers.js';
 import { MOVEMENTS, rowsOf, viewOf } from './movements.js';
 
 const LOST = /ECONNRESET|UND_ERR_SOCKET|EPIPE/;
 
-let bank: Bank;
-beforeAll(async () => {
-  bank = await startBank({ faults: true });
-});
-afterAll(async () => {
-  await bank.close();
-});
+const bank = useBank({ faults: true });
 
 /** Clears every fault, then sets these; returns a fresh account holding 10 000. */
 async function fresh(faults: Record<string, unknown> = {}): Promise<string> {

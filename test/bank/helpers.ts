@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { buildApp, type BankDeps } from '../../downstream/bank/app.js';
 import { sandboxKey, startSandboxApp, type Answer, type SandboxUnderTest } from '../support/sandbox-harness.js';
+import { useForFile } from '../support/use-for-file.js';
 
 export { expectProblem, networkError, sleep, type Answer } from '../support/sandbox-harness.js';
 
@@ -58,6 +59,14 @@ export async function startBank(
         .all(key) as LedgerRow[],
   };
 }
+
+/** The service for the file that calls this: started in its beforeAll, closed in its afterAll. */
+export const useBank = (opts?: Parameters<typeof startBank>[0]): Bank =>
+  useForFile(
+    'the bank',
+    () => startBank(opts),
+    (s) => s.close(),
+  );
 
 export const uniqueKey = (step = 'charge'): string => sandboxKey(step);
 

@@ -2,17 +2,11 @@
 // twenty times at once; the same key with another body refused; refusals stored and
 // replayed; a bad body consumes no key; and the keyed reversal, once, with a tombstone that
 // refuses a late original for good.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, startBank, uniqueKey, type Bank } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { expectProblem, uniqueKey, useBank } from './helpers.js';
 import { MOVEMENTS, rowsOf, viewOf } from './movements.js';
 
-let bank: Bank;
-beforeAll(async () => {
-  bank = await startBank();
-});
-afterAll(async () => {
-  await bank.close();
-});
+const bank = useBank();
 
 describe.each(MOVEMENTS)('POST /$collection', (m) => {
   it(`moves money once per key: run twice, one ${m.name}, the retry replays the stored 201`, async () => {

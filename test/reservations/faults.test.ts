@@ -3,17 +3,11 @@
 // commit leaves nothing, a service that is down refuses the connection but still answers
 // reads, and a delayed key is answered 409 to a second request. What the fault switch itself
 // does is shared with the bank (sandboxes/faults.test.ts).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { NO_FAULTS } from '../../downstream/shared/faults.js';
-import { expectProblem, networkError, sleep, startReservations, uniqueKey, type Reservations } from './helpers.js';
+import { expectProblem, networkError, sleep, startReservations, uniqueKey, useReservations } from './helpers.js';
 
-let rsv: Reservations;
-beforeAll(async () => {
-  rsv = await startReservations({ faults: true });
-});
-afterAll(async () => {
-  await rsv.close();
-});
+const rsv = useReservations({ faults: true });
 
 /** Clears every fault, then sets these; returns a fresh SKU with 10 available. */
 async function fresh(faults: Record<string, unknown> = {}): Promise<string> {

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import { buildApp, type ReservationsDeps } from '../../downstream/reservations/app.js';
 import { sandboxKey, startSandboxApp, type Answer, type SandboxUnderTest } from '../support/sandbox-harness.js';
+import { useForFile } from '../support/use-for-file.js';
 
 export { expectProblem, manualClock, networkError, sleep, type Answer } from '../support/sandbox-harness.js';
 
@@ -68,5 +69,13 @@ export async function startReservations(
         .all(key) as ReservationRow[],
   };
 }
+
+/** The service for the file that calls this: started in its beforeAll, closed in its afterAll. */
+export const useReservations = (opts?: Parameters<typeof startReservations>[0]): Reservations =>
+  useForFile(
+    'the reservation service',
+    () => startReservations(opts),
+    (s) => s.close(),
+  );
 
 export const uniqueKey = (step = 'reserve'): string => sandboxKey(step);
