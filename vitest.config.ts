@@ -9,7 +9,9 @@ import { configDefaults, defineConfig } from 'vitest/config';
  */
 const UNIT = [
   'test/api/admission.test.ts',
-  'test/api/app.test.ts',
+  'test/api/app-documents.test.ts',
+  'test/api/app-refusals.test.ts',
+  'test/api/app-routes.test.ts',
   'test/api/config.test.ts',
   // A scripted gRPC engine on loopback, no Temporal server.
   'test/api/engine-errors.test.ts',
@@ -26,13 +28,12 @@ const UNIT = [
   // The sandboxes in this process, on their own SQLite files: nothing there speaks to
   // Temporal (their server tests spawn the process: stack tier).
   'test/bank/charges.test.ts',
-  'test/bank/credit-reversal.test.ts',
   'test/bank/credits.test.ts',
   'test/bank/duplicates.test.ts',
   'test/bank/executor.test.ts',
   'test/bank/faults.test.ts',
   'test/bank/migrations.test.ts',
-  'test/bank/reversal.test.ts',
+  'test/bank/movements.test.ts',
   'test/bank/ttl.test.ts',
   'test/bank/validation.test.ts',
   'test/reservations/expiry.test.ts',
@@ -43,6 +44,7 @@ const UNIT = [
   'test/reservations/validation.test.ts',
   'test/sandboxes/config.test.ts',
   'test/sandboxes/edge.test.ts',
+  'test/sandboxes/faults.test.ts',
   // The bench's report rendered from stored results: no run, no stack.
   'test/bench/report/ablation.test.ts',
   'test/bench/report/contention.test.ts',
@@ -75,7 +77,9 @@ const UNIT = [
   'test/cli/cancel.test.ts',
   'test/cli/overload.test.ts',
   'test/cli/request-checks.test.ts',
-  'test/cli/usage.test.ts',
+  'test/cli/bad-arguments.test.ts',
+  'test/cli/help.test.ts',
+  'test/cli/offline.test.ts',
   'test/cli/webhooks.test.ts',
   'test/client/backoff.test.ts',
   'test/client/generated.test.ts',

@@ -9,107 +9,21 @@
 //
 // A cancel needs no key of its own: the operation's key names it, and asking twice is
 // harmless, so it is retried like a read.
+//
+// Each HTTP call, with its retries, goes through the transport (transport.ts).
 import { DEFAULT_BASE_URL } from './constants.js';
-import {
-  ApiError,
-  IdempotencyConflictError,
-  OperationAlreadyCompletedError,
-  OperationFailedError,
-  OperationPendingError,
-  type ProblemDetails,
-} from './errors.js';
-import { BUILT_IN_OPERATIONS, operationsOf } from './discovery.js';
+import { ApiError, OperationAlreadyCompletedError, OperationFailedError, OperationPendingError } from './errors.js';
+import { BUILT_IN_OPERATIONS, operationsOf, type OperationDescription } from './discovery.js';
 import { isValidKey, MAX_KEY_LENGTH } from './keys.js';
-import { OPERATIONS, type OperationRequests } from './operations.js';
+import type { CallOptions, ClientOptions, Hooks, ReadOptions, WaitOptions } from './options.js';
+import type { OperationPlurals, OperationRequests } from './operations.js';
 import { isOperation, isOperationList } from './resource.js';
-import { abortableSleep, DEFAULT_RETRY, parseRetryAfter, RETRYABLE_STATUSES, retryDelay, type RetryPolicy } from './retry.js';
+import { abortableSleep, DEFAULT_RETRY, parseRetryAfter } from './retry.js';
+import { Transport, type Answer, type Context } from './transport.js';
 import type { CallMeta, FailedOperation, ListFilter, Operation, OperationList, OperationResult } from './types.js';
-
-/** Told before each retry: which attempt failed, why, and how long the client now waits. */
-export interface RetryEvent {
-  key: string | undefined;
-  method: string;
-  url: string;
-  /** The attempt that failed (1 for the first request). */
-  attempt: number;
-  delayMs: number;
-  error: ApiError;
-}
-
-export interface Hooks {
-  onRetry?: (event: RetryEvent) => void;
-  /** Called with each `processing` state seen while following an operation. */
-  onPoll?: (operation: Operation) => void;
-}
-
-export interface ClientOptions extends Hooks {
-  /** Default http://localhost:3000. */
-  baseUrl?: string;
-  /** Sent as `Authorization: Bearer <apiKey>`. */
-  apiKey?: string;
-  /** Deadline of one logical call (create, wait, get, list), retries and polls included. Default 30 s. */
-  timeoutMs?: number;
-  /** Timeout of one HTTP request, on top of the server-side wait it asked for. Default 10 s. */
-  requestTimeoutMs?: number;
-  /** Upper bound of `Prefer: wait` on a POST (the API allows 0-60). Default 10. */
-  maxWaitSeconds?: number;
-  /** Least time between two status polls (a longer Retry-After wins). Default 500 ms. */
-  pollIntervalMs?: number;
-  retry?: Partial<RetryPolicy>;
-  /** Aborts every call of this client. */
-  signal?: AbortSignal;
-  /** Injection points: tests drive backoff with a fake clock instead of sleeping. */
-  fetch?: typeof fetch;
-  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
-  random?: () => number;
-  now?: () => number;
-}
-
-export interface CallOptions extends Hooks {
-  /** The operation's key; a random UUID when absent. Reuse it to retry the same operation later. */
-  idempotencyKey?: string;
-  timeoutMs?: number;
-  signal?: AbortSignal;
-}
-
-export interface ReadOptions {
-  timeoutMs?: number;
-  signal?: AbortSignal;
-}
-
-export interface WaitOptions extends ReadOptions {
-  onPoll?: (operation: Operation) => void;
-}
-
-interface Context extends Hooks {
-  key: string | undefined;
-  deadline: number;
-  signal: AbortSignal | undefined;
-  requests: number;
-}
-
-interface Answer {
-  status: number;
-  headers: Headers;
-  body: unknown;
-  url: string;
-}
-
-/** Keeps a server-side wait clear of the caller's deadline, so the answer arrives before it. */
-const WAIT_MARGIN_MS = 1_000;
-
-/** `abc"d` → `"abc\"d"`: the IETF draft's Structured Field string form of the key. */
-function structuredKey(key: string): string {
-  return `"${key.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
-}
 
 export function operationPath(key: string): string {
   return `/v1/operations/${encodeURIComponent(key)}`;
-}
-
-function describeNetworkError(err: unknown): string {
-  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-  return cause?.code ?? cause?.message ?? (err instanceof Error ? err.message : String(err));
 }
 
 /** A built-in operation's type. */
@@ -117,7 +31,7 @@ export type OperationType = keyof OperationRequests;
 
 /** `rs.payments.create(...)`, `rs.transfers.create(...)`: one collection per built-in operation. */
 export type OperationCollections = {
-  readonly [T in OperationType as (typeof OPERATIONS)[T]['plural']]: {
+  readonly [T in OperationType as OperationPlurals[T]]: {
     create(params: OperationRequests[T], options?: CallOptions): Promise<OperationResult>;
   };
 };
@@ -144,16 +58,11 @@ export class RetrySafe {
     cancel(key: string, options?: ReadOptions): Promise<Operation>;
   };
 
-  private readonly apiKey: string | undefined;
+  private readonly http: Transport;
   private readonly timeoutMs: number;
-  private readonly requestTimeoutMs: number;
-  private readonly maxWaitSeconds: number;
   private readonly pollIntervalMs: number;
-  private readonly policy: RetryPolicy;
   private readonly signal: AbortSignal | undefined;
-  private readonly fetchImpl: typeof fetch;
   private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
-  private readonly random: () => number;
   private readonly now: () => number;
   private readonly hooks: Hooks;
   /** Collections of operations this client was not built with, found in the API's OpenAPI document. */
@@ -161,18 +70,23 @@ export class RetrySafe {
 
   constructor(options: ClientOptions = {}) {
     this.baseUrl = (options.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
-    this.apiKey = options.apiKey;
     this.timeoutMs = options.timeoutMs ?? 30_000;
-    this.requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
-    this.maxWaitSeconds = Math.max(0, Math.min(60, options.maxWaitSeconds ?? 10));
     this.pollIntervalMs = options.pollIntervalMs ?? 500;
-    this.policy = { ...DEFAULT_RETRY, ...options.retry };
     this.signal = options.signal;
-    this.fetchImpl = options.fetch ?? globalThis.fetch;
     this.sleep = options.sleep ?? abortableSleep;
-    this.random = options.random ?? Math.random;
     this.now = options.now ?? Date.now;
     this.hooks = { onRetry: options.onRetry, onPoll: options.onPoll };
+    this.http = new Transport({
+      baseUrl: this.baseUrl,
+      apiKey: options.apiKey,
+      requestTimeoutMs: options.requestTimeoutMs ?? 10_000,
+      maxWaitSeconds: Math.max(0, Math.min(60, options.maxWaitSeconds ?? 10)),
+      policy: { ...DEFAULT_RETRY, ...options.retry },
+      fetch: options.fetch ?? globalThis.fetch,
+      sleep: this.sleep,
+      random: options.random ?? Math.random,
+      now: this.now,
+    });
 
     for (const [type, { plural }] of Object.entries(BUILT_IN_OPERATIONS)) {
       Object.defineProperty(this, plural, {
@@ -216,10 +130,10 @@ export class RetrySafe {
   }
 
   /** Every operation the API serves, as its OpenAPI document (GET /openapi.json) describes them. */
-  async describeApi(opts: ReadOptions = {}): Promise<Map<string, import('./discovery.js').OperationDescription>> {
+  async describeApi(opts: ReadOptions = {}): Promise<Map<string, OperationDescription>> {
     const ctx = this.context(undefined, opts);
-    const answer = await this.request(ctx, 'GET', '/openapi.json');
-    if (answer.status !== 200) throw this.errorFor(answer, ctx);
+    const answer = await this.http.request(ctx, 'GET', '/openapi.json');
+    if (answer.status !== 200) throw this.http.errorFor(answer, ctx);
     return operationsOf(answer.body);
   }
 
@@ -248,8 +162,8 @@ export class RetrySafe {
       );
     }
     const ctx = this.context(key, opts);
-    const answer = await this.request(ctx, 'POST', path, { start: params });
-    if (answer.status !== 200 && answer.status !== 202) throw this.errorFor(answer, ctx);
+    const answer = await this.http.request(ctx, 'POST', path, { start: params });
+    if (answer.status !== 200 && answer.status !== 202) throw this.http.errorFor(answer, ctx);
     const replayed = answer.headers.get('idempotent-replayed') === 'true';
     let operation = this.operationFrom(answer, ctx);
     if (answer.status === 202) operation = await this.follow(ctx, operation, answer);
@@ -258,15 +172,15 @@ export class RetrySafe {
 
   private async get(key: string, opts: ReadOptions = {}): Promise<Operation> {
     const ctx = this.context(key, opts);
-    const answer = await this.request(ctx, 'GET', operationPath(key));
-    if (answer.status !== 200) throw this.errorFor(answer, ctx);
+    const answer = await this.http.request(ctx, 'GET', operationPath(key));
+    if (answer.status !== 200) throw this.http.errorFor(answer, ctx);
     return this.operationFrom(answer, ctx);
   }
 
   private async wait(key: string, opts: WaitOptions = {}): Promise<OperationResult> {
     const ctx = this.context(key, opts);
-    const answer = await this.request(ctx, 'GET', operationPath(key));
-    if (answer.status !== 200) throw this.errorFor(answer, ctx);
+    const answer = await this.http.request(ctx, 'GET', operationPath(key));
+    if (answer.status !== 200) throw this.http.errorFor(answer, ctx);
     const operation = await this.follow(ctx, this.operationFrom(answer, ctx), answer);
     return this.settle(operation, ctx, false);
   }
@@ -279,17 +193,17 @@ export class RetrySafe {
     if (filter.limit !== undefined) query.set('limit', String(filter.limit));
     if (filter.cursor !== undefined) query.set('cursor', filter.cursor);
     const qs = query.toString();
-    const answer = await this.request(ctx, 'GET', `/v1/operations${qs ? `?${qs}` : ''}`);
-    if (answer.status !== 200) throw this.errorFor(answer, ctx);
-    if (!isOperationList(answer.body)) throw this.invalidResponse(answer, ctx);
+    const answer = await this.http.request(ctx, 'GET', `/v1/operations${qs ? `?${qs}` : ''}`);
+    if (answer.status !== 200) throw this.http.errorFor(answer, ctx);
+    if (!isOperationList(answer.body)) throw this.http.invalidResponse(answer, ctx);
     return answer.body;
   }
 
   private async cancel(key: string, opts: ReadOptions = {}): Promise<Operation> {
     const ctx = this.context(key, opts);
-    const answer = await this.request(ctx, 'POST', `${operationPath(key)}/cancel`);
+    const answer = await this.http.request(ctx, 'POST', `${operationPath(key)}/cancel`);
     if (answer.status === 200 || answer.status === 202) return this.operationFrom(answer, ctx);
-    const error = this.errorFor(answer, ctx);
+    const error = this.http.errorFor(answer, ctx);
     if (answer.status === 409 && error.code === 'operation_already_completed') {
       throw new OperationAlreadyCompletedError(key, error.problem ?? { code: error.code }, error.attempts);
     }
@@ -309,7 +223,7 @@ export class RetrySafe {
       await this.sleep(delay, ctx.signal);
       let next: Answer;
       try {
-        next = await this.request(ctx, 'GET', location);
+        next = await this.http.request(ctx, 'GET', location);
       } catch (err) {
         // The operation exists and was last seen running: losing the API while following it
         // leaves it pending, to resume with wait(key), never to restart.
@@ -320,7 +234,7 @@ export class RetrySafe {
         }
         throw err;
       }
-      if (next.status !== 200) throw this.errorFor(next, ctx);
+      if (next.status !== 200) throw this.http.errorFor(next, ctx);
       operation = this.operationFrom(next, ctx);
       retryAfterMs = parseRetryAfter(next.headers.get('retry-after'), this.now());
     }
@@ -336,171 +250,9 @@ export class RetrySafe {
     return Object.defineProperty(operation, 'meta', { value: meta, enumerable: false }) as OperationResult;
   }
 
-  /**
-   * One HTTP call with retries. Returns the first answer that is not worth retrying (any
-   * status but 429/502/503/504); throws when the attempts or the deadline run out. `start`
-   * is the body of a call that starts an operation: only those carry the Idempotency-Key.
-   */
-  private async request(
-    ctx: Context,
-    method: 'GET' | 'POST',
-    pathOrUrl: string,
-    opts: { start?: unknown } = {},
-  ): Promise<Answer> {
-    const url = /^https?:\/\//.test(pathOrUrl) ? pathOrUrl : this.baseUrl + pathOrUrl;
-    const starting = opts.start !== undefined;
-    for (let attempt = 1; ; attempt++) {
-      ctx.signal?.throwIfAborted();
-      const remaining = ctx.deadline - this.now();
-      // The server may hold a start until the outcome is known; ask for less than what is left.
-      const waitSeconds = starting
-        ? Math.max(0, Math.min(this.maxWaitSeconds, Math.floor((remaining - WAIT_MARGIN_MS) / 1000)))
-        : 0;
-      const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'retrysafe-client/0.1' };
-      if (this.apiKey !== undefined) headers.authorization = `Bearer ${this.apiKey}`;
-      if (starting) {
-        if (ctx.key !== undefined) headers['idempotency-key'] = structuredKey(ctx.key);
-        headers['content-type'] = 'application/json';
-        headers.prefer = `wait=${waitSeconds}`;
-      }
-
-      let failure: ApiError;
-      let retryAfterMs: number | undefined;
-      try {
-        ctx.requests++;
-        const answer = await this.attempt(
-          ctx,
-          url,
-          method,
-          headers,
-          opts.start,
-          Math.max(1, Math.min(remaining, waitSeconds * 1000 + this.requestTimeoutMs)),
-        );
-        if (!RETRYABLE_STATUSES.has(answer.status)) return answer;
-        failure = this.errorFor(answer, ctx, attempt);
-        retryAfterMs = parseRetryAfter(answer.headers.get('retry-after'), this.now());
-      } catch (err) {
-        if (!(err instanceof ApiError) || !err.retryable) throw err;
-        failure = err;
-      }
-
-      const delayMs = retryDelay(attempt - 1, this.policy, this.random, retryAfterMs);
-      if (attempt >= this.policy.maxAttempts || this.now() + delayMs >= ctx.deadline) throw this.givenUp(failure, ctx, attempt);
-      ctx.onRetry?.({ key: ctx.key, method, url, attempt, delayMs, error: failure });
-      await this.sleep(delayMs, ctx.signal);
-    }
-  }
-
-  private async attempt(
-    ctx: Context,
-    url: string,
-    method: string,
-    headers: Record<string, string>,
-    body: unknown,
-    timeoutMs: number,
-  ): Promise<Answer> {
-    const timeout = new AbortController();
-    const timer = setTimeout(() => timeout.abort(), timeoutMs);
-    const signal = ctx.signal ? AbortSignal.any([ctx.signal, timeout.signal]) : timeout.signal;
-    try {
-      const res = await this.fetchImpl(url, {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal,
-        redirect: 'manual',
-      });
-      const text = await res.text();
-      let parsed: unknown = text;
-      if (text !== '' && /json/.test(res.headers.get('content-type') ?? '')) {
-        try {
-          parsed = JSON.parse(text);
-        } catch {
-          parsed = text;
-        }
-      }
-      return { status: res.status, headers: res.headers, body: parsed, url };
-    } catch (err) {
-      if (ctx.signal?.aborted) throw ctx.signal.reason;
-      if (timeout.signal.aborted) {
-        throw new ApiError(`no answer from ${url} within ${timeoutMs} ms`, ctx.key, null, 'timeout', true, undefined, 1, {
-          cause: err,
-        });
-      }
-      throw new ApiError(
-        `cannot reach ${url}: ${describeNetworkError(err)}`,
-        ctx.key,
-        null,
-        'network_error',
-        true,
-        undefined,
-        1,
-        {
-          cause: err,
-        },
-      );
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
   private operationFrom(answer: Answer, ctx: Context): Operation {
-    if (!isOperation(answer.body)) throw this.invalidResponse(answer, ctx);
+    if (!isOperation(answer.body)) throw this.http.invalidResponse(answer, ctx);
     return answer.body;
-  }
-
-  private invalidResponse(answer: Answer, ctx: Context): ApiError {
-    return new ApiError(
-      `the answer from ${answer.url} (HTTP ${answer.status}) is not what the retrysafe API sends`,
-      ctx.key,
-      answer.status,
-      'invalid_response',
-      false,
-    );
-  }
-
-  private errorFor(answer: Answer, ctx: Context, attempts = ctx.requests): ApiError {
-    const body = answer.body;
-    const problem: ProblemDetails =
-      typeof body === 'object' && body !== null && typeof (body as { code?: unknown }).code === 'string'
-        ? (body as ProblemDetails)
-        : {
-            status: answer.status,
-            code: `http_${answer.status}`,
-            detail: typeof body === 'string' && body.length > 0 ? body.slice(0, 200) : `HTTP ${answer.status}`,
-          };
-    if (answer.status === 422 && problem.code === 'idempotency_key_reused' && ctx.key !== undefined) {
-      return new IdempotencyConflictError(ctx.key, problem, attempts);
-    }
-    const detail = problem.detail ?? problem.title ?? `HTTP ${answer.status}`;
-    return new ApiError(
-      `${answer.status} ${problem.code}: ${detail}`,
-      ctx.key,
-      answer.status,
-      problem.code,
-      RETRYABLE_STATUSES.has(answer.status),
-      problem,
-      attempts,
-    );
-  }
-
-  /** The last failure, once retrying stops: the outcome is unknown, the key is the way back. */
-  private givenUp(failure: ApiError, ctx: Context, attempts: number): ApiError {
-    const why =
-      attempts >= this.policy.maxAttempts ? `after ${attempts} attempts` : `at the deadline, after ${attempts} attempts`;
-    const hint = ctx.key !== undefined ? `; retrying with the same idempotency key (${ctx.key}) is safe` : '';
-    return new ApiError(
-      `${failure.message} (gave up ${why}${hint})`,
-      ctx.key,
-      failure.status,
-      failure.code,
-      true,
-      failure.problem,
-      attempts,
-      {
-        cause: failure.cause ?? failure,
-      },
-    );
   }
 }
 

@@ -16,10 +16,7 @@ export interface OperationDescription {
 }
 
 /** The operations this client was built with. */
-export const BUILT_IN_OPERATIONS: Readonly<Record<string, OperationDescription>> = OPERATIONS as unknown as Record<
-  string,
-  OperationDescription
->;
+export const BUILT_IN_OPERATIONS: Readonly<Record<string, OperationDescription>> = OPERATIONS;
 
 const START = /^start_([a-z][a-z0-9_]*)$/;
 const COLLECTION = /^\/v1\/([a-z][a-z0-9-]*)$/;

@@ -16,7 +16,7 @@ export {
 } from './operations.js';
 export { schemaProblem, type JsonSchema, type SchemaProblem } from './schema-check.js';
 export { DEFAULT_BASE_URL } from './constants.js';
-export type { CallOptions, ClientOptions, Hooks, ReadOptions, RetryEvent, WaitOptions } from './client.js';
+export type { CallOptions, ClientOptions, Hooks, ReadOptions, RetryEvent, WaitOptions } from './options.js';
 export {
   ApiError,
   IdempotencyConflictError,

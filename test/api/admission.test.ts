@@ -17,6 +17,7 @@ import { loadApiConfig } from '../../client/api/config.js';
 import { toProblem } from '../../client/api/error-handler.js';
 import { ConfigError } from '../../common/env.js';
 import { deadEngine, type DeadEngine } from '../support/dead-engine.js';
+import { expectProblem } from './edge.js';
 
 const ACME = 'sk_acme_0123456789abcdef';
 const BETA = 'sk_beta_0123456789abcdef';
@@ -68,14 +69,6 @@ function start(app: App, secret: string, key: string, opts: { prefer?: string } 
     headers: { authorization: `Bearer ${secret}`, 'idempotency-key': key, ...(opts.prefer ? { prefer: opts.prefer } : {}) },
     payload: payment,
   });
-}
-
-function expectProblem(res: LightMyRequestResponse, status: number, code: string) {
-  expect(res.statusCode).toBe(status);
-  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-  const body = res.json();
-  expect(body).toMatchObject({ status, code, type: `urn:retrysafe:problem:${code}` });
-  return body as { detail: string; title: string };
 }
 
 /** The one item of a RateLimit or RateLimit-Policy field, parsed as a structured-field list. */

@@ -1,19 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../common/env.js';
 import { loadApiConfig, parseApiKeys } from '../../client/api/config.js';
+import { problemsOf as problemsWhenLoading } from '../support/config-problems.js';
 
 const SECRET_A = 'sk_acme_0123456789abcdef';
 const SECRET_B = 'sk_beta_0123456789abcdef';
 
-function problemsOf(env: Record<string, string>): string[] {
-  try {
-    loadApiConfig(env);
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return (err as ConfigError).problems;
-  }
-  throw new Error('expected a ConfigError');
-}
+const problemsOf = (env: Record<string, string>): string[] => problemsWhenLoading(() => loadApiConfig(env));
 
 describe('API config', () => {
   it('has the documented defaults, in dev mode without API keys', () => {

@@ -3,19 +3,9 @@
 import { describe, expect, it } from 'vitest';
 import { describeRate, parseTenantLimits, rateFor } from '../../client/api/admission/tenant-limits.js';
 import { DEFAULT_MAX_IN_FLIGHT, loadApiConfig } from '../../client/api/config.js';
-import { ConfigError } from '../../common/env.js';
+import { problemsOf } from '../support/config-problems.js';
 
 const KEYS = 'sk_acme_0123456789abcdef=acme,sk_beta_0123456789abcdef=beta,sk_gamma_0123456789abcd=gamma.eu-1';
-
-function problemsOf(load: () => unknown): string[] {
-  try {
-    load();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return (err as ConfigError).problems;
-  }
-  throw new Error('expected a ConfigError');
-}
 
 const limitsOf = (raw: string, keys = KEYS) =>
   loadApiConfig({ RETRYSAFE_API_KEYS: keys, RETRYSAFE_TENANT_LIMITS: raw }).admission.tenantLimits;

@@ -4,20 +4,10 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { loadApiConfig } from '../../client/api/config.js';
-import { ConfigError } from '../../common/env.js';
+import { problemsOf } from '../support/config-problems.js';
 import { loadWorkerConfig } from '../../worker/config.js';
 
 const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
-
-function problemsOf(load: () => unknown): string[] {
-  try {
-    load();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return (err as ConfigError).problems;
-  }
-  throw new Error('expected a ConfigError');
-}
 
 describe('RETRYSAFE_WEBHOOKS', () => {
   it('gives the API the tenants that have a webhook, and the default deadline of 24 h', () => {

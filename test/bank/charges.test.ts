@@ -1,45 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// What only charges do (what they share with credits is in movements.test.ts): the key in
+// either of its two forms, a fingerprint of the request rather than its spelling, a short
+// balance refused for good, a locked database answered 409; and the accounts.
+import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../downstream/shared/db.js';
-import { expectProblem, startBank, uniqueKey, type Bank } from './helpers.js';
+import { expectProblem, startBank, uniqueKey, useBank } from './helpers.js';
 
-let bank: Bank;
-beforeAll(async () => {
-  bank = await startBank();
-});
-afterAll(async () => {
-  await bank.close();
-});
-
-async function openAccount(balance: number, currency = 'EUR'): Promise<string> {
-  const id = `acc_${Math.random().toString(36).slice(2)}`;
-  const res = await bank.call('POST', '/accounts', { body: { id, currency, balance } });
-  expect(res.status).toBe(201);
-  return id;
-}
+const bank = useBank();
 
 describe('POST /charges', () => {
-  it('charges once per key: run twice, one debit, the retry replays the stored 201', async () => {
-    const account = await openAccount(10_000);
-    const key = uniqueKey();
-    const body = { account, amount: 1250, currency: 'EUR' };
-
-    const first = await bank.charge(key, body);
-    const second = await bank.charge(key, body);
-
-    expect(first.status).toBe(201);
-    expect(first.headers.get('idempotent-replayed')).toBe('false');
-    expect(first.body).toMatchObject({ key, account, amount: 1250, currency: 'EUR', status: 'captured' });
-    expect(first.body.id).toMatch(/^ch_[0-9a-f]{24}$/);
-    expect(new Date(String(first.body.createdAt)).toISOString()).toBe(first.body.createdAt);
-    expect(second.status).toBe(201);
-    expect(second.headers.get('idempotent-replayed')).toBe('true');
-    expect(second.text).toBe(first.text);
-    expect(bank.chargeRows(key)).toEqual([{ status: 'captured', amount: 1250, charge_id: first.body.id }]);
-    expect(bank.balance(account)).toBe(10_000 - 1250);
-  });
-
   it('treats the Structured Field form "k" and the bare form k as the same key', async () => {
-    const account = await openAccount(5_000);
+    const account = await bank.openAccount(5_000);
     const key = uniqueKey();
     const body = { account, amount: 100, currency: 'EUR' };
 
@@ -53,7 +23,7 @@ describe('POST /charges', () => {
   });
 
   it('fingerprints the request, not its spelling: reordered fields are the same request', async () => {
-    const account = await openAccount(5_000);
+    const account = await bank.openAccount(5_000);
     const key = uniqueKey();
     const first = await bank.call('POST', '/charges', { key, raw: `{"account":"${account}","amount":10,"currency":"EUR"}` });
     const again = await bank.call('POST', '/charges', {
@@ -65,38 +35,8 @@ describe('POST /charges', () => {
     expect(bank.balance(account)).toBe(4_990);
   });
 
-  it('concurrent duplicates move money once and all successes carry the same charge', async () => {
-    const account = await openAccount(100_000);
-    const key = uniqueKey();
-    const answers = await Promise.all(
-      Array.from({ length: 20 }, () => bank.charge(key, { account, amount: 700, currency: 'EUR' })),
-    );
-    const ok = answers.filter((a) => a.status === 201);
-    for (const a of answers) expect([201, 409]).toContain(a.status);
-    expect(ok.length).toBeGreaterThan(0);
-    expect(new Set(ok.map((a) => a.body.id)).size).toBe(1);
-    expect(ok.filter((a) => a.headers.get('idempotent-replayed') === 'false')).toHaveLength(1);
-    expect(bank.chargeRows(key)).toHaveLength(1);
-    expect(bank.balance(account)).toBe(100_000 - 700);
-  });
-
-  it('refuses the same key with a different body (422 idempotency_key_reused) and stores nothing new', async () => {
-    const account = await openAccount(5_000);
-    const key = uniqueKey();
-    const original = await bank.charge(key, { account, amount: 300, currency: 'EUR' });
-
-    const changed = await bank.charge(key, { account, amount: 301, currency: 'EUR' });
-
-    expectProblem(changed, 422, 'idempotency_key_reused');
-    expect(changed.headers.get('idempotent-replayed')).toBeNull();
-    const replay = await bank.charge(key, { account, amount: 300, currency: 'EUR' });
-    expect(replay.text).toBe(original.text);
-    expect(bank.chargeRows(key)).toHaveLength(1);
-    expect(bank.balance(account)).toBe(4_700);
-  });
-
   it('when the balance is short, answers 402 insufficient_funds, stores it and replays it even after a top-up', async () => {
-    const account = await openAccount(2_000);
+    const account = await bank.openAccount(2_000);
     const key = uniqueKey();
     const body = { account, amount: 5_000, currency: 'EUR' };
 
@@ -110,43 +50,9 @@ describe('POST /charges', () => {
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
     expect(replay.text).toBe(first.text);
     expect(bank.balance(account)).toBe(10_000);
-    expect(bank.chargeRows(key)).toEqual([{ status: 'declined', amount: 5_000, charge_id: null }]);
+    expect(bank.rows('charges', key)).toEqual([{ status: 'declined', amount: 5_000, id: null }]);
     const view = await bank.call('GET', `/charges/${encodeURIComponent(key)}`);
     expect(view.body).toMatchObject({ key, chargeId: null, status: 'declined', amount: 5_000 });
-  });
-
-  it('answers 422 account_not_found for an unknown account, stored and replayed', async () => {
-    const key = uniqueKey();
-    const body = { account: 'acc_nobody', amount: 10, currency: 'EUR' };
-    const first = await bank.charge(key, body);
-    const replay = await bank.charge(key, body);
-    expectProblem(first, 422, 'account_not_found');
-    expectProblem(replay, 422, 'account_not_found');
-    expect(replay.headers.get('idempotent-replayed')).toBe('true');
-  });
-
-  it('answers 422 currency_mismatch when the account holds another currency, balance unchanged', async () => {
-    const account = await openAccount(5_000, 'USD');
-    const key = uniqueKey();
-    const body = { account, amount: 10, currency: 'EUR' };
-    const first = await bank.charge(key, body);
-    const replay = await bank.charge(key, body);
-    expectProblem(first, 422, 'currency_mismatch');
-    expectProblem(replay, 422, 'currency_mismatch');
-    expect(replay.headers.get('idempotent-replayed')).toBe('true');
-    expect(bank.balance(account)).toBe(5_000);
-  });
-
-  it('after a validation error the key is still unused', async () => {
-    const account = await openAccount(5_000);
-    const key = uniqueKey();
-    const bad = await bank.charge(key, { account, amount: '1250', currency: 'EUR' });
-    expectProblem(bad, 400, 'invalid_request');
-    expect(bank.keyRows(key)).toBe(0);
-
-    const good = await bank.charge(key, { account, amount: 1250, currency: 'EUR' });
-    expect(good.status).toBe(201);
-    expect(good.headers.get('idempotent-replayed')).toBe('false');
   });
 
   it('when another process holds the write lock past busy_timeout, answers 409 and a retry succeeds', async () => {

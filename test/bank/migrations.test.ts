@@ -131,7 +131,7 @@ describe('migrations', () => {
     const second = await startBank({ dir });
     try {
       expect(second.balance('acc_bob')).toBe(2_005);
-      expect(second.creditRows(key)).toHaveLength(1);
+      expect(second.rows('credits', key)).toHaveLength(1);
       expect(
         (await second.credit(key, { account: 'acc_bob', amount: 5, currency: 'EUR' })).headers.get('idempotent-replayed'),
       ).toBe('true');

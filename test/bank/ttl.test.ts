@@ -27,7 +27,7 @@ describe('idempotency key TTL', () => {
       expect(reused.status).toBe(201);
       expect(reused.headers.get('idempotent-replayed')).toBe('false');
       expect(reused.body.id).not.toBe(first.body.id);
-      expect(bank.chargeRows(key).map((r) => r.amount)).toEqual([100, 200]);
+      expect(bank.rows('charges', key).map((r) => r.amount)).toEqual([100, 200]);
       expect(bank.balance('acc_alice')).toBe(1_000_000 - 300);
     } finally {
       await bank.close();
@@ -62,7 +62,7 @@ describe('idempotency key TTL', () => {
     const after = await startBank({ dir, keyTtlMs: 60_000 });
     try {
       expect(after.keyRows(key)).toBe(0);
-      expect(after.chargeRows(key)).toHaveLength(1);
+      expect(after.rows('charges', key)).toHaveLength(1);
     } finally {
       await after.close();
     }

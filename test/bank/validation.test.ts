@@ -1,13 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, startBank, uniqueKey, type Bank } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { expectProblem, uniqueKey, useBank } from './helpers.js';
 
-let bank: Bank;
-beforeAll(async () => {
-  bank = await startBank();
-});
-afterAll(async () => {
-  await bank.close();
-});
+const bank = useBank();
 
 const good = { account: 'acc_alice', amount: 1250, currency: 'EUR' };
 

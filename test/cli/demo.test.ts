@@ -1,13 +1,13 @@
 // `retrysafe demo` as a process against a stack of its own: sandboxes with fault injection
 // (and their seeded demo accounts and stock), a worker, the API. The demo's claims are
 // checked against the ledgers after it ran, and it must leave the faults off.
-import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../../common/supervisor/ports.js';
 import { useFullStack } from '../support/full-stack.js';
 import { startBank } from '../support/stack.js';
 import { runCli, spawnCli } from '../client/helpers.js';
+import { listenOnFreePort } from '../support/loopback.js';
 
 const stack = useFullStack({ name: 'cli-demo', faults: true, stepDeadlineMs: 20_000 });
 
@@ -30,9 +30,7 @@ async function fakeApi(onPayment: 'fail' | 'hang'): Promise<{ url: string; serve
     }
     // 'hang': never answer.
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, server };
+  return { url: await listenOnFreePort(server), server };
 }
 
 async function stop(server: Server): Promise<void> {

@@ -22,3 +22,7 @@ export async function runHere(args: string[]): Promise<HereRun> {
     err.mockRestore();
   }
 }
+
+/** `retrysafe pay` of the README's payment, under `key`: the command line the CLI prints back for a retry. */
+export const alicePays = (key: string): string[] =>
+  `pay --account acc_alice --amount 1250 --currency EUR --key ${key}`.split(' ');

@@ -3,25 +3,11 @@
 // repeating the command with the same key is safe. A scripted API on loopback plays the API.
 import { describe, expect, it } from 'vitest';
 import { operation, problem, useScriptedApi } from '../client/scripted-api.js';
-import { runHere } from './in-process.js';
+import { alicePays, runHere } from './in-process.js';
 
 const api = useScriptedApi();
 
-const pay = (...more: string[]) =>
-  runHere([
-    'pay',
-    '--account',
-    'acc_alice',
-    '--amount',
-    '1250',
-    '--currency',
-    'EUR',
-    '--key',
-    'order-9',
-    '--api-url',
-    api.url,
-    ...more,
-  ]);
+const pay = (...more: string[]) => runHere([...alicePays('order-9'), '--api-url', api.url, ...more]);
 
 describe('retrysafe pay under load', () => {
   it('retries a 429 and a 503 engine_busy with the same key after Retry-After, then prints the payment; exit 0', async () => {

@@ -6,13 +6,16 @@ import { readFileSync } from 'node:fs';
 import { expect, it } from 'vitest';
 import {
   CLIENT_OPERATIONS_FILE,
+  CLIENT_OPERATIONS_TABLE_FILE,
   CLIENT_RESOURCE_SCHEMA_FILE,
   clientOperationsSource,
+  clientOperationsTableSource,
   clientResourceSchemaSource,
 } from '../../scripts/generate-client.js';
 
-it('client/lib/operations.ts is what `npm run generate` writes from the registry now', async () => {
+it('client/lib/operations.ts and operations.json are what `npm run generate` writes from the registry now', async () => {
   expect(readFileSync(CLIENT_OPERATIONS_FILE, 'utf8')).toBe(await clientOperationsSource());
+  expect(readFileSync(CLIENT_OPERATIONS_TABLE_FILE, 'utf8')).toBe(await clientOperationsTableSource());
 });
 
 it("client/lib/resource-schema.ts is what `npm run generate` writes from the API's schema now", async () => {

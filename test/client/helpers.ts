@@ -1,7 +1,6 @@
 // Test parts for the client and the CLI: the API on a fixed port (so it can be stopped and
 // started again where the client expects it), a TCP proxy that loses the API's answer, an
 // HTTP gateway that answers 503 while the API is down, and the CLI as a process.
-import { once } from 'node:events';
 import { createServer as createHttpServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { connect, createServer, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -11,6 +10,7 @@ import { inject } from 'vitest';
 import { buildApp } from '../../client/api/app.js';
 import { loadApiConfig } from '../../client/api/config.js';
 import { createLogger } from '../../common/logger.js';
+import { listenOnFreePort } from '../support/loopback.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -110,11 +110,9 @@ export async function startLossyProxy(targetPort: number): Promise<LossyProxy> {
     });
     upstream.on('close', () => sockets.delete(upstream));
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const port = (server.address() as { port: number }).port;
+  const url = await listenOnFreePort(server);
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
     requests,
     loseNextAnswers(n) {
       toLose = n;
@@ -163,11 +161,9 @@ export async function startGateway(targetPort: number): Promise<Gateway> {
       upstream.end(Buffer.concat(chunks));
     });
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const port = (server.address() as { port: number }).port;
+  const url = await listenOnFreePort(server);
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
     seen,
     async close() {
       server.closeAllConnections();

@@ -126,9 +126,19 @@ describe('packed, and installed outside the repository', () => {
   it('the tarball holds the compiled library and CLI with their declarations, and nothing of the server', () => {
     const paths = packed.files.map((f) => f.path).sort();
     expect(paths).toEqual(
-      expect.arrayContaining(['bin/retrysafe.js', 'dist/lib/index.js', 'dist/lib/index.d.ts', 'dist/cli/main.js']),
+      expect.arrayContaining([
+        'bin/retrysafe.js',
+        'dist/lib/index.js',
+        'dist/lib/index.d.ts',
+        'dist/lib/operations.json',
+        'dist/cli/main.js',
+      ]),
     );
-    for (const path of paths) expect(path).toMatch(/^(package\.json|bin\/retrysafe\.js|dist\/(lib|cli)\/[\w-]+\.(js|d\.ts))$/);
+    // The table of built-in operations is data beside the compiled code (tsc copies it).
+    for (const path of paths)
+      expect(path).toMatch(
+        /^(package\.json|bin\/retrysafe\.js|dist\/(lib|cli)\/[\w-]+\.(js|d\.ts)|dist\/lib\/operations\.json)$/,
+      );
     const manifest = JSON.parse(readFileSync(join(app, 'node_modules', 'retrysafe', 'package.json'), 'utf8')) as {
       dependencies: Record<string, string>;
     };

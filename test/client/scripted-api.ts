@@ -1,10 +1,10 @@
 // A stand-in for the API on loopback, for the tests that isolate one client decision: it
 // answers each request with the next scripted answer (or drops the connection) and keeps
 // every request it saw. Real HTTP, so the client's own fetch, headers and parsing run.
-import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
 import type { Operation } from '../../client/lib/index.js';
+import { listenOnFreePort } from '../support/loopback.js';
 
 export type Scripted = { status: number; headers?: Record<string, string>; body?: unknown } | 'reset';
 
@@ -67,9 +67,7 @@ export function useScriptedApi(): ScriptedApi {
     });
   });
   beforeAll(async () => {
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    api.url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    api.url = await listenOnFreePort(server);
   });
   afterAll(() => api.close());
   beforeEach(() => api.reset());

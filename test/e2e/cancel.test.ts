@@ -4,21 +4,12 @@
 // cancel during a payment's only step and a checkout's slow reservation (the resource says
 // which steps were undone and which only fenced, as the ledgers do), and cancels racing the
 // last step: every cancel answered 202 ends cancelled, one answered 409 found it finished.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import { startApi, type ApiHandle } from '../support/api.js';
+import { useFullStack } from '../support/full-stack.js';
 import { auditOperation } from '../support/invariants.js';
-import { sample } from '../support/metrics.js';
-import {
-  startBank,
-  startReservations,
-  startWorker,
-  temporalClient,
-  uniqueId,
-  type BankHandle,
-  type ReservationsHandle,
-  type WorkerHandle,
-} from '../support/stack.js';
+import { sample, scrape } from '../support/metrics.js';
+import { uniqueId } from '../support/stack.js';
 import { pendingActivity } from '../workflows/wait-for.js';
 
 const ACME = `sk_acme_${randomUUID()}`;
@@ -26,37 +17,18 @@ const UMBRELLA = `sk_umbrella_${randomUUID()}`;
 const acme = { authorization: `Bearer ${ACME}` };
 const umbrella = { authorization: `Bearer ${UMBRELLA}` };
 
-let bank: BankHandle;
-let reservations: ReservationsHandle;
-let worker: WorkerHandle;
-let api: ApiHandle;
-let temporal: Awaited<ReturnType<typeof temporalClient>>;
-const taskQueue = uniqueId('cancel-e2e');
-
-beforeAll(async () => {
-  [bank, reservations] = await Promise.all([startBank(), startReservations()]);
-  worker = await startWorker({ taskQueue, bankUrl: bank.url, reservationsUrl: reservations.url });
-  api = await startApi({ taskQueue, apiKeys: `${ACME}=acme,${UMBRELLA}=umbrella`, stepDeadlineMs: 20_000 });
-  temporal = await temporalClient();
-});
-
-afterAll(async () => {
-  await api?.close();
-  await worker?.stop();
-  await temporal?.close();
-  await Promise.all([bank?.close(), reservations?.close()]);
-});
+const stack = useFullStack({ name: 'cancel-e2e', apiKeys: `${ACME}=acme,${UMBRELLA}=umbrella`, stepDeadlineMs: 20_000 });
 
 async function setUp(balance: number, stock: number) {
   const account = uniqueId('acc');
   const sku = uniqueId('sku');
-  await bank.openAccount(account, balance);
-  await reservations.setStock(sku, stock);
+  await stack.bank.openAccount(account, balance);
+  await stack.reservations.setStock(sku, stock);
   return { account, sku, body: { account, amount: 4200, currency: 'EUR', items: [{ sku, quantity: 2 }] } };
 }
 
 const start = (key: string, body: unknown, type = 'checkouts', prefer = 'respond-async') =>
-  api.request('POST', `/v1/${type}`, { body, headers: { ...acme, 'idempotency-key': key, prefer } });
+  stack.api.request('POST', `/v1/${type}`, { body, headers: { ...acme, 'idempotency-key': key, prefer } });
 /**
  * Holds each operation's charge in flight where a cancel can land beside it. A step's first
  * attempt is a local activity, run inside a workflow task: a cancel is seen only once that
@@ -64,14 +36,14 @@ const start = (key: string, body: unknown, type = 'checkouts', prefer = 'respond
  * regular activity (pending, visible), and from then on the bank answers, slowly.
  */
 async function startWithChargeInFlight(keys: string[], startOne: (key: string) => Promise<unknown>): Promise<void> {
-  await bank.setFaults({ failBeforeCommit: 1 });
+  await stack.bank.setFaults({ failBeforeCommit: 1 });
   for (const key of keys) await startOne(key);
-  for (const key of keys) await pendingActivity(temporal.client.workflow.getHandle(`acme/${key}`), 'chargePayment');
-  await bank.setFaults({ failBeforeCommit: 0, delayMs: 1_500 });
+  for (const key of keys) await pendingActivity(stack.temporal.workflow.getHandle(`acme/${key}`), 'chargePayment');
+  await stack.bank.setFaults({ failBeforeCommit: 0, delayMs: 1_500 });
 }
 
 const cancel = (key: string, headers = acme) =>
-  api.request('POST', `/v1/operations/${encodeURIComponent(key)}/cancel`, { headers });
+  stack.api.request('POST', `/v1/operations/${encodeURIComponent(key)}/cancel`, { headers });
 
 describe('POST /v1/operations/{key}/cancel', () => {
   it('between a checkout charge and its confirm: 202, the charge reversed, the hold released, the outcome cancelled', async () => {
@@ -88,12 +60,12 @@ describe('POST /v1/operations/{key}/cancel', () => {
       const again = await cancel(key);
       expect(again.status).toBe(202);
       expect(again.body).toMatchObject({ status: 'processing', cancelRequested: true });
-      const read = await api.request('GET', `/v1/operations/${key}`, { headers: acme });
+      const read = await stack.api.request('GET', `/v1/operations/${key}`, { headers: acme });
       expect(read.body).toMatchObject({ status: 'processing', cancelRequested: true });
     } finally {
-      await bank.setFaults({ failBeforeCommit: 0, delayMs: 0 });
+      await stack.bank.setFaults({ failBeforeCommit: 0, delayMs: 0 });
     }
-    const final = await api.waitTerminal(key, acme.authorization);
+    const final = await stack.api.waitTerminal(key, acme.authorization);
     expect(final).toMatchObject({
       status: 'failed',
       cancelRequested: true,
@@ -108,13 +80,13 @@ describe('POST /v1/operations/{key}/cancel', () => {
       'cancelled after charge_payment, before any outcome of confirm_reservation was recorded (cancel requested by tenant acme through the API at ',
     );
     // Money and stock: as if it never happened, and the ledgers say why.
-    expect(await bank.balance(account)).toBe(10_000);
-    expect((await bank.charge(`acme/${key}/charge`)).body.status).toBe('reversed');
-    expect((await reservations.reservation(`acme/${key}/reserve`)).body.status).toBe('released');
-    expect(await reservations.stock(sku)).toEqual({ available: 10, held: 0 });
+    expect(await stack.bank.balance(account)).toBe(10_000);
+    expect((await stack.bank.charge(`acme/${key}/charge`)).body.status).toBe('reversed');
+    expect((await stack.reservations.reservation(`acme/${key}/reserve`)).body.status).toBe('released');
+    expect(await stack.reservations.stock(sku)).toEqual({ available: 10, held: 0 });
 
     // The workflow returned that outcome: the execution completed, it was not "Canceled".
-    const handle = temporal.client.workflow.getHandle(`acme/${key}`);
+    const handle = stack.temporal.workflow.getHandle(`acme/${key}`);
     expect((await handle.describe()).status.name).toBe('COMPLETED');
     // The Web UI's current details say who asked, and when.
     const { currentDetails } = await handle.query<{ currentDetails?: string }>('__temporal_workflow_metadata');
@@ -137,73 +109,73 @@ describe('POST /v1/operations/{key}/cancel', () => {
 
   it('of a finished payment: 409 operation_already_completed, and the payment stands', async () => {
     const account = uniqueId('acc');
-    await bank.openAccount(account, 10_000);
+    await stack.bank.openAccount(account, 10_000);
     const key = uniqueId('pay');
     const done = await start(key, { account, amount: 1_250, currency: 'EUR' }, 'payments', 'wait=30');
     expect(done.body.status).toBe('succeeded');
     const res = await cancel(key);
     expect(res.status).toBe(409);
     expect(res.body).toMatchObject({ code: 'operation_already_completed' });
-    const read = await api.request('GET', `/v1/operations/${key}`, { headers: acme });
+    const read = await stack.api.request('GET', `/v1/operations/${key}`, { headers: acme });
     expect(read.body).toMatchObject({ status: 'succeeded', cancelRequested: false, result: done.body.result });
-    expect(await bank.balance(account)).toBe(8_750);
+    expect(await stack.bank.balance(account)).toBe(8_750);
   });
 
   it("of an unknown key, or of another tenant's: 404 operation_not_found, and the operation runs on", async () => {
     expect((await cancel(uniqueId('nobody'))).body).toMatchObject({ status: 404, code: 'operation_not_found' });
     const { account, body } = await setUp(10_000, 10);
     const key = uniqueId('order');
-    await bank.setFaults({ delayMs: 1_000 });
+    await stack.bank.setFaults({ delayMs: 1_000 });
     try {
       await start(key, body);
       const foreign = await cancel(key, umbrella);
       expect(foreign.status).toBe(404);
       expect(foreign.body.code).toBe('operation_not_found');
     } finally {
-      await bank.setFaults({ failBeforeCommit: 0, delayMs: 0 });
+      await stack.bank.setFaults({ failBeforeCommit: 0, delayMs: 0 });
     }
-    expect(await api.waitTerminal(key, acme.authorization)).toMatchObject({ status: 'succeeded', cancelRequested: false });
-    expect(await bank.balance(account)).toBe(10_000 - 4_200);
+    expect(await stack.api.waitTerminal(key, acme.authorization)).toMatchObject({ status: 'succeeded', cancelRequested: false });
+    expect(await stack.bank.balance(account)).toBe(10_000 - 4_200);
   });
 
   it('needs an API key', async () => {
-    const res = await api.request('POST', `/v1/operations/${uniqueId('k')}/cancel`);
+    const res = await stack.api.request('POST', `/v1/operations/${uniqueId('k')}/cancel`);
     expect(res.status).toBe(401);
     expect(res.body.code).toBe('unauthorized');
   });
 
   it('of a key holding "/", written plain or encoded', async () => {
     const account = uniqueId('acc');
-    await bank.openAccount(account, 10_000);
+    await stack.bank.openAccount(account, 10_000);
     const plain = `${uniqueId('tenant-side')}/order/1`;
     const encoded = `${uniqueId('tenant-side')}/order/2`;
     try {
       await startWithChargeInFlight([plain, encoded], (k) => start(k, { account, amount: 100, currency: 'EUR' }, 'payments'));
-      const viaWildcard = await api.request('POST', `/v1/operations/${plain}/cancel`, { headers: acme });
+      const viaWildcard = await stack.api.request('POST', `/v1/operations/${plain}/cancel`, { headers: acme });
       expect(viaWildcard.status).toBe(202);
       expect(viaWildcard.body).toMatchObject({ key: plain, cancelRequested: true });
       const viaParam = await cancel(encoded);
       expect(viaParam.status).toBe(202);
       expect(viaParam.body).toMatchObject({ key: encoded, cancelRequested: true });
     } finally {
-      await bank.setFaults({ failBeforeCommit: 0, delayMs: 0 });
+      await stack.bank.setFaults({ failBeforeCommit: 0, delayMs: 0 });
     }
     // A payment's only step was in flight: it finishes, and the end of it is a boundary too.
     for (const key of [plain, encoded]) {
-      const final = await api.waitTerminal(key, acme.authorization);
+      const final = await stack.api.waitTerminal(key, acme.authorization);
       expect(final).toMatchObject({
         status: 'failed',
         cancelRequested: true,
         error: { code: 'cancelled', compensations: ['reverse_charge'] },
         steps: [{ name: 'charge_payment', status: 'compensated' }],
       });
-      expect((await bank.charge(`acme/${key}/charge`)).body.status).toBe('reversed');
-      expect(await auditOperation({ workflowId: `acme/${key}`, type: 'payment', amount: 100, operation: final }, bank)).toEqual(
-        [],
-      );
+      expect((await stack.bank.charge(`acme/${key}/charge`)).body.status).toBe('reversed');
+      expect(
+        await auditOperation({ workflowId: `acme/${key}`, type: 'payment', amount: 100, operation: final }, stack.bank),
+      ).toEqual([]);
     }
     // Not a cancel: any other POST below /v1/operations/ is 405.
-    const other = await api.request('POST', `/v1/operations/${plain}`, { headers: acme });
+    const other = await stack.api.request('POST', `/v1/operations/${plain}`, { headers: acme });
     expect(other.status).toBe(405);
     expect(other.headers.get('allow')).toBe('GET, HEAD');
   });
@@ -214,22 +186,22 @@ describe('POST /v1/operations/{key}/cancel', () => {
     // The hold answers after 1.5 s; the cancel arrives 0.3 s in, while the first attempt runs
     // inside a workflow task. Temporal refuses that task's completion, the run starts again
     // from history with the cancel first, and the steps the lost task made are fenced.
-    await reservations.setFaults({ delayMs: 1_500 });
+    await stack.reservations.setFaults({ delayMs: 1_500 });
     try {
       expect((await start(key, body)).status).toBe(202);
       await new Promise((r) => setTimeout(r, 300));
       expect((await cancel(key)).status).toBe(202);
     } finally {
-      await reservations.setFaults({ delayMs: 0 });
+      await stack.reservations.setFaults({ delayMs: 0 });
     }
-    const final = await api.waitTerminal(key, acme.authorization);
+    const final = await stack.api.waitTerminal(key, acme.authorization);
     expect(final).toMatchObject({ status: 'failed', cancelRequested: true, error: { code: 'cancelled' } });
-    expect(await bank.balance(account)).toBe(10_000);
-    expect(await reservations.stock(sku)).toEqual({ available: 10, held: 0 });
+    expect(await stack.bank.balance(account)).toBe(10_000);
+    expect(await stack.reservations.stock(sku)).toEqual({ available: 10, held: 0 });
     // What the resource says of each step is what its downstream's ledger says under its key.
     const steps = final.steps as Array<{ name: string; status: string; downstreamKey: string }>;
-    const hold = (await reservations.reservation(`acme/${key}/reserve`)).body.status;
-    const charge = (await bank.charge(`acme/${key}/charge`)).body.status;
+    const hold = (await stack.reservations.reservation(`acme/${key}/reserve`)).body.status;
+    const charge = (await stack.bank.charge(`acme/${key}/charge`)).body.status;
     const expected = (ledger: unknown) => (ledger === 'fenced' ? 'fenced' : 'compensated');
     expect(steps.map((s) => `${s.name}:${s.status}`)).toEqual([
       `reserve_items:${expected(hold)}`,
@@ -246,14 +218,18 @@ describe('POST /v1/operations/{key}/cancel', () => {
       );
     }
     expect(
-      await auditOperation({ workflowId: `acme/${key}`, type: 'checkout', amount: 4200, operation: final }, bank, reservations),
+      await auditOperation(
+        { workflowId: `acme/${key}`, type: 'checkout', amount: 4200, operation: final },
+        stack.bank,
+        stack.reservations,
+      ),
     ).toEqual([]);
   });
 
   it('racing the last step: a cancel answered 202 always ends cancelled, one answered 409 found the checkout done', async () => {
     const { account, sku } = await setUp(1_000_000, 1_000);
     // The confirm is slow, so cancels arrive before, during and after it.
-    await reservations.setFaults({ delayMs: 300 });
+    await stack.reservations.setFaults({ delayMs: 300 });
     const keys: string[] = [];
     const answered = new Map<string, number>();
     try {
@@ -269,11 +245,11 @@ describe('POST /v1/operations/{key}/cancel', () => {
         }),
       );
     } finally {
-      await reservations.setFaults({ delayMs: 0 });
+      await stack.reservations.setFaults({ delayMs: 0 });
     }
     let succeeded = 0;
     for (const key of keys) {
-      const final = await api.waitTerminal(key, acme.authorization);
+      const final = await stack.api.waitTerminal(key, acme.authorization);
       if (answered.get(key) === 202) {
         expect(final).toMatchObject({ status: 'failed', error: { code: 'cancelled' } });
       } else {
@@ -282,17 +258,17 @@ describe('POST /v1/operations/{key}/cancel', () => {
       }
       const audit = await auditOperation(
         { workflowId: `acme/${key}`, type: 'checkout', amount: 500, operation: final },
-        bank,
-        reservations,
+        stack.bank,
+        stack.reservations,
       );
       expect(audit).toEqual([]);
     }
-    expect(await bank.balance(account)).toBe(1_000_000 - 500 * succeeded);
-    expect(await reservations.stock(sku)).toEqual({ available: 1_000 - succeeded, held: 0 });
+    expect(await stack.bank.balance(account)).toBe(1_000_000 - 500 * succeeded);
+    expect(await stack.reservations.stock(sku)).toEqual({ available: 1_000 - succeeded, held: 0 });
   });
 
   it('counts each cancel by result, with bounded labels', async () => {
-    const text = await api.registry.metrics();
+    const text = await scrape(`${stack.api.url}/metrics`, acme);
     expect(sample(text, 'retrysafe_cancellations_total', { result: 'requested' })).toBeGreaterThanOrEqual(3);
     expect(sample(text, 'retrysafe_cancellations_total', { result: 'repeated' })).toBeGreaterThanOrEqual(1);
     expect(sample(text, 'retrysafe_cancellations_total', { result: 'already_completed' })).toBeGreaterThanOrEqual(2);
@@ -303,17 +279,17 @@ describe('POST /v1/operations/{key}/cancel', () => {
 describe('every finished answer says when its key is forgotten', () => {
   it('keyExpiresAt is completedAt plus the namespace retention (24 h on the test server), null while processing', async () => {
     const account = uniqueId('acc');
-    await bank.openAccount(account, 10_000);
+    await stack.bank.openAccount(account, 10_000);
     const key = uniqueId('pay');
-    await bank.setFaults({ delayMs: 500 });
+    await stack.bank.setFaults({ delayMs: 500 });
     let first;
     try {
       first = await start(key, { account, amount: 100, currency: 'EUR' }, 'payments');
     } finally {
-      await bank.setFaults({ failBeforeCommit: 0, delayMs: 0 });
+      await stack.bank.setFaults({ failBeforeCommit: 0, delayMs: 0 });
     }
     expect(first.body).toMatchObject({ status: 'processing', completedAt: null, keyExpiresAt: null });
-    const final = await api.waitTerminal(key, acme.authorization);
+    const final = await stack.api.waitTerminal(key, acme.authorization);
     const completedAt = Date.parse(String(final.completedAt));
     expect(Date.parse(String(final.keyExpiresAt))).toBe(completedAt + 24 * 3_600_000);
     // The same through a replay (the cached answer) and the list.

@@ -3,52 +3,36 @@
 // answers replayed, refusals included), a keyed cancel that leaves a tombstone when nothing
 // was booked so a late create is refused, problems with stable codes for every bad input,
 // and the fault that loses a committed answer.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../common/env.js';
-import { openDatabase } from '../../downstream/shared/db.js';
 import { buildApp } from '../../examples/shipping/service/app.js';
 import { loadShippingConfig } from '../../examples/shipping/service/config.js';
-import { caller, expectProblem, listenOnLoopback, sandboxKey, type Call } from '../support/sandbox-harness.js';
+import {
+  expectProblem,
+  networkError,
+  sandboxKey,
+  startSandboxApp,
+  type Call,
+  type SandboxUnderTest,
+} from '../support/sandbox-harness.js';
 
 const PARCEL = { recipient: 'Ada Lovelace', country: 'FR', postcode: '75001' };
 
-let dir: string;
-const closers: Array<() => Promise<void>> = [];
+const started: SandboxUnderTest[] = [];
 
-async function start(faults: boolean): Promise<{ call: Call; url: string }> {
-  const db = openDatabase(join(dir, `shipping-${closers.length}.db`));
-  const app = buildApp({ db, faults, keyTtlMs: 7 * 86_400_000 });
-  const url = await listenOnLoopback(app);
-  closers.push(async () => {
-    await app.close();
-    db.close();
-  });
-  return { call: caller(url), url };
+async function start(faults: boolean): Promise<SandboxUnderTest> {
+  const service = await startSandboxApp('shipping', (db) => buildApp({ db, faults, keyTtlMs: 7 * 86_400_000 }), {});
+  started.push(service);
+  return service;
 }
 
 let call: Call;
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'retrysafe-shipping-'));
   ({ call } = await start(true));
 });
 afterAll(async () => {
-  for (const close of closers) await close();
-  rmSync(dir, { recursive: true, force: true });
+  for (const service of started) await service.close();
 });
-
-/** The failure a client sees when the connection closes without an answer; undefined when one came. */
-async function networkError(p: Promise<unknown>): Promise<string | undefined> {
-  try {
-    await p;
-    return undefined;
-  } catch (err) {
-    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-    return cause?.code ?? cause?.message ?? String(err);
-  }
-}
 
 const path = (key: string, suffix = '') => `/shipments/${encodeURIComponent(key)}${suffix}`;
 

@@ -11,25 +11,17 @@
 // end of the last step). A change that makes new histories worth keeping records them under
 // the next prefix, beside these.
 import { writeFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { execa } from 'execa';
-import type { Client, WorkflowHandle } from '@temporalio/client';
+import type { WorkflowHandle } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { fingerprint } from '../../client/api/fingerprint.js';
 import { workflowStartOptions } from '../../client/api/start-options.js';
 import { notificationWorkflowId, operationRef } from '../../workflows/identity.js';
 import { builtInRegistry } from '../../workflows/registry.js';
 import type { OperationOutcome, OperationSettings, OperationType } from '../../workflows/contracts.js';
-import {
-  startBank,
-  startReservations,
-  startWorker,
-  temporalClient,
-  uniqueId,
-  type BankHandle,
-  type ReservationsHandle,
-  type WorkerHandle,
-} from '../support/stack.js';
+import { useFullStack } from '../support/full-stack.js';
+import { uniqueId } from '../support/stack.js';
 import { pendingActivity } from '../workflows/wait-for.js';
 
 /** The prefix of every file this recorder writes: the histories of today's workflow code. */
@@ -37,29 +29,15 @@ const PREFIX = 'v4';
 const TENANT = 'recorder';
 
 const recording = process.env.RECORD_HISTORIES === '1';
-let bank: BankHandle;
-let reservations: ReservationsHandle;
-let worker: WorkerHandle;
-let temporal: { client: Client; close(): Promise<void> };
-const taskQueue = uniqueId('record');
+// Started only when recording: a file whose tests are all skipped runs no hooks.
+const stack = useFullStack({ name: 'record', api: 'none' });
 
 beforeAll(async () => {
-  if (!recording) return;
-  [bank, reservations] = await Promise.all([startBank(), startReservations()]);
-  worker = await startWorker({ taskQueue, bankUrl: bank.url, reservationsUrl: reservations.url });
-  temporal = await temporalClient();
-  await bank.openAccount('acc_rich', 1_000_000);
-  await bank.openAccount('acc_poor', 10);
-  await bank.openAccount('acc_payee', 0);
-  await reservations.setStock('sku_hist', 1_000);
-  await reservations.setStock('sku_scarce', 1);
-});
-
-afterAll(async () => {
-  await worker?.stop();
-  await temporal?.close();
-  await reservations?.close();
-  await bank?.close();
+  await stack.bank.openAccount('acc_rich', 1_000_000);
+  await stack.bank.openAccount('acc_poor', 10);
+  await stack.bank.openAccount('acc_payee', 0);
+  await stack.reservations.setStock('sku_hist', 1_000);
+  await stack.reservations.setStock('sku_scarce', 1);
 });
 
 const pay = { account: 'acc_rich', amount: 1250, currency: 'EUR' };
@@ -80,14 +58,14 @@ async function start(
 ): Promise<Started> {
   const operation = operationRef(TENANT, `history-${name}-${uniqueId('r')}`);
   const settings: OperationSettings = { stepDeadlineMs: 20_000, attentionAfterMs: 60_000, holdTtlSeconds: 900, ...overrides };
-  const handle = await temporal.client.workflow.start(
+  const handle = await stack.temporal.workflow.start(
     type,
     workflowStartOptions(
       builtInRegistry.get(type)!,
       operation,
       { type, fingerprint: fingerprint(type, request), request },
       settings,
-      taskQueue,
+      stack.taskQueue,
     ),
   );
   return { name: `${PREFIX}-${name}`, handle, operation };
@@ -160,7 +138,7 @@ describe.runIf(recording)(`records today's histories as ${PREFIX}-*`, () => {
   it('a charge fenced at its deadline, in a payment and in a checkout', async () => {
     // Down for the charges only: once both fences (reversals) are under way the bank comes
     // back, so they complete.
-    await bank.setFaults({ down: true });
+    await stack.bank.setFaults({ down: true });
     let fenced: Started[];
     try {
       fenced = [
@@ -169,7 +147,7 @@ describe.runIf(recording)(`records today's histories as ${PREFIX}-*`, () => {
       ];
       await Promise.all(fenced.map(({ handle }) => pendingActivity(handle, 'reverseCharge')));
     } finally {
-      await bank.setFaults({ down: false });
+      await stack.bank.setFaults({ down: false });
     }
     const [payment, checkout] = await Promise.all(fenced.map(record));
     expect(payment).toMatchObject({
@@ -184,13 +162,13 @@ describe.runIf(recording)(`records today's histories as ${PREFIX}-*`, () => {
 
   it('a checkout cancelled while reserve_items runs slowly', async () => {
     // Under the worker's 2 s downstream timeout, so the slow hold answers rather than times out.
-    await reservations.setFaults({ delayMs: 1_000 });
+    await stack.reservations.setFaults({ delayMs: 1_000 });
     let run: Started;
     try {
       run = await start('checkout-cancelled', 'checkout', cart);
       await cancelWhileFirstStepRuns(run.handle);
     } finally {
-      await reservations.setFaults({ delayMs: 0 });
+      await stack.reservations.setFaults({ delayMs: 0 });
     }
     expect(await record(run)).toMatchObject({ status: 'failed', error: { code: 'cancelled' }, cancelRequested: true });
   });
@@ -199,7 +177,7 @@ describe.runIf(recording)(`records today's histories as ${PREFIX}-*`, () => {
     // Slower than the worker's 2 s downstream timeout: the local first attempt gives up while
     // the bank still holds the key, so the charge goes on as a regular activity, and the
     // cancel, sent during the local attempt, is delivered while that step is in flight.
-    await bank.setFaults({ delayMs: 3_000 });
+    await stack.bank.setFaults({ delayMs: 3_000 });
     let run: Started;
     try {
       run = await start('payment-cancelled-during-charge', 'payment', pay);
@@ -207,7 +185,7 @@ describe.runIf(recording)(`records today's histories as ${PREFIX}-*`, () => {
       await pendingActivity(run.handle, 'chargePayment');
     } finally {
       // Fast again: the retries get the charge the first attempt committed, replayed.
-      await bank.setFaults({ delayMs: 0 });
+      await stack.bank.setFaults({ delayMs: 0 });
     }
     // Whatever today's code makes of it is what the rewrite must replay: the step in flight
     // finishes, and a payment has no step after it for the cancel to stop.
@@ -223,7 +201,7 @@ describe.runIf(recording)(`records today's histories as ${PREFIX}-*`, () => {
       // The API's defaults when a tenant has a webhook URL: 24 h of redeliveries, the local Web UI.
       notify: { deadlineMs: 86_400_000, temporalUiUrl: 'http://localhost:8233' },
     });
-    const child = temporal.client.workflow.getHandle(notificationWorkflowId(run.operation));
+    const child = stack.temporal.workflow.getHandle(notificationWorkflowId(run.operation));
     try {
       expect(await record(run)).toMatchObject({ status: 'succeeded', notify: true });
       // The parent started it before it closed: the start is in the parent's history.

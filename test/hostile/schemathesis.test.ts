@@ -9,16 +9,8 @@ import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import {
-  startBank,
-  startReservations,
-  startWorker,
-  temporalClient,
-  uniqueId,
-  type BankHandle,
-  type ReservationsHandle,
-  type WorkerHandle,
-} from '../support/stack.js';
+import { useFullStack } from '../support/full-stack.js';
+import { uniqueId } from '../support/stack.js';
 import { ensureSchemathesis, runSchemathesis, SCHEMATHESIS_VERSION } from './schemathesis.js';
 import { startTestApi, type TestApi } from './support.js';
 
@@ -32,28 +24,24 @@ const CHECKS = ['all'];
 const CONFIG_FILE = fileURLToPath(new URL('./schemathesis.toml', import.meta.url));
 
 let bin: string;
-let bank: BankHandle;
-let reservations: ReservationsHandle;
-let worker: WorkerHandle;
 let api: TestApi;
-const taskQueue = uniqueId('schemathesis');
 const tenant = uniqueId('fuzz');
 const secret = `sk_${uniqueId('fuzz')}_0123456789`;
 
-beforeAll(async () => {
+beforeAll(() => {
   // First: a missing tool must fail the suite with its own message, before anything starts.
   bin = ensureSchemathesis();
-  [bank, reservations] = await Promise.all([startBank({ faults: false }), startReservations({ faults: false })]);
-  worker = await startWorker({ taskQueue, bankUrl: bank.url, reservationsUrl: reservations.url });
+});
+const stack = useFullStack({ name: 'schemathesis', faults: false, api: 'none' });
+
+beforeAll(async () => {
   api = await startTestApi({
-    env: { RETRYSAFE_TASK_QUEUE: taskQueue, RETRYSAFE_API_KEYS: `${secret}=${tenant}`, RETRYSAFE_STEP_DEADLINE: '10s' },
+    env: { RETRYSAFE_TASK_QUEUE: stack.taskQueue, RETRYSAFE_API_KEYS: `${secret}=${tenant}`, RETRYSAFE_STEP_DEADLINE: '10s' },
   });
 });
 
 afterAll(async () => {
   await api?.close();
-  await worker?.stop();
-  await Promise.all([bank?.close(), reservations?.close()]);
 });
 
 describe(`schemathesis ${SCHEMATHESIS_VERSION} against /openapi.json`, () => {
@@ -98,13 +86,8 @@ describe(`schemathesis ${SCHEMATHESIS_VERSION} against /openapi.json`, () => {
     // Exercised for real: the fuzz reached the routes, and valid starts ran as operations.
     const tested = /Tested:\s*(\d+)/.exec(run.output);
     expect(Number(tested?.[1] ?? 0)).toBeGreaterThanOrEqual(7);
-    const temporal = await temporalClient();
-    try {
-      const started = Number((await temporal.client.workflow.count(`Tenant = '${tenant}'`)).count);
-      console.log(`schemathesis: ${started} operations started by the fuzz`);
-      expect(started).toBeGreaterThan(0);
-    } finally {
-      await temporal.close();
-    }
+    const started = Number((await stack.temporal.workflow.count(`Tenant = '${tenant}'`)).count);
+    console.log(`schemathesis: ${started} operations started by the fuzz`);
+    expect(started).toBeGreaterThan(0);
   });
 });

@@ -5,7 +5,8 @@
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_FIELD_ERRORS } from '../../common/http/field-errors.js';
-import { startBank, startWorker, uniqueId, type BankHandle, type WorkerHandle } from '../support/stack.js';
+import { useFullStack } from '../support/full-stack.js';
+import { uniqueId } from '../support/stack.js';
 import {
   Contract,
   leakIn,
@@ -25,20 +26,21 @@ const BODY_LIMIT = 1024 * 1024;
 // Shortened for the test (the defaults are 10 s and 30 s), so slow clients meet them quickly.
 const LIMITS = { headersTimeoutMs: 1_500, requestTimeoutMs: 2_500 };
 
-let bank: BankHandle;
-let worker: WorkerHandle;
+// The suite builds its own API: with its HTTP limits shortened, spoken to over raw sockets.
+const stack = useFullStack({ name: 'transport', reservations: false, api: 'none' });
 let api: TestApi;
 let contract: Contract;
-const taskQueue = uniqueId('transport');
 const account = uniqueId('acc');
 let charged = 0;
 
 beforeAll(async () => {
-  bank = await startBank({ faults: true });
-  await bank.openAccount(account, 1_000_000);
-  worker = await startWorker({ taskQueue, bankUrl: bank.url });
+  await stack.bank.openAccount(account, 1_000_000);
   api = await startTestApi({
-    env: { RETRYSAFE_TASK_QUEUE: taskQueue, RETRYSAFE_API_KEYS: `${SECRET}=${TENANT}`, RETRYSAFE_BODY_LIMIT: String(BODY_LIMIT) },
+    env: {
+      RETRYSAFE_TASK_QUEUE: stack.taskQueue,
+      RETRYSAFE_API_KEYS: `${SECRET}=${TENANT}`,
+      RETRYSAFE_BODY_LIMIT: String(BODY_LIMIT),
+    },
     httpLimits: LIMITS,
   });
   contract = await Contract.load(api.url, `Bearer ${SECRET}`);
@@ -46,8 +48,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await api?.close();
-  await worker?.stop();
-  await bank?.close();
 });
 
 const authHeader: [string, string] = ['Authorization', `Bearer ${SECRET}`];
@@ -81,15 +81,15 @@ function postPayment(body: string | Buffer, extra: Array<[string, string | Buffe
 async function expectAlive(): Promise<void> {
   const health = answered(await rawRequest(api.port, { method: 'GET', path: '/healthz' }));
   expect(health.status).toBe(200);
-  const before = await bank.balance(account);
+  const before = await stack.bank.balance(account);
   const key = uniqueId('alive');
   const answer = answered(await postPayment(JSON.stringify({ account, amount: 7, currency: 'EUR' }), [], key));
   expect(answer.status, answer.body).toBe(200);
   expect(answer.json?.status).toBe('succeeded');
   expect(contract.violations('POST', '/v1/payments', answer)).toEqual([]);
   charged += 7;
-  expect(await bank.balance(account)).toBe(before - 7);
-  const charge = await bank.charge(`${TENANT}/${key}/charge`);
+  expect(await stack.bank.balance(account)).toBe(before - 7);
+  const charge = await stack.bank.charge(`${TENANT}/${key}/charge`);
   expect(charge.body).toMatchObject({ status: 'captured', amount: 7 });
 }
 
@@ -214,7 +214,7 @@ describe('slow clients (slowloris)', () => {
 describe('a long wait is not a slow client', () => {
   it('answers a POST that waits longer than the request timeout: the wait comes after the request', async () => {
     // Every charge attempt fails for now, so the payment stays processing for the whole wait.
-    await bank.setFaults({ failBeforeCommit: 1 });
+    await stack.bank.setFaults({ failBeforeCommit: 1 });
     const key = uniqueId('long');
     const began = Date.now();
     const answer = answered(
@@ -230,7 +230,7 @@ describe('a long wait is not a slow client', () => {
     expect(Date.now() - began).toBeGreaterThan(LIMITS.requestTimeoutMs);
     expect(answer.status, answer.body).toBe(202);
     expect(answer.json?.status).toBe('processing');
-    await bank.setFaults({ failBeforeCommit: 0 });
+    await stack.bank.setFaults({ failBeforeCommit: 0 });
     let op: Record<string, unknown> | undefined;
     for (let i = 0; i < 120 && (op === undefined || op.status === 'processing'); i++) {
       if (i > 0) await new Promise((r) => setTimeout(r, 250));
@@ -238,7 +238,7 @@ describe('a long wait is not a slow client', () => {
     }
     expect(op?.status).toBe('succeeded');
     charged += 9;
-    expect((await bank.charge(`${TENANT}/${key}/charge`)).body).toMatchObject({ status: 'captured', amount: 9 });
+    expect((await stack.bank.charge(`${TENANT}/${key}/charge`)).body).toMatchObject({ status: 'captured', amount: 9 });
     await expectAlive();
   });
 });
@@ -352,6 +352,6 @@ describe('many connections', () => {
     for (const [result, status] of results) expect(answered(result).status).toBe(status);
     await expectAlive();
     // Only the liveness payments moved money.
-    expect(await bank.balance(account)).toBe(1_000_000 - charged);
+    expect(await stack.bank.balance(account)).toBe(1_000_000 - charged);
   });
 });

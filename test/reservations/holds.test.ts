@@ -1,14 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../downstream/shared/db.js';
-import { expectProblem, startReservations, uniqueKey, type Reservations } from './helpers.js';
+import { expectProblem, startReservations, uniqueKey, useReservations } from './helpers.js';
 
-let rsv: Reservations;
-beforeAll(async () => {
-  rsv = await startReservations();
-});
-afterAll(async () => {
-  await rsv.close();
-});
+const rsv = useReservations();
 
 describe('POST /reservations', () => {
   it('holds once per key: run twice, one hold, the retry replays the stored 201', async () => {

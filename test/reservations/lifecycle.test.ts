@@ -1,13 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, startReservations, uniqueKey, type Reservations } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { expectProblem, uniqueKey, useReservations } from './helpers.js';
 
-let rsv: Reservations;
-beforeAll(async () => {
-  rsv = await startReservations();
-});
-afterAll(async () => {
-  await rsv.close();
-});
+const rsv = useReservations();
 
 async function held(available: number, quantity: number): Promise<{ sku: string; key: string; id: string }> {
   const sku = await rsv.newSku(available);

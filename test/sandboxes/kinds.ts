@@ -4,6 +4,7 @@
 // both, by the suites beside this file.
 import { loadBankConfig } from '../../downstream/bank/config.js';
 import { loadReservationsConfig } from '../../downstream/reservations/config.js';
+import type Database from 'better-sqlite3';
 import type { SandboxConfig } from '../../downstream/shared/service.js';
 import type { Answer, Call } from '../support/sandbox-harness.js';
 import { startBank } from '../bank/helpers.js';
@@ -22,10 +23,28 @@ export interface SandboxKind {
   /** The keyed effect: POST path and a body it accepts. */
   effectPath: string;
   goodBody: Record<string, unknown>;
-  /** Starts it in this process on a fresh SQLite file. */
-  start(): Promise<{ call: Call; keyRows(key: string): number; close(): Promise<void> }>;
-  /** A seeded fact, read over HTTP, that one effect of `goodBody` changes once. */
-  seededRead: { path: string; before: unknown; afterOneEffect: unknown };
+  /** The ledger table the effect writes its row to. */
+  ledger: string;
+  /** Starts it in this process on a fresh SQLite file (in `dir`, kept after close, when given). */
+  start(opts?: StartOptions): Promise<StartedSandbox>;
+  /** A seeded fact, read over HTTP, that each effect of `goodBody` changes once. */
+  seededRead: { path: string; before: unknown; afterOneEffect: unknown; afterTwoEffects: unknown };
+}
+
+export interface StartOptions {
+  /** Registers /_faults (SANDBOX_FAULTS); off by default. */
+  faults?: boolean;
+  /** Source of the fault probabilities' draws. */
+  random?: () => number;
+  dir?: string;
+}
+
+export interface StartedSandbox {
+  call: Call;
+  db: Database.Database;
+  keyRows(key: string): number;
+  putFaults(faults: Record<string, unknown>): Promise<Answer>;
+  close(): Promise<void>;
 }
 
 export const SANDBOXES: SandboxKind[] = [
@@ -37,11 +56,13 @@ export const SANDBOXES: SandboxKind[] = [
     loadConfig: loadBankConfig,
     effectPath: '/charges',
     goodBody: { account: 'acc_alice', amount: 1250, currency: 'EUR' },
-    start: () => startBank(),
+    ledger: 'charges',
+    start: (opts) => startBank({ faults: false, ...opts }),
     seededRead: {
       path: '/accounts/acc_alice',
       before: { id: 'acc_alice', currency: 'EUR', balance: 1_000_000 },
       afterOneEffect: { id: 'acc_alice', currency: 'EUR', balance: 1_000_000 - 1250 },
+      afterTwoEffects: { id: 'acc_alice', currency: 'EUR', balance: 1_000_000 - 2 * 1250 },
     },
   },
   {
@@ -52,11 +73,13 @@ export const SANDBOXES: SandboxKind[] = [
     loadConfig: loadReservationsConfig,
     effectPath: '/reservations',
     goodBody: { items: [{ sku: 'sku_book', quantity: 2 }] },
-    start: () => startReservations(),
+    ledger: 'reservations',
+    start: (opts) => startReservations({ faults: false, ...opts }),
     seededRead: {
       path: '/inventory/sku_book',
       before: { sku: 'sku_book', available: 100, held: 0 },
       afterOneEffect: { sku: 'sku_book', available: 98, held: 2 },
+      afterTwoEffects: { sku: 'sku_book', available: 96, held: 4 },
     },
   },
 ];

@@ -4,7 +4,8 @@
 // the same Idempotency-Key, a path that tries to climb out of its scope, or a cursor
 // issued to someone else. Every answer is free of stack traces, paths and host names.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startBank, startWorker, uniqueId, type BankHandle, type WorkerHandle } from '../support/stack.js';
+import { useFullStack } from '../support/full-stack.js';
+import { uniqueId } from '../support/stack.js';
 import {
   Contract,
   documentedRoute,
@@ -23,22 +24,19 @@ const UMBRELLA = `sk_umbrella_${uniqueId('c')}_0123456789abcdef0123456789abcdef`
 const BETA = `sk_beta_${uniqueId('d')}_0123456789`;
 const tenants = { acme: uniqueId('acme'), umbrella: uniqueId('umbrella'), beta: uniqueId('beta') };
 
-let bank: BankHandle;
-let worker: WorkerHandle;
+// The suite builds its own APIs: one with four keys, one in dev mode, spoken to over raw sockets.
+const stack = useFullStack({ name: 'security', reservations: false, faults: false, api: 'none' });
 let api: TestApi;
 let devApi: TestApi;
 let contract: Contract;
-const taskQueue = uniqueId('security');
 const account = uniqueId('acc');
 const OPENING = 1_000_000;
 
 beforeAll(async () => {
-  bank = await startBank({ faults: false });
-  await bank.openAccount(account, OPENING);
-  worker = await startWorker({ taskQueue, bankUrl: bank.url });
+  await stack.bank.openAccount(account, OPENING);
   api = await startTestApi({
     env: {
-      RETRYSAFE_TASK_QUEUE: taskQueue,
+      RETRYSAFE_TASK_QUEUE: stack.taskQueue,
       RETRYSAFE_API_KEYS: `${ACME}=${tenants.acme},${UMBRELLA}=${tenants.umbrella},${ACME_ROTATED}=${tenants.acme},${BETA}=${tenants.beta}`,
     },
   });
@@ -49,8 +47,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all([api?.close(), devApi?.close()]);
-  await worker?.stop();
-  await bank?.close();
 });
 
 async function call(
@@ -182,7 +178,7 @@ describe('API keys', () => {
   });
 
   it('refused requests started nothing and charged nothing', async () => {
-    expect(await bank.balance(account)).toBe(OPENING - charged);
+    expect(await stack.bank.balance(account)).toBe(OPENING - charged);
   });
 });
 
@@ -198,14 +194,14 @@ describe('tenant isolation', () => {
       expect(answer.json).toMatchObject({ key, status: 'succeeded' });
       expect(answer.headers['idempotent-replayed']).toBeUndefined();
     }
-    const chargeA = await bank.charge(`${tenants.acme}/${key}/charge`);
-    const chargeU = await bank.charge(`${tenants.umbrella}/${key}/charge`);
+    const chargeA = await stack.bank.charge(`${tenants.acme}/${key}/charge`);
+    const chargeU = await stack.bank.charge(`${tenants.umbrella}/${key}/charge`);
     expect(chargeA.body).toMatchObject({ status: 'captured', amount: 300 });
     expect(chargeU.body).toMatchObject({ status: 'captured', amount: 300 });
     expect((a.json?.result as Record<string, string>).chargeId).toBe(chargeA.body.chargeId);
     expect((u.json?.result as Record<string, string>).chargeId).toBe(chargeU.body.chargeId);
     expect(chargeA.body.chargeId).not.toBe(chargeU.body.chargeId);
-    expect(await bank.balance(account)).toBe(OPENING - charged);
+    expect(await stack.bank.balance(account)).toBe(OPENING - charged);
   });
 
   it('a key another tenant used with another amount is not a 422 (no collision), and each reads its own', async () => {
@@ -223,7 +219,7 @@ describe('tenant isolation', () => {
     expect((await call('GET', `/v1/operations/${key}`, bearer(ACME_ROTATED))).json).toEqual(readA.json);
     const retry = await pay(ACME_ROTATED, key, 111);
     expect(retry.headers['idempotent-replayed']).toBe('true');
-    expect(await bank.balance(account)).toBe(OPENING - charged);
+    expect(await stack.bank.balance(account)).toBe(OPENING - charged);
   });
 
   it("cannot read another tenant's operation, not even by climbing out of its scope in the path", async () => {
@@ -251,8 +247,8 @@ describe('tenant isolation', () => {
     charged += 6;
     expect(mine.status).toBe(200);
     expect(mine.headers['idempotent-replayed']).toBeUndefined();
-    expect((await bank.charge(`${tenants.acme}/${lookalike}/charge`)).body).toMatchObject({ amount: 6 });
-    expect((await bank.charge(`${tenants.umbrella}/${key}/charge`)).body).toMatchObject({ amount: 5 });
+    expect((await stack.bank.charge(`${tenants.acme}/${lookalike}/charge`)).body).toMatchObject({ amount: 6 });
+    expect((await stack.bank.charge(`${tenants.umbrella}/${key}/charge`)).body).toMatchObject({ amount: 5 });
   });
 
   it("lists only the caller's operations, and a cursor works only for the tenant it was issued to", async () => {
@@ -282,6 +278,6 @@ describe('tenant isolation', () => {
     const stolen = await call('GET', `/v1/operations?limit=1&cursor=${cursor}`, bearer(UMBRELLA));
     expect(stolen.status).toBe(400);
     expect(stolen.json?.code).toBe('invalid_request');
-    expect(await bank.balance(account)).toBe(OPENING - charged);
+    expect(await stack.bank.balance(account)).toBe(OPENING - charged);
   });
 });

@@ -1,8 +1,10 @@
 // The one full-stack fixture of the suites that test the system end to end (e2e, CLI,
-// browser, observability, client): the shared Temporal dev server of the global setup, the
-// two sandboxes, a worker and the API. Each part runs in this process or as a real process,
-// as a suite needs: its logs, its metrics endpoint or a kill need a process; in-process
-// parts start faster. Every suite gets its own task queue, so suites never share a worker.
+// browser, observability, client, hostile input, security, the history recorder): the
+// shared Temporal dev server of the global setup, the two sandboxes, a worker and the API.
+// Each part runs in this process or as a real process, as a suite needs: its logs, its
+// metrics endpoint or a kill need a process; in-process parts start faster. A suite that
+// builds its own API (raw sockets, HTTP limits) takes the rest without one. Every suite
+// gets its own task queue, so suites never share a worker.
 import type { Client } from '@temporalio/client';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { freePort } from '../../common/supervisor/ports.js';
@@ -36,8 +38,8 @@ export interface FullStackOptions {
   worker?: Where | 'none';
   /** A worker process exposes its runtime metrics on a free port (`workerMetricsUrl`). */
   workerMetrics?: boolean;
-  /** Where the API runs (default in-process). */
-  api?: Where;
+  /** Where the API runs (default in-process), or no API: a suite that builds its own on the stack's task queue. */
+  api?: Where | 'none';
   /** The parts run as processes run the compiled JavaScript under dist/ (`npm run build`), not the TypeScript. */
   compiled?: boolean;
   /** RETRYSAFE_API_KEYS of the API (default: dev mode). */
@@ -161,7 +163,7 @@ export async function startFullStack(opts: FullStackOptions): Promise<FullStack>
       closers.push(() => worker.stop());
     }
 
-    let api: ApiClient;
+    let api: ApiClient | undefined;
     if (opts.api === 'process') {
       const port = await freePort();
       const child = await startProcess(
@@ -178,14 +180,15 @@ export async function startFullStack(opts: FullStackOptions): Promise<FullStack>
         'api listening',
       );
       api = apiClient(`http://127.0.0.1:${port}`, () => child.kill());
-    } else {
-      api = await startApi({
+    } else if ((opts.api ?? 'in-process') === 'in-process') {
+      const inProcess = await startApi({
         taskQueue,
         ...(opts.apiKeys ? { apiKeys: opts.apiKeys } : {}),
         ...(opts.stepDeadlineMs ? { stepDeadlineMs: opts.stepDeadlineMs } : {}),
         ...(opts.attentionAfterMs ? { attentionAfterMs: opts.attentionAfterMs } : {}),
       });
-      closers.push(() => api.close());
+      closers.push(() => inProcess.close());
+      api = inProcess;
     }
     const temporal = await temporalClient();
     closers.push(() => temporal.close());
@@ -197,7 +200,10 @@ export async function startFullStack(opts: FullStackOptions): Promise<FullStack>
         if (!reservations) throw new Error(`the ${opts.name} stack runs without the reservation service`);
         return reservations;
       },
-      api,
+      get api(): ApiClient {
+        if (!api) throw new Error(`the ${opts.name} stack runs without the API`);
+        return api;
+      },
       temporal: temporal.client,
       workerMetricsUrl,
       output(part) {

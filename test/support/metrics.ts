@@ -12,8 +12,8 @@ export function sample(text: string, name: string, labels: Record<string, string
   return total;
 }
 
-export async function scrape(url: string): Promise<string> {
-  const res = await fetch(url);
+export async function scrape(url: string, headers: Record<string, string> = {}): Promise<string> {
+  const res = await fetch(url, { headers });
   if (res.status !== 200) throw new Error(`GET ${url} → ${res.status}`);
   return res.text();
 }

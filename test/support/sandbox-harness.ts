@@ -1,11 +1,15 @@
-// What the bank's and the reservation service's own test harnesses share: listening on
-// 127.0.0.1:0, a fetch-based caller that can send bad keys and raw bodies, the
-// problem-document assertion, unique keys, a clock the test moves, and the service as a
-// real process.
+// What the bank's and the reservation service's own test harnesses share: the app on its
+// own SQLite file, listening on 127.0.0.1:0, a fetch-based caller that can send bad keys
+// and raw bodies, the problem-document assertion, the failure of an answer lost on the
+// way, unique keys, a clock the test moves, and the service as a real process.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import type Database from 'better-sqlite3';
 import { expect } from 'vitest';
+import { openDatabase } from '../../downstream/shared/db.js';
 import type { SandboxApp } from '../../downstream/shared/http.js';
 
 export interface Answer {
@@ -20,6 +24,48 @@ export type Call = (
   path: string,
   opts?: { body?: unknown; raw?: string; key?: string; headers?: Record<string, string> },
 ) => Promise<Answer>;
+
+/** A sandbox app under test: its SQLite file in a fresh temp dir (or `dir`), served on loopback. */
+export interface SandboxUnderTest {
+  url: string;
+  app: SandboxApp;
+  db: Database.Database;
+  dbPath: string;
+  /** JSON request; `key` sets Idempotency-Key (as is, so tests can send bad ones). */
+  call: Call;
+  /** Idempotency-key rows for a key: 0 when the key was never spent. */
+  keyRows(key: string): number;
+  putFaults(faults: Record<string, unknown>): Promise<Answer>;
+  /** Stops the app, closes the file, and removes the temp dir (not a `dir` the test gave). */
+  close(): Promise<void>;
+}
+
+export async function startSandboxApp(
+  name: string,
+  build: (db: Database.Database) => SandboxApp,
+  opts: { busyTimeoutMs?: number; dir?: string },
+): Promise<SandboxUnderTest> {
+  const dir = opts.dir ?? mkdtempSync(join(tmpdir(), `retrysafe-${name}-`));
+  const dbPath = join(dir, `${name}.db`);
+  const db = openDatabase(dbPath, { busyTimeoutMs: opts.busyTimeoutMs ?? 5000 });
+  const app = build(db);
+  const url = await listenOnLoopback(app);
+  const call = caller(url);
+  return {
+    url,
+    app,
+    db,
+    dbPath,
+    call,
+    keyRows: (key) => (db.prepare('SELECT count(*) AS n FROM idempotency_keys WHERE key = ?').get(key) as { n: number }).n,
+    putFaults: (faults) => call('PUT', '/_faults', { body: faults }),
+    close: async () => {
+      await app.close();
+      db.close();
+      if (!opts.dir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
 
 /** Listens on a free loopback port; returns the base URL. */
 export async function listenOnLoopback(app: SandboxApp): Promise<string> {
@@ -50,6 +96,17 @@ export function caller(url: string): Call {
     }
     return { status: res.status, headers: res.headers, body, text };
   };
+}
+
+/** The network-level failure a client sees (a connection closed without an answer), or undefined when an answer came back. */
+export async function networkError(p: Promise<unknown>): Promise<string | undefined> {
+  try {
+    await p;
+    return undefined;
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+    return cause?.code ?? cause?.message ?? String(err);
+  }
 }
 
 export function sleep(ms: number): Promise<void> {

@@ -1,9 +1,7 @@
 // The activities' side of "a key flows one way": each is handed its downstream key and
 // its operation, sends that key, logs the request id it sends, and refuses an input
 // without a key rather than call a downstream with none.
-import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { ApplicationFailure, type Logger } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +11,7 @@ import { downstreamRefusal, DownstreamUnavailableError } from '../../activities/
 import type { ReservationsClient } from '../../activities/reservations.js';
 import type { DownstreamTarget } from '../../workflows/contracts.js';
 import { operationRef } from '../../workflows/identity.js';
+import { listenOnFreePort } from '../support/loopback.js';
 
 const operation = operationRef('acme', 'order-42');
 const target: DownstreamTarget = { operation, downstreamKey: 'acme/order-42/charge', step: 'charge_payment' };
@@ -30,9 +29,7 @@ const bankServer = createServer((req, res) => {
 });
 let bankUrl = '';
 beforeAll(async () => {
-  bankServer.listen(0, '127.0.0.1');
-  await once(bankServer, 'listening');
-  bankUrl = `http://127.0.0.1:${(bankServer.address() as AddressInfo).port}`;
+  bankUrl = await listenOnFreePort(bankServer);
 });
 afterAll(() => new Promise<void>((resolve) => bankServer.close(() => resolve())));
 

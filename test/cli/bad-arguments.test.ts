@@ -1,104 +1,26 @@
-// The CLI as a process, with no stack: help, bad arguments (one line + a usage hint,
-// exit 2, nothing sent), and an API that is not there (exit 4 with the key to retry with).
-// Each operation's command is made from its request schema (client/cli/operation-commands.ts):
-// its options are the request's fields, and what the schema refuses is a usage error.
-import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
+// Bad arguments to the CLI, with no stack: one line naming the problem, then a usage line,
+// exit 2, and nothing sent. An operation's command is made from its request schema
+// (client/cli/operation-commands.ts), so what the schema refuses is a usage error too.
+import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { Command } from 'commander';
-import { buildProgram } from '../../client/cli/program.js';
-import { freePort } from '../../common/supervisor/ports.js';
-import { runCli, spawnCli } from '../client/helpers.js';
+import { runCli } from '../client/helpers.js';
+import { listenOnFreePort } from '../support/loopback.js';
 import { runHere } from './in-process.js';
 
-/** What `<command> --help` prints, the text added after the options included. */
-function helpOf(command: Command | undefined): string {
-  let text = '';
-  command?.configureOutput({ writeOut: (s) => (text += s) });
-  command?.outputHelp();
-  return text;
-}
-
 // A stand-in API that only counts: a usage error must not reach it.
-let counter: Server;
-let counterUrl: string;
 let received = 0;
+const counter = createServer((_req, res) => {
+  received++;
+  res.writeHead(500).end();
+});
+let counterUrl: string;
 
 beforeAll(async () => {
-  counter = createServer((_req, res) => {
-    received++;
-    res.writeHead(500).end();
-  });
-  counter.listen(0, '127.0.0.1');
-  await once(counter, 'listening');
-  counterUrl = `http://127.0.0.1:${(counter.address() as { port: number }).port}`;
+  counterUrl = await listenOnFreePort(counter);
 });
 
 afterAll(async () => {
   await new Promise((r) => counter.close(r));
-});
-
-describe('help', () => {
-  const expected: Record<string, string[]> = {
-    payment: [
-      '--account <account>',
-      '--amount <n>',
-      '--currency <code>',
-      '--key <key>',
-      '--json',
-      '--api-url <url>',
-      '--api-key <secret>',
-      '--timeout <duration>',
-    ],
-    checkout: ['--item <sku:quantity>', '--key <key>', '--json'],
-    transfer: ['--from <from>', '--to <to>', '--amount <n>', '--currency <code>', '--key <key>', '--json'],
-    status: ['<key>', '--json'],
-    wait: ['<key>', '--timeout <duration>'],
-    list: ['--status <status>', '--type <type>', '--limit <n>', '--cursor <cursor>'],
-    cancel: ['<key>', '--json', '--api-url <url>', 'next step boundary', '5  too late'],
-    webhooks: ['listen'],
-    demo: ['--bank-url <url>', '--reservations-url <url>', 'npm start -- --faults'],
-  };
-
-  it('--help lists every command; `pay --help` its options and the exit codes (as processes)', async () => {
-    const top = await runCli(['--help']);
-    expect(top.exitCode).toBe(0);
-    for (const cmd of Object.keys(expected)) expect(top.stdout).toContain(`  ${cmd}`);
-    const pay = await runCli(['pay', '--help']);
-    expect(pay.exitCode).toBe(0);
-    for (const w of expected.payment ?? []) expect(pay.stdout).toContain(w);
-    expect(pay.stdout).toContain('Usage: retrysafe payment|pay');
-    expect(pay.stdout).toContain('3  still processing at the deadline');
-  });
-
-  it('every command has --help, naming its options', () => {
-    const program = buildProgram(() => undefined);
-    expect(program.commands.map((c) => c.name()).sort()).toEqual(Object.keys(expected).sort());
-    for (const [cmd, words] of Object.entries(expected)) {
-      const command = program.commands.find((c) => c.name() === cmd);
-      const help = helpOf(command);
-      expect(help, cmd).toMatch(new RegExp(`Usage: retrysafe ${cmd}\\b`));
-      expect(help, cmd).toContain('-h, --help');
-      for (const w of words) expect(helpOf(command), `${cmd} --help mentions ${w}`).toContain(w);
-    }
-  });
-
-  it('`webhooks listen --help` names its options, the answers it gives and its exit codes', () => {
-    const program = buildProgram(() => undefined);
-    const listen = program.commands.find((c) => c.name() === 'webhooks')?.commands.find((c) => c.name() === 'listen');
-    const help = helpOf(listen);
-    expect(help).toContain('Usage: retrysafe webhooks listen');
-    for (const w of [
-      '--port <n>',
-      '--secret <whsec_key>',
-      'RETRYSAFE_WEBHOOK_SECRET',
-      '--json',
-      '204',
-      '400',
-      '4  the port is taken',
-    ])
-      expect(help, w).toContain(w);
-  });
 });
 
 // A repeated option takes its last value: these give one option a bad value after good ones.
@@ -399,76 +321,5 @@ describe('bad arguments: one line naming the problem, a usage line, exit 2, noth
     const run = await runCli([]);
     expect(run.exitCode).toBe(2);
     expect(run.stderr).toContain('Usage: retrysafe');
-  });
-});
-
-describe('when the API is not there', () => {
-  it('pay gives up at the deadline with exit 4, saying the outcome is unknown and how to retry with the same key', async () => {
-    const port = await freePort();
-    const run = await runCli([
-      'pay',
-      '--account',
-      'acc_alice',
-      '--amount',
-      '1250',
-      '--currency',
-      'EUR',
-      '--key',
-      'offline-1',
-      '--timeout',
-      '1500ms',
-      '--api-url',
-      `http://127.0.0.1:${port}`,
-    ]);
-    expect(run.exitCode).toBe(4);
-    expect(run.stdout).toBe('');
-    expect(run.stderr).toContain(`cannot reach http://127.0.0.1:${port}/v1/payments: ECONNREFUSED`);
-    expect(run.stderr).toContain('is the API running');
-    expect(run.stderr).toContain('retrysafe pay --account acc_alice --amount 1250 --currency EUR --key offline-1');
-  });
-
-  it('with --json, the error is JSON on stdout with the key', async () => {
-    const port = await freePort();
-    const run = await runCli(['status', 'some-key', '--json', '--timeout', '1s', '--api-url', `http://127.0.0.1:${port}`]);
-    expect(run.exitCode).toBe(4);
-    expect(JSON.parse(run.stdout)).toEqual({
-      error: expect.objectContaining({ status: null, code: 'network_error', key: 'some-key' }),
-    });
-  });
-
-  it('on Ctrl-C while a payment is in flight, prints the key to follow or repeat it with, and exits 130', async () => {
-    let arrived: () => void = () => undefined;
-    const reached = new Promise<void>((resolve) => (arrived = resolve));
-    // An API that takes the request and never answers.
-    const silent = createServer(() => arrived());
-    silent.listen(0, '127.0.0.1');
-    await once(silent, 'listening');
-    try {
-      const url = `http://127.0.0.1:${(silent.address() as { port: number }).port}`;
-      const child = spawnCli([
-        'pay',
-        '--account',
-        'acc_alice',
-        '--amount',
-        '1250',
-        '--currency',
-        'EUR',
-        '--key',
-        'ctrl-c-1',
-        '--api-url',
-        url,
-      ]);
-      await reached;
-      child.kill('SIGINT');
-      const result = await child;
-      expect(result.exitCode).toBe(130);
-      expect(String(result.stderr)).toContain('interrupted: key ctrl-c-1 may have started; see it with: retrysafe wait ctrl-c-1');
-      expect(String(result.stderr)).toContain(
-        'or repeat it safely with: retrysafe pay --account acc_alice --amount 1250 --currency EUR --key ctrl-c-1',
-      );
-    } finally {
-      silent.closeAllConnections();
-      await new Promise((r) => silent.close(r));
-    }
   });
 });

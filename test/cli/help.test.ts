@@ -1,0 +1,78 @@
+// `retrysafe --help` and every command's help, as a process and in process: each command
+// is listed, and its help names its options (the request's fields for an operation's
+// command, made from its schema: client/cli/operation-commands.ts) and its exit codes.
+import { describe, expect, it } from 'vitest';
+import type { Command } from 'commander';
+import { buildProgram } from '../../client/cli/program.js';
+import { runCli } from '../client/helpers.js';
+
+/** What `<command> --help` prints, the text added after the options included. */
+function helpOf(command: Command | undefined): string {
+  let text = '';
+  command?.configureOutput({ writeOut: (s) => (text += s) });
+  command?.outputHelp();
+  return text;
+}
+
+describe('help', () => {
+  const expected: Record<string, string[]> = {
+    payment: [
+      '--account <account>',
+      '--amount <n>',
+      '--currency <code>',
+      '--key <key>',
+      '--json',
+      '--api-url <url>',
+      '--api-key <secret>',
+      '--timeout <duration>',
+    ],
+    checkout: ['--item <sku:quantity>', '--key <key>', '--json'],
+    transfer: ['--from <from>', '--to <to>', '--amount <n>', '--currency <code>', '--key <key>', '--json'],
+    status: ['<key>', '--json'],
+    wait: ['<key>', '--timeout <duration>'],
+    list: ['--status <status>', '--type <type>', '--limit <n>', '--cursor <cursor>'],
+    cancel: ['<key>', '--json', '--api-url <url>', 'next step boundary', '5  too late'],
+    webhooks: ['listen'],
+    demo: ['--bank-url <url>', '--reservations-url <url>', 'npm start -- --faults'],
+  };
+
+  it('--help lists every command; `pay --help` its options and the exit codes (as processes)', async () => {
+    const top = await runCli(['--help']);
+    expect(top.exitCode).toBe(0);
+    for (const cmd of Object.keys(expected)) expect(top.stdout).toContain(`  ${cmd}`);
+    const pay = await runCli(['pay', '--help']);
+    expect(pay.exitCode).toBe(0);
+    for (const w of expected.payment ?? []) expect(pay.stdout).toContain(w);
+    expect(pay.stdout).toContain('Usage: retrysafe payment|pay');
+    expect(pay.stdout).toContain('3  still processing at the deadline');
+  });
+
+  it('every command has --help, naming its options', () => {
+    const program = buildProgram(() => undefined);
+    expect(program.commands.map((c) => c.name()).sort()).toEqual(Object.keys(expected).sort());
+    for (const [cmd, words] of Object.entries(expected)) {
+      const command = program.commands.find((c) => c.name() === cmd);
+      const help = helpOf(command);
+      expect(help, cmd).toMatch(new RegExp(`Usage: retrysafe ${cmd}\\b`));
+      expect(help, cmd).toContain('-h, --help');
+      for (const w of words) expect(helpOf(command), `${cmd} --help mentions ${w}`).toContain(w);
+    }
+  });
+
+  it('`webhooks listen --help` names its options, the answers it gives and its exit codes', () => {
+    const program = buildProgram(() => undefined);
+    const listen = program.commands.find((c) => c.name() === 'webhooks')?.commands.find((c) => c.name() === 'listen');
+    const help = helpOf(listen);
+    expect(help).toContain('Usage: retrysafe webhooks listen');
+    for (const w of [
+      '--port <n>',
+      '--secret <whsec_key>',
+      'RETRYSAFE_WEBHOOK_SECRET',
+      '--json',
+      '204',
+      '400',
+      '4  the port is taken',
+    ])
+      expect(help, w).toContain(w);
+  });
+});
