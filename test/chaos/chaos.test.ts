@@ -135,11 +135,12 @@ describe('a one-minute chaos run', () => {
       expect(report.faults.readyzWhileTemporalDown['200']).toBeUndefined();
       expect(Object.keys(report.http.byStatus).filter((s) => s.startsWith('5') && s !== '503')).toEqual([]);
 
-      // The flood was shed (429 past its rate, 503 engine_busy past its share of places), and
-      // every one of its operations was accepted in the end; the other tenant was never limited.
+      // The flood was shed past its rate (a burst of 60 against 5/s), and every one of its
+      // operations was accepted in the end; the other tenant was never limited. Whether the
+      // burst also met 503 engine_busy depends on how fast the instance drains it, so the
+      // report counts it and the test does not require it.
       expect(report.flood.tenant).toBe(TENANTS.flood);
       expect(report.flood.byStatus['429'], output).toBeGreaterThanOrEqual(1);
-      expect(report.flood.unavailableByCode.engine_busy, output).toBeGreaterThanOrEqual(1);
       expect(report.flood.accepted).toBe(report.flood.ops);
       expect(report.http.byTenant[TENANTS.main]?.byStatus['429']).toBeUndefined();
 
