@@ -64,6 +64,36 @@ export default tseslint.config(
     },
   },
   {
+    // An example's definitions are bundled into the workflow code like the built-in ones:
+    // plain data, importing typebox and retrysafe's definition types only (not its service).
+    files: ['examples/*/operations.ts'],
+    languageOptions: { globals: {} },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(?!typebox$|\\.\\./\\.\\./workflows/|\\./(?!service/)).*',
+              message:
+                'An operation definition is bundled into workflow code: import only typebox and workflows/ (definition, fields).',
+            },
+          ],
+        },
+      ],
+      'no-restricted-globals': [
+        'error',
+        { name: 'process', message: 'No env reads in a definition: it is workflow code.' },
+        { name: 'fetch', message: 'No I/O in a definition: declare the call as a step.' },
+      ],
+      'no-restricted-properties': [
+        'error',
+        { object: 'Date', property: 'now', message: 'A definition is a pure function of the request.' },
+        { object: 'Math', property: 'random', message: 'A definition is a pure function of the request.' },
+      ],
+    },
+  },
+  {
     files: ['workflows/**/*.ts'],
     ignores: ['workflows/contracts.ts'],
     rules: {

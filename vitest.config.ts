@@ -60,6 +60,8 @@ const UNIT = [
   'test/bench/report/usage.test.ts',
   'test/bench/report/verdicts.test.ts',
   'test/chaos/auditor.test.ts',
+  // The example's own service in this process (the example end to end is stack tier).
+  'test/examples/shipping-service.test.ts',
   'test/chaos/windows.test.ts',
   'test/cli/cancel.test.ts',
   'test/cli/overload.test.ts',

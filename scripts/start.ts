@@ -1,5 +1,6 @@
 // `npm start`: the whole retrysafe stack on one machine — Temporal dev server, sandbox
 // bank, worker, API — started in order, each waited for, then one banner with every URL.
+// `--operations <folder>` adds operations defined outside the repository's source.
 // Ctrl-C stops everything in reverse order. `npm run cluster` (--cluster) runs the same
 // on a multi-process Temporal cluster on PostgreSQL, with two workers and two APIs. See
 // scripts/launcher/ for the parts.
@@ -7,6 +8,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../common/env.js';
 import { DataDirError } from './launcher/data-dir.js';
+import { checkOutsideOperations } from './launcher/operations.js';
 import { loadLauncherConfig, parseFlags, UsageError, USAGE } from './launcher/options.js';
 import { Output } from './launcher/output.js';
 import { runStack } from './launcher/stack.js';
@@ -24,8 +26,9 @@ async function main(): Promise<number> {
       console.log(USAGE);
       return 0;
     }
-    config = loadLauncherConfig(ROOT, process.env, { cluster: flags.cluster });
-    return await runStack({ config, output, reset: flags.reset, faults: flags.faults, startedAt });
+    config = loadLauncherConfig(ROOT, process.env, { cluster: flags.cluster, operations: flags.operations });
+    const outside = await checkOutsideOperations(config.operations, process.env);
+    return await runStack({ config, output, reset: flags.reset, faults: flags.faults, startedAt, outside });
   } catch (err) {
     if (err instanceof UsageError) {
       output.fatal(err.message);

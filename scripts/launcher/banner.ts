@@ -1,6 +1,7 @@
 // The one banner printed when the whole stack is ready: where everything is, and a curl
 // that makes a payment right away.
 import ms from 'ms';
+import { displayFolder, displayOrigin, type OutsideOperations } from './operations.js';
 import type { LauncherConfig } from './options.js';
 import type { Output } from './output.js';
 import { apiUrls, type ServiceSettings, type StackPart, type StackTemporalInfo } from './parts.js';
@@ -12,6 +13,8 @@ export interface BannerInput {
   /** The children, for their own rows and data files. */
   services: Pick<StackPart, 'banner' | 'dataFiles'>[];
   readyMs: number;
+  /** Operations from outside (--operations), the services they call, and those that did not answer. */
+  outside?: OutsideOperations & { silent: readonly string[] };
 }
 
 export function renderBanner(input: BannerInput, out: Output): string {
@@ -65,6 +68,7 @@ export function renderBanner(input: BannerInput, out: Output): string {
         ]
       : []),
     ...input.services.flatMap((s) => s.banner.map((r) => row(r.label, r.value, r.note))),
+    ...outsideRows(input, row),
     row('Data dir', config.dataDir, files.join(', ')),
     row('Retention', ms(config.retentionMs, { long: true }), "a finished operation's key is remembered this long"),
     row('API keys', keys),
@@ -76,4 +80,21 @@ export function renderBanner(input: BannerInput, out: Output): string {
     '',
   ];
   return lines.join('\n') + '\n';
+}
+
+/** The operations --operations added, and where the worker reaches the services they call. */
+function outsideRows(input: BannerInput, row: (label: string, value: string, note?: string) => string): string[] {
+  const outside = input.outside;
+  if (!outside || outside.operations.length === 0) return [];
+  const folders = input.config.operations.map((f) => displayFolder(f, input.config.root)).join(', ');
+  return [
+    row('Operations', outside.operations.map((o) => `${o.type} (POST /v1/${o.plural})`).join(', '), `from ${folders}`),
+    ...outside.services.map((s) =>
+      row(
+        'Service',
+        `${s.name} at ${displayOrigin(s.url)}`,
+        outside.silent.includes(s.name) ? 'NOT ANSWERING: start it yourself' : 'started by you, called by the worker',
+      ),
+    ),
+  ];
 }

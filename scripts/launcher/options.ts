@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { ConfigError, duration, httpUrl, parseEnv, port } from '../../common/env.js';
 import { portBlockSize } from '../cluster/ports.js';
+import { operationFolders, type OperationFolder } from './operations.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -25,6 +26,10 @@ Options:
              (API_PORT and API_PORT+1); data in .data/cluster
   --reset    delete the data directory first (start from empty data)
   --faults   start the sandbox services with fault injection (SANDBOX_FAULTS=1)
+  --operations <folder>
+             also run the operations of <folder>/operations.ts (repeatable); the
+             worker finds the services they call in RETRYSAFE_SERVICES. See "Add your
+             own operation" in the README (examples/shipping)
   -h, --help show this help
 
 Environment (defaults in brackets):
@@ -32,6 +37,8 @@ Environment (defaults in brackets):
   TEMPORAL_PORT [7233; with --cluster the frontend, the cluster's other ports follow it]
   TEMPORAL_UI_PORT [8233]  BANK_PORT [4001]
   RESERVATIONS_PORT [4002]  WORKER_METRICS_PORT [9464]  API_PORT [3000]  RETRYSAFE_API_KEYS [unset: dev mode]
+  RETRYSAFE_OPERATIONS [unset]: folders of operations, as --operations
+  RETRYSAFE_SERVICES [unset]: <service>=<base URL>,... for the services those operations call
   TEMPORAL_ADDRESS [unset]: use that cluster instead of starting a dev server
     (with TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*)
   RETRYSAFE_START_TIMEOUT [60s] per part   RETRYSAFE_STOP_GRACE [10s] per part`;
@@ -46,6 +53,8 @@ export interface Flags {
   faults: boolean;
   cluster: boolean;
   help: boolean;
+  /** Folders of operations from outside, as given (each may list several, comma-separated). */
+  operations: string[];
 }
 
 export function parseFlags(argv: string[]): Flags {
@@ -56,6 +65,7 @@ export function parseFlags(argv: string[]): Flags {
         reset: { type: 'boolean' },
         faults: { type: 'boolean' },
         cluster: { type: 'boolean' },
+        operations: { type: 'string', multiple: true },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -66,6 +76,7 @@ export function parseFlags(argv: string[]): Flags {
       faults: values.faults ?? false,
       cluster: values.cluster ?? false,
       help: values.help ?? false,
+      operations: values.operations ?? [],
     };
   } catch (err) {
     const { code, message } = err as NodeJS.ErrnoException;
@@ -124,12 +135,20 @@ export interface LauncherConfig {
   taskQueue: string;
   startTimeoutMs: number;
   stopGraceMs: number;
+  /** Folders of operations from outside (--operations, RETRYSAFE_OPERATIONS) the APIs and workers load. */
+  operations: OperationFolder[];
 }
 
 export function loadLauncherConfig(
   root: string,
   env: Record<string, string | undefined> = process.env,
-  opts: { cluster?: boolean } = {},
+  opts: {
+    cluster?: boolean;
+    /** `--operations` values. */
+    operations?: readonly string[];
+    /** Where relative folders are taken from: the directory npm was run in (INIT_CWD), else the current one. */
+    cwd?: string;
+  } = {},
 ): LauncherConfig {
   let e: z.infer<z.ZodObject<typeof launcherEnv>>;
   try {
@@ -185,6 +204,13 @@ export function loadLauncherConfig(
     }
     if (last > 65535) problems.push(`TEMPORAL_PORT=${e.TEMPORAL_PORT}: the cluster needs ports up to ${last}`);
   }
+  let operations: OperationFolder[] = [];
+  try {
+    operations = operationFolders(opts.operations ?? [], env.RETRYSAFE_OPERATIONS, opts.cwd ?? env.INIT_CWD ?? process.cwd());
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    problems.push(...err.problems);
+  }
   if (problems.length > 0) throw new ConfigError(problems);
 
   const dataDir = e.RETRYSAFE_DATA_DIR
@@ -207,5 +233,6 @@ export function loadLauncherConfig(
     taskQueue: e.RETRYSAFE_TASK_QUEUE,
     startTimeoutMs: e.RETRYSAFE_START_TIMEOUT,
     stopGraceMs: e.RETRYSAFE_STOP_GRACE,
+    operations,
   };
 }

@@ -110,6 +110,9 @@ export function stackParts(stack: StackSpec, settings?: { apiKeys?: (s: ServiceS
   };
   // With a Temporal of our own, cluster credentials meant for elsewhere must not leak in.
   const unsetEnv = stack.temporal.embedded || stack.temporal.cluster ? TEMPORAL_CONNECTION_VARS : [];
+  // The API routes and validates the outside operations, the worker runs them: both load the same folders.
+  const outside: Record<string, string> =
+    config.operations.length > 0 ? { RETRYSAFE_OPERATIONS: config.operations.map((f) => f.dir).join(',') } : {};
   const sandbox: Record<string, string> = stack.faults ? { SANDBOX_FAULTS: '1' } : {};
   const faultsNote = stack.faults ? 'fault injection on: PUT /_faults' : undefined;
 
@@ -169,6 +172,7 @@ export function stackParts(stack: StackSpec, settings?: { apiKeys?: (s: ServiceS
           RESERVATIONS_URL: reservationsUrl,
           WORKER_METRICS_ADDRESS: `127.0.0.1:${metricsPort}`,
           RETRYSAFE_TASK_QUEUE: config.taskQueue,
+          ...outside,
         },
         unsetEnv,
         ports: [
@@ -201,6 +205,7 @@ export function stackParts(stack: StackSpec, settings?: { apiKeys?: (s: ServiceS
           API_HOST: config.api.host,
           API_PORT: String(port),
           RETRYSAFE_TASK_QUEUE: config.taskQueue,
+          ...outside,
           ...(stack.temporal.uiUrl ? { TEMPORAL_UI_URL: stack.temporal.uiUrl } : {}),
           // Every instance counts tenants' rates in one file (used only when RETRYSAFE_TENANT_LIMITS is set).
           ...(process.env.RETRYSAFE_LIMITS_DB === undefined ? { RETRYSAFE_LIMITS_DB: `${config.dataDir}/limits.db` } : {}),

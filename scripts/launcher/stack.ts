@@ -14,6 +14,7 @@ import type { Output } from './output.js';
 import { renderBanner } from './banner.js';
 import { claimDataDir, resetDataDir, takeOverDataDir } from './data-dir.js';
 import { stackParts, validateParts, type StackPart, type StackSpec } from './parts.js';
+import { answers, displayOrigin, type OutsideOperations } from './operations.js';
 import { clusterDefinition, startTemporal } from './temporal.js';
 import type { ClusterDefinition } from '../cluster/cluster.js';
 
@@ -24,6 +25,8 @@ export interface RunOptions {
   faults: boolean;
   /** performance.now() when the launcher started: the banner reports the time to ready. */
   startedAt: number;
+  /** What the folders of --operations add (checked before the call). */
+  outside?: OutsideOperations;
 }
 
 /** Exit codes: 0 stopped on request, 1 a part failed, 130 forced by a second signal. */
@@ -169,9 +172,26 @@ export async function runStack(opts: RunOptions): Promise<number> {
       return fail(err.part, `${err.message}${err.attempts > 1 ? ` (${err.attempts} attempts in a row)` : ''}`);
     }
 
+    // The launcher does not run the services outside operations call: say so if one is not there.
+    const outside = opts.outside ?? { operations: [], services: [] };
+    const silent: string[] = [];
+    for (const { name, url } of outside.services) {
+      if (await answers(url)) continue;
+      silent.push(name);
+      output.warn(
+        `the service ${name} (${displayOrigin(url)}) does not answer: start it, or its steps are retried until their deadline and then compensated`,
+      );
+    }
     output.raw(
       renderBanner(
-        { config, settings, temporal: stack.temporal, services: stackParts(stack), readyMs: performance.now() - opts.startedAt },
+        {
+          config,
+          settings,
+          temporal: stack.temporal,
+          services: stackParts(stack),
+          readyMs: performance.now() - opts.startedAt,
+          outside: { ...outside, silent },
+        },
         output,
       ),
     );

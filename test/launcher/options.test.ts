@@ -1,13 +1,19 @@
 // The launcher's decisions that need no processes: flags, configuration, the dev server's
 // command line, the readiness line of the worker, port-conflict detection and the banner.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { prettyFactory } from 'pino-pretty';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEV_SERVER_TUNING, devServerArgs } from '../../common/dev-server.js';
 import { ConfigError } from '../../common/env.js';
 import { renderBanner } from '../../scripts/launcher/banner.js';
 import { loadLauncherConfig, parseFlags, UsageError } from '../../scripts/launcher/options.js';
 import { Output } from '../../scripts/launcher/output.js';
-import { addressInUse } from '../../common/supervisor/ports.js';
+import { addressInUse, freePort } from '../../common/supervisor/ports.js';
+import { answers, checkOutsideOperations } from '../../scripts/launcher/operations.js';
 import { isWorkerReadyLine, stackParts, validateParts } from '../../scripts/launcher/parts.js';
 
 const ROOT = '/repo';
@@ -24,9 +30,25 @@ function configError(fn: () => unknown): string[] {
 
 describe('flags', () => {
   it('accepts --reset, --faults, --cluster and --help', () => {
-    expect(parseFlags(['--reset', '--faults'])).toEqual({ reset: true, faults: true, cluster: false, help: false });
+    expect(parseFlags(['--reset', '--faults'])).toEqual({
+      reset: true,
+      faults: true,
+      cluster: false,
+      help: false,
+      operations: [],
+    });
     expect(parseFlags(['--cluster']).cluster).toBe(true);
     expect(parseFlags(['-h']).help).toBe(true);
+  });
+
+  it('takes --operations <folder>, as often as given', () => {
+    expect(parseFlags(['--operations', 'examples/shipping']).operations).toEqual(['examples/shipping']);
+    expect(parseFlags(['--operations=a', '--reset', '--operations', 'b,c']).operations).toEqual(['a', 'b,c']);
+  });
+
+  it('refuses --operations without a folder', () => {
+    expect(() => parseFlags(['--operations'])).toThrow(new UsageError("Option '--operations <value>' argument missing"));
+    expect(() => parseFlags(['--operations', '--reset'])).toThrow(UsageError);
   });
 
   it('refuses unknown options, positionals and values on switches in one line', () => {
@@ -261,5 +283,167 @@ describe('banner', () => {
     expect(text).toContain("-H 'Authorization: Bearer <a secret from RETRYSAFE_API_KEYS>'");
     expect(text).toContain('2 configured (tenants: acme)');
     expect(text).toContain('fault injection on');
+  });
+});
+
+describe('--operations: operations defined outside the source folders', () => {
+  const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+  const SHIPPING = join(REPO, 'examples', 'shipping');
+  const temporal = { address: '127.0.0.1:7233', namespace: 'default', uiUrl: 'http://localhost:8233', embedded: true };
+  let tmp: string;
+
+  beforeAll(() => {
+    tmp = mkdtempSync(join(tmpdir(), 'retrysafe-operations-'));
+  });
+  afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+  /** A folder with an operations.ts of this source. */
+  function folder(name: string, source: string): string {
+    const dir = join(tmp, name);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'operations.ts'), source);
+    return dir;
+  }
+
+  async function refusal(dirs: string[], env: Record<string, string> = {}): Promise<string[]> {
+    const config = loadLauncherConfig(REPO, {}, { operations: dirs, cwd: REPO });
+    try {
+      await checkOutsideOperations(config.operations, env);
+    } catch (err) {
+      if (err instanceof ConfigError) return err.problems;
+      throw err;
+    }
+    throw new Error('expected a ConfigError');
+  }
+
+  it('hands the API and the worker the folder as an absolute path, relative ones taken from where npm ran', () => {
+    const config = loadLauncherConfig(REPO, {}, { operations: ['examples/shipping'], cwd: REPO });
+    expect(config.operations).toEqual([{ given: 'examples/shipping', dir: SHIPPING }]);
+    const parts = stackParts({ config, faults: false, prettyLogs: false, temporal });
+    expect(Object.fromEntries(parts.map((p) => [p.name, p.env.RETRYSAFE_OPERATIONS]))).toEqual({
+      bank: undefined,
+      reservations: undefined,
+      worker: SHIPPING,
+      api: SHIPPING,
+    });
+    expect(loadLauncherConfig(REPO, { INIT_CWD: join(REPO, 'examples') }, { operations: ['shipping'] }).operations).toEqual([
+      { given: 'shipping', dir: SHIPPING },
+    ]);
+    // Without the flag, nothing changes for the children.
+    const plain = stackParts({ config: loadLauncherConfig(REPO, {}), faults: false, prettyLogs: false, temporal });
+    expect(plain.every((p) => p.env.RETRYSAFE_OPERATIONS === undefined)).toBe(true);
+  });
+
+  it('joins RETRYSAFE_OPERATIONS and the flag, a folder named in both once', () => {
+    const other = folder('other', 'export const operations = [];');
+    const config = loadLauncherConfig(
+      REPO,
+      { RETRYSAFE_OPERATIONS: `examples/shipping, ${other}` },
+      {
+        operations: [SHIPPING],
+        cwd: REPO,
+      },
+    );
+    expect(config.operations.map((f) => f.dir)).toEqual([SHIPPING, other]);
+  });
+
+  it('refuses a folder that is not there, a file, and a folder without operations.ts, naming each', () => {
+    expect(
+      configError(() =>
+        loadLauncherConfig(
+          REPO,
+          { RETRYSAFE_OPERATIONS: 'nowhere' },
+          {
+            operations: ['examples/nope', 'README.md', 'examples/shipping/service', ''],
+            cwd: REPO,
+          },
+        ),
+      ),
+    ).toEqual([
+      `RETRYSAFE_OPERATIONS (nowhere): not a folder (${join(REPO, 'nowhere')})`,
+      `--operations examples/nope: not a folder (${join(REPO, 'examples', 'nope')})`,
+      `--operations README.md: not a folder (${join(REPO, 'README.md')})`,
+      '--operations examples/shipping/service: the folder has no operations.ts (it exports `operations`; see examples/shipping)',
+      '--operations needs a folder, e.g. --operations examples/shipping',
+    ]);
+  });
+
+  it('loads the definitions before anything starts, and names the service the worker has no URL for', async () => {
+    expect(await refusal(['examples/shipping'])).toEqual([
+      'the operations of examples/shipping call the service shipping, which has no base URL: set RETRYSAFE_SERVICES=shipping=http://<host>:<port>',
+    ]);
+    const config = loadLauncherConfig(REPO, {}, { operations: ['examples/shipping'], cwd: REPO });
+    expect(await checkOutsideOperations(config.operations, { RETRYSAFE_SERVICES: 'shipping=http://127.0.0.1:4003/' })).toEqual({
+      operations: [{ type: 'fulfilment', plural: 'fulfilments' }],
+      services: [{ name: 'shipping', url: 'http://127.0.0.1:4003' }],
+    });
+    expect(await checkOutsideOperations([], {})).toEqual({ operations: [], services: [] });
+  });
+
+  it('refuses a folder whose definitions are wrong, in one line each', async () => {
+    const empty = folder('empty', 'export const operations = [];\n');
+    expect(await refusal([empty])).toEqual([
+      `${join(empty, 'operations.ts')} must export a non-empty array \`operations\` (see examples/)`,
+    ]);
+    const badType = folder(
+      'bad-type',
+      `export const operations = [{ type: 'Ship-It', plural: 'ships', description: '', request: { properties: {} }, steps: [], unavailableCode: 'x' }];\n`,
+    );
+    expect((await refusal([badType]))[0]).toMatch(/^RETRYSAFE_OPERATIONS: operation "Ship-It": its type must match/);
+    expect((await refusal(['examples/shipping', 'examples/shipping/../shipping/'], {}))[0]).toMatch(/has no base URL/);
+  });
+
+  it('leaves a malformed RETRYSAFE_SERVICES to the worker, whose check names it without its URL', async () => {
+    const config = loadLauncherConfig(REPO, {}, { operations: ['examples/shipping'], cwd: REPO });
+    expect(await checkOutsideOperations(config.operations, { RETRYSAFE_SERVICES: 'shipping=ftp://user:secret@host' })).toEqual({
+      operations: [{ type: 'fulfilment', plural: 'fulfilments' }],
+      services: [],
+    });
+    const saved = process.env.RETRYSAFE_SERVICES;
+    process.env.RETRYSAFE_SERVICES = 'shipping=ftp://user:secret@host';
+    try {
+      const problems = configError(() => validateParts({ config, faults: false, prettyLogs: false, temporal }));
+      expect(problems).toEqual(['RETRYSAFE_SERVICES entry 1 (service shipping) must be an http:// or https:// URL (worker)']);
+    } finally {
+      if (saved === undefined) delete process.env.RETRYSAFE_SERVICES;
+      else process.env.RETRYSAFE_SERVICES = saved;
+    }
+  });
+
+  it('the banner lists the operations added and where the worker reaches their services, never a credential', () => {
+    const config = loadLauncherConfig(REPO, {}, { operations: ['examples/shipping'], cwd: REPO });
+    const outside = {
+      operations: [{ type: 'fulfilment', plural: 'fulfilments' }],
+      services: [{ name: 'shipping', url: 'http://user:token@127.0.0.1:4003/v2' }],
+    };
+    const text = (silent: string[]) =>
+      renderBanner(
+        {
+          config,
+          settings: { apiKeyCount: 0, tenants: [] },
+          temporal,
+          services: stackParts({ config, faults: false, prettyLogs: false, temporal }),
+          readyMs: 1,
+          outside: { ...outside, silent },
+        },
+        new Output(false),
+      );
+    expect(text([])).toContain('  Operations      fulfilment (POST /v1/fulfilments)  from examples/shipping\n');
+    expect(text([])).toContain('  Service         shipping at http://127.0.0.1:4003  started by you, called by the worker\n');
+    expect(text(['shipping'])).toContain('shipping at http://127.0.0.1:4003  NOT ANSWERING: start it yourself');
+    expect(text([])).not.toContain('token');
+  });
+
+  it('tells whether a service answers on its port', async () => {
+    const server = createServer().listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    const { port } = server.address() as { port: number };
+    try {
+      expect(await answers(`http://127.0.0.1:${port}/base`)).toBe(true);
+    } finally {
+      server.close();
+    }
+    expect(await answers(`http://127.0.0.1:${await freePort()}`)).toBe(false);
+    expect(await answers('not a url')).toBe(false);
   });
 });

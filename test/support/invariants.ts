@@ -4,7 +4,7 @@
 // happened), not against what the API says happened. Which ledger rows to read, and what
 // counts as an effect in force, comes from each step's definition (its `effect`): a
 // succeeded operation has every step's effect in force, a failed one none.
-import { builtInRegistry } from '../../workflows/registry.js';
+import { builtInRegistry, type OperationRegistry } from '../../workflows/registry.js';
 import type { BankHandle, ReservationsHandle } from './stack.js';
 
 export interface AuditedOperation {
@@ -15,11 +15,18 @@ export interface AuditedOperation {
   operation: Record<string, unknown>;
 }
 
+/** Operations loaded from outside the repository, and the base URLs of the services they call. */
+export interface OutsideAudit {
+  registry: OperationRegistry;
+  services: Record<string, string>;
+}
+
 /** Returns one line per violated invariant; empty when the operation is consistent. */
 export async function auditOperation(
   op: AuditedOperation,
   bank: BankHandle,
   reservations?: ReservationsHandle,
+  outside?: OutsideAudit,
 ): Promise<string[]> {
   const violations: string[] = [];
   const status = op.operation.status;
@@ -27,9 +34,9 @@ export async function auditOperation(
   if (status !== 'succeeded' && status !== 'failed' && !needsAttention) {
     violations.push(`${op.workflowId}: not terminal (${String(status)})`);
   }
-  const definition = builtInRegistry.get(op.type);
+  const definition = (outside?.registry ?? builtInRegistry).get(op.type);
   if (!definition) return [...violations, `${op.workflowId}: no definition of ${op.type}`];
-  const urls: Record<string, string | undefined> = { bank: bank.url, reservations: reservations?.url };
+  const urls: Record<string, string | undefined> = { ...outside?.services, bank: bank.url, reservations: reservations?.url };
   for (const step of definition.steps) {
     const base = urls[step.service];
     if (!step.effect || !base) continue;

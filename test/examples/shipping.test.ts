@@ -1,0 +1,250 @@
+// The README's "Add your own operation" tutorial, run end to end: the example shipping
+// service as a real process (`examples/shipping/service/server.ts`), the API and the worker
+// as real processes loading `RETRYSAFE_OPERATIONS=examples/shipping` (the worker reaching
+// the service through RETRYSAFE_SERVICES), the bank in this process. A fulfilment through
+// the API (the README's curl), the client library (`rs.start`) and the CLI (a command it
+// discovers in /openapi.json); a refusal that refunds the charge; a lost response at the
+// shipping service; a step fenced at its deadline; replays. Every test reads the ledgers:
+// the bank's balance and charge, the shipping service's row, and the audit of the
+// definition's steps. (`npm start -- --operations` itself: npm-start.test.ts.)
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createClient, OperationFailedError } from '../../client/lib/index.js';
+import { loadOperations } from '../../common/operations.js';
+import { freePort } from '../../common/supervisor/ports.js';
+import { runCli } from '../client/helpers.js';
+import { startFullStack, type FullStack } from '../support/full-stack.js';
+import { auditOperation, type OutsideAudit } from '../support/invariants.js';
+import { spawnEntry, type ChildHandle } from '../support/processes.js';
+import { caller, type Call } from '../support/sandbox-harness.js';
+import { uniqueId } from '../support/stack.js';
+
+let shippingProcess: ChildHandle;
+let shippingUrl: string;
+let shipping: Call;
+let stack: FullStack;
+let outside: OutsideAudit;
+
+beforeAll(async () => {
+  const port = await freePort();
+  shippingUrl = `http://127.0.0.1:${port}`;
+  // Terminal 1 of the tutorial: the team's own service, with its faults on.
+  shippingProcess = spawnEntry('examples/shipping/service/server.ts', {
+    SHIPPING_PORT: String(port),
+    SHIPPING_DB: join(inject('tmpRoot'), uniqueId('shipping'), 'shipping.db'),
+    SANDBOX_FAULTS: '1',
+  });
+  await shippingProcess.waitFor('shipping listening');
+  shipping = caller(shippingUrl);
+  stack = await startFullStack({
+    name: 'example-shipping',
+    reservations: false,
+    worker: 'process',
+    api: 'process',
+    stepDeadlineMs: 5_000,
+    // Relative, as the README writes it: the API and the worker run from the repository root.
+    env: { RETRYSAFE_OPERATIONS: 'examples/shipping' },
+    workerEnv: { RETRYSAFE_SERVICES: `shipping=${shippingUrl}` },
+  });
+  const { registry } = await loadOperations({ RETRYSAFE_OPERATIONS: 'examples/shipping' });
+  outside = { registry, services: { shipping: shippingUrl } };
+});
+
+afterAll(async () => {
+  await stack?.close();
+  await shippingProcess?.kill();
+});
+
+/** An account of its own for each test, so balances say exactly what one test did. */
+async function account(balance = 100_000): Promise<string> {
+  const id = uniqueId('acc');
+  await stack.bank.openAccount(id, balance);
+  return id;
+}
+
+const parcel = (acc: string, more: Record<string, unknown> = {}) => ({
+  account: acc,
+  amount: 2500,
+  currency: 'EUR',
+  recipient: 'Ada Lovelace',
+  country: 'FR',
+  postcode: '75001',
+  ...more,
+});
+
+/** The README's curl: POST /v1/fulfilments with an Idempotency-Key. */
+function fulfil(key: string, body: unknown, prefer = 'wait=20') {
+  return stack.api.request('POST', '/v1/fulfilments', { body, headers: { 'idempotency-key': key, prefer } });
+}
+
+async function shipmentOf(key: string) {
+  return shipping('GET', `/shipments/${encodeURIComponent(`default/${key}/shipment`)}`);
+}
+
+const audit = (key: string, operation: Record<string, unknown>) =>
+  auditOperation({ workflowId: `default/${key}`, type: 'fulfilment', amount: 2500, operation }, stack.bank, undefined, outside);
+
+describe('an operation loaded from examples/shipping', () => {
+  it('the curl: charges once and books one shipment; the same request again is the same fulfilment, replayed', async () => {
+    const acc = await account();
+    const key = uniqueId('order');
+    const first = await fulfil(key, parcel(acc));
+    expect(first.status).toBe(200);
+    expect(first.body).toMatchObject({
+      key,
+      type: 'fulfilment',
+      status: 'succeeded',
+      steps: [
+        { name: 'charge_customer', status: 'completed', downstreamKey: `default/${key}/charge` },
+        { name: 'create_shipment', status: 'completed', downstreamKey: `default/${key}/shipment` },
+      ],
+    });
+    const result = first.body.result as Record<string, string>;
+    expect(result.chargeId).toBe((await stack.bank.charge(`default/${key}/charge`)).body.chargeId);
+    const shipment = await shipmentOf(key);
+    expect(shipment.body).toMatchObject({ status: 'created', shipmentId: result.shipmentId, country: 'FR' });
+    expect(result.trackingNumber).toBe(shipment.body.trackingNumber);
+
+    const again = await fulfil(key, parcel(acc));
+    expect(again.status).toBe(200);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body).toEqual(first.body);
+    // The same key with another destination is another request: refused, nothing started.
+    const changed = await fulfil(key, parcel(acc, { country: 'DE', postcode: '10115' }));
+    expect(changed.status).toBe(422);
+    expect(changed.body).toMatchObject({ code: 'idempotency_key_reused', differences: ['country', 'postcode'] });
+    expect(await stack.bank.balance(acc)).toBe(97_500);
+    expect(await audit(key, first.body)).toEqual([]);
+  });
+
+  it('validates the request from its schema (400 naming the field) and describes it in /openapi.json', async () => {
+    const acc = await account();
+    const bad = await fulfil(uniqueId('order'), parcel(acc, { country: 'france' }));
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject({ code: 'invalid_request', errors: [{ field: 'country' }] });
+    const doc = (await stack.api.request('GET', '/openapi.json')).body as {
+      paths: Record<string, { post?: { operationId?: string } }>;
+    };
+    expect(doc.paths['/v1/fulfilments']?.post?.operationId).toBe('start_fulfilment');
+    expect(await stack.bank.balance(acc)).toBe(100_000);
+  });
+
+  it("the client library: rs.start('fulfilment', ...) finds the type in /openapi.json; a retry with the key replays it", async () => {
+    const acc = await account();
+    const rs = createClient({ baseUrl: stack.api.url });
+    const key = uniqueId('order');
+    const done = await rs.start('fulfilment', parcel(acc), { idempotencyKey: key });
+    expect(done).toMatchObject({ key, type: 'fulfilment', status: 'succeeded' });
+    expect(done.meta).toMatchObject({ key, replayed: false });
+    const again = await rs.start('fulfilment', parcel(acc), { idempotencyKey: key });
+    expect(again.meta.replayed).toBe(true);
+    expect(again.result).toEqual(done.result);
+    // A refusal is an error carrying its code and the compensations that ran.
+    const refused = await rs.start('fulfilment', parcel(acc, { country: 'US', postcode: '10001' })).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(OperationFailedError);
+    expect(refused).toMatchObject({ code: 'destination_not_served', compensations: ['refund_customer'] });
+    expect(await rs.start('no_such_type', {}).catch((err: unknown) => err)).toMatchObject({ code: 'unknown_operation_type' });
+    expect(await stack.bank.balance(acc)).toBe(97_500);
+  });
+
+  it('the CLI: `retrysafe fulfilment --account ... --country ...` is discovered from the API; a refusal exits 1', async () => {
+    const acc = await account();
+    const key = uniqueId('order');
+    const env = { RETRYSAFE_API_URL: stack.api.url };
+    const args = ['fulfilment', '--account', acc, '--amount', '2500', '--currency', 'eur'];
+    const ok = await runCli(
+      [...args, '--recipient', 'Ada Lovelace', '--country', 'FR', '--postcode', '75001', '--key', key, '--json'],
+      env,
+    );
+    expect(ok.exitCode, ok.stderr).toBe(0);
+    expect(JSON.parse(ok.stdout)).toMatchObject({ key, type: 'fulfilment', status: 'succeeded', result: { shipmentId: /^sh_/ } });
+    expect((await shipmentOf(key)).body).toMatchObject({ status: 'created', recipient: 'Ada Lovelace' });
+
+    const refusedKey = uniqueId('order');
+    const refused = await runCli(
+      [...args, '--recipient', 'Ada', '--country', 'US', '--postcode', '10001', '--key', refusedKey],
+      env,
+    );
+    expect(refused.exitCode, refused.stderr).toBe(1);
+    expect(refused.stdout).toContain('destination_not_served');
+    expect(refused.stdout).toContain('refund_customer');
+    // The request is checked against the schema the API published before anything is sent.
+    const usage = await runCli([...args, '--recipient', 'Ada', '--country', 'fr', '--postcode', '75001'], env);
+    expect(usage.exitCode).toBe(2);
+    expect(usage.stderr).toContain("'--country' is invalid");
+    expect(await stack.bank.balance(acc)).toBe(97_500);
+  });
+
+  it('a destination the service does not serve: the shipment is refused, the charge refunded, nothing shipped', async () => {
+    const acc = await account();
+    const key = uniqueId('order');
+    const res = await fulfil(key, parcel(acc, { country: 'US', postcode: '10001' }));
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      status: 'failed',
+      error: { code: 'destination_not_served', compensations: ['refund_customer'] },
+      steps: [
+        { name: 'charge_customer', status: 'compensated' },
+        { name: 'create_shipment', status: 'failed' },
+      ],
+    });
+    expect((await stack.bank.charge(`default/${key}/charge`)).body.status).toBe('reversed');
+    expect((await shipmentOf(key)).status).toBe(404);
+    expect(await stack.bank.balance(acc)).toBe(100_000);
+    // A retry gets the same outcome; nothing runs again.
+    const again = await fulfil(key, parcel(acc, { country: 'US', postcode: '10001' }));
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body).toEqual(res.body);
+    expect(await audit(key, res.body)).toEqual([]);
+  });
+
+  it('a lost response at the shipping service: the worker retries with the same key and gets the stored shipment', async () => {
+    const acc = await account();
+    const key = uniqueId('order');
+    expect((await shipping('PUT', '/_faults', { body: { dropResponseAfterCommit: 1 } })).status).toBe(200);
+    let res;
+    try {
+      res = await fulfil(key, parcel(acc));
+    } finally {
+      await shipping('PUT', '/_faults', { body: { dropResponseAfterCommit: 0 } });
+    }
+    expect(res.body).toMatchObject({ status: 'succeeded' });
+    // The service committed the shipment and lost its answer; the retry replayed it.
+    const dropped = shippingProcess.output
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((entry) => entry.key === `default/${key}/shipment` && entry.msg === 'fault: committed, dropping the response');
+    expect(dropped).toHaveLength(1);
+    expect((await shipmentOf(key)).body).toMatchObject({
+      status: 'created',
+      shipmentId: (res.body.result as Record<string, string>).shipmentId,
+    });
+    expect(await stack.bank.balance(acc)).toBe(97_500);
+    expect(await audit(key, res.body)).toEqual([]);
+  });
+
+  it('the service down past the deadline: the shipment is fenced (a tombstone), the charge refunded, fulfilment_unavailable', async () => {
+    const acc = await account();
+    const key = uniqueId('order');
+    await shipping('PUT', '/_faults', { body: { down: true } });
+    try {
+      const started = await fulfil(key, parcel(acc), 'respond-async');
+      expect(started.status).toBe(202);
+      // Longer than the 5 s deadline of create_shipment.
+      await new Promise((r) => setTimeout(r, 6_500));
+    } finally {
+      await shipping('PUT', '/_faults', { body: { down: false } });
+    }
+    const final = await stack.api.waitTerminal(key);
+    expect(final).toMatchObject({
+      status: 'failed',
+      error: { code: 'fulfilment_unavailable', compensations: ['cancel_shipment', 'refund_customer'] },
+      steps: [
+        { name: 'charge_customer', status: 'compensated' },
+        { name: 'create_shipment', status: 'fenced' },
+      ],
+    });
+    expect((await shipmentOf(key)).body).toMatchObject({ status: 'fenced', shipmentId: null });
+    expect(await stack.bank.balance(acc)).toBe(100_000);
+    expect(await audit(key, final)).toEqual([]);
+  });
+});
