@@ -2,7 +2,7 @@
 // and answers replays without a round trip to Temporal. Bounded in size, and in time well
 // under the namespace retention: an entry must never outlive the key it answers for.
 import { LRUCache } from 'lru-cache';
-import { isTerminal } from '../operation-resource.js';
+import { isTerminal } from '../../../common/operation-resource.js';
 import type { Operation } from '../schemas.js';
 import type { Claim } from '../start-options.js';
 

@@ -21,7 +21,7 @@ import {
   toOperation,
   type ExecutionView,
   type ResourceContext,
-} from '../operation-resource.js';
+} from '../../../common/operation-resource.js';
 import { boundRequest } from '../operation-requests.js';
 import { problems } from '../problems.js';
 import type { Operation } from '../schemas.js';

@@ -13,9 +13,9 @@ import {
   type OutcomeFacts,
   type OperationType,
   type StepState,
-} from '../../workflows/contracts.js';
-import { parseWorkflowId } from '../../workflows/identity.js';
-import type { Operation } from './schemas.js';
+} from '../workflows/contracts.js';
+import { parseWorkflowId } from '../workflows/identity.js';
+import type { Operation } from './operation-schema.js';
 
 export interface ExecutionView {
   workflowId: string;
