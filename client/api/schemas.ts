@@ -1,7 +1,7 @@
 // Every schema of the HTTP API, in TypeBox. Fastify validates requests and serialises
 // answers with them, and @fastify/swagger builds /openapi.json from the same objects, so
 // the document cannot drift from what the server does.
-import { Type, type Static, type TSchema } from 'typebox';
+import { Type, type TSchema } from 'typebox';
 import { OPERATION_STATUSES } from '../../workflows/contracts.js';
 import { Operation, operationSchema } from '../../common/operation-schema.js';
 import { PROBLEM_CONTENT_TYPE } from '../../common/http/problem.js';
