@@ -1,11 +1,35 @@
-// Lint rules. The block for workflows/ is the determinism guard: workflow code is
+// Lint rules. The folder fences keep the picture of the layout true: the product never
+// imports the tooling (tools/) or the tests, the worker's side never imports the API, the
+// sandboxes stand apart from the orchestrator (they share only the key grammar), the
+// published client stands alone, and the tooling reaches the product only through a small,
+// named surface. The block for workflows/ is the determinism guard: workflow code is
 // replayed, so it may only import the workflow SDK, its own contracts and activity types.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
+/** A fence: `files` may not import what `regex` matches (relative specifiers). */
+const fence = (files, regex, message) => ({
+  files,
+  rules: { 'no-restricted-imports': ['error', { patterns: [{ regex, message }] }] },
+});
+const UP = '^(\\.\\./)+';
+
+// What tools/ may use of the product: the registry and its definitions, the shared
+// modules of common/, the worker's and the API's entry points and configuration (with how
+// the API claims a key, which the bench does without the API), the activities' entry, the
+// sandboxes' configuration and fault vocabulary, and the published client.
+const TOOLS_SURFACE =
+  UP +
+  '(workflows/(?!(registry|definition|identity|contracts|failures|fields)\\.js$|operations/)' +
+  '|activities/(?!index\\.js$)' +
+  '|worker/(?!(create|config|bundle)\\.js$)' +
+  '|client/api/(?!(app|config|start-options|fingerprint)\\.js$)' +
+  '|downstream/(?!(bank|reservations)/config\\.js$|shared/faults\\.js$)' +
+  '|test/)';
+
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.tools/**', '.data/**', '**/dist/**', 'test/artifacts/**', 'bench/results/**'] },
+  { ignores: ['node_modules/**', '.tools/**', '.data/**', '**/dist/**', 'test/artifacts/**', 'tools/bench/results/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -15,6 +39,31 @@ export default tseslint.config(
       'no-console': 'off',
     },
   },
+  fence(
+    ['activities/**/*.ts', 'worker/**/*.ts', 'common/**/*.ts'],
+    UP + '(tools|test|client/api|downstream)/',
+    "The worker's side and common/ import neither the API, the sandboxes, the tooling nor the tests.",
+  ),
+  fence(
+    ['client/api/**/*.ts'],
+    UP + '(tools|test|downstream|activities|worker)/',
+    'The API imports neither the worker, the sandboxes, the tooling nor the tests.',
+  ),
+  fence(
+    ['client/lib/**/*.ts', 'client/cli/**/*.ts'],
+    UP + '(workflows|activities|worker|common|downstream|tools|test|examples|api)/',
+    'The client package is published on its own: it imports only client/lib and client/cli.',
+  ),
+  fence(
+    ['downstream/**/*.ts', 'examples/*/service/**/*.ts'],
+    UP + '(workflows/(?!identity\\.js$)|(activities|worker|client|tools|test)/)',
+    'A downstream service stands apart from the orchestrator: it shares only the key grammar (workflows/identity.ts).',
+  ),
+  fence(
+    ['tools/**/*.ts'],
+    TOOLS_SURFACE,
+    'Tooling uses the product through its named surface only (see TOOLS_SURFACE in eslint.config.mjs).',
+  ),
   {
     files: ['workflows/**/*.ts'],
     languageOptions: { globals: {} },

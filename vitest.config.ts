@@ -2,94 +2,12 @@ import { defaultServerConditions } from 'vite';
 import { configDefaults, defineConfig } from 'vitest/config';
 
 /**
- * Tests that need no Temporal server and start no stack: the fast tier,
- * `npm run test:unit`. Everything else runs in the `stack` project, against the one dev
- * server of the global setup; `npm test` runs both, each file once. A new file lands in
- * `stack` unless it is listed here (the slower tier is the safe default).
+ * The fast tier (`npm run test:unit`) is every file named `*.unit.test.ts`: it needs no
+ * Temporal server and spawns no stack. Everything else runs in the `stack` project, against
+ * the one dev server of the global setup; `npm test` runs both, each file once. A new file
+ * lands in `stack` unless its name says otherwise (the slower tier is the safe default).
  */
-const UNIT = [
-  'test/api/admission.test.ts',
-  'test/api/app-documents.test.ts',
-  'test/api/app-refusals.test.ts',
-  'test/api/app-routes.test.ts',
-  'test/api/config.test.ts',
-  // A scripted gRPC engine on loopback, no Temporal server.
-  'test/api/engine-errors.test.ts',
-  'test/api/fingerprint.test.ts',
-  'test/api/idempotency-key.test.ts',
-  'test/api/operation-resource.test.ts',
-  'test/api/prefer.test.ts',
-  'test/api/rate-windows.test.ts',
-  'test/api/shutdown.test.ts',
-  'test/api/slow-clients.test.ts',
-  'test/api/summaries.test.ts',
-  'test/api/tenant-limits.test.ts',
-  'test/api/webhook-config.test.ts',
-  // The sandboxes in this process, on their own SQLite files: nothing there speaks to
-  // Temporal (their server tests spawn the process: stack tier).
-  'test/bank/charges.test.ts',
-  'test/bank/credits.test.ts',
-  'test/bank/duplicates.test.ts',
-  'test/bank/executor.test.ts',
-  'test/bank/faults.test.ts',
-  'test/bank/migrations.test.ts',
-  'test/bank/movements.test.ts',
-  'test/bank/ttl.test.ts',
-  'test/bank/validation.test.ts',
-  'test/reservations/expiry.test.ts',
-  'test/reservations/faults.test.ts',
-  'test/reservations/holds.test.ts',
-  'test/reservations/lifecycle.test.ts',
-  'test/reservations/ttl.test.ts',
-  'test/reservations/validation.test.ts',
-  'test/sandboxes/config.test.ts',
-  'test/sandboxes/edge.test.ts',
-  'test/sandboxes/faults.test.ts',
-  // The bench's report rendered from stored results: no run, no stack.
-  'test/bench/report/ablation.test.ts',
-  'test/bench/report/contention.test.ts',
-  'test/bench/report/fair.test.ts',
-  'test/bench/report/full.test.ts',
-  'test/bench/report/gap.test.ts',
-  'test/bench/report/header.test.ts',
-  'test/bench/report/history.test.ts',
-  'test/bench/report/machine.test.ts',
-  'test/bench/report/new-operations.test.ts',
-  'test/bench/report/overload.test.ts',
-  'test/bench/report/peers.test.ts',
-  'test/bench/report/profiles.test.ts',
-  'test/bench/report/ratios.test.ts',
-  'test/bench/report/replays.test.ts',
-  'test/bench/report/startup.test.ts',
-  'test/bench/report/time.test.ts',
-  'test/bench/report/usage.test.ts',
-  'test/bench/report/verdicts.test.ts',
-  // The bench's command line and the requests it builds from the registry: no run.
-  'test/bench/options.test.ts',
-  'test/bench/requests.test.ts',
-  'test/chaos/auditor.test.ts',
-  'test/chaos/client.test.ts',
-  'test/chaos/log-events.test.ts',
-  'test/chaos/plan.test.ts',
-  // The example's own service in this process (the example end to end is stack tier).
-  'test/examples/shipping-service.test.ts',
-  'test/chaos/windows.test.ts',
-  'test/cli/cancel.test.ts',
-  'test/cli/overload.test.ts',
-  'test/cli/request-checks.test.ts',
-  'test/cli/bad-arguments.test.ts',
-  'test/cli/help.test.ts',
-  'test/cli/offline.test.ts',
-  'test/cli/webhooks.test.ts',
-  'test/client/backoff.test.ts',
-  'test/client/generated.test.ts',
-  'test/client/cancel.test.ts',
-  'test/client/keys.test.ts',
-  'test/client/types.test.ts',
-  'test/launcher/options.test.ts',
-  'test/launcher/supervisor.test.ts',
-  'test/security/key-comparison.test.ts',
-];
+const UNIT = ['test/**/*.unit.test.ts'];
 
 export default defineConfig({
   // The client package (client/package.json, linked into node_modules as a workspace)

@@ -16,6 +16,10 @@ import type { HoldRequest, ReservationState, ReservationsClient } from './reserv
 import { callService, type ServiceAnswer, type ServiceCall, type ServiceCallOptions } from './service.js';
 import { createWebhookActivities, type WebhookDeps } from './webhooks.js';
 
+/** The downstream clients the activities use, for tools that make the same calls. */
+export { createBankClient } from './bank.js';
+export { createReservationsClient } from './reservations.js';
+
 export interface ActivityDeps {
   bank: BankClient;
   reservations: ReservationsClient;

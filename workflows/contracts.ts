@@ -157,3 +157,6 @@ export const SearchAttributes = {
   Tenant: defineSearchAttributeKey('Tenant', SearchAttributeType.KEYWORD),
   NeedsAttention: defineSearchAttributeKey('NeedsAttention', SearchAttributeType.BOOL),
 } as const;
+
+/** The generic service activity that makes a declared HTTP call (activities/service.ts). */
+export const SERVICE_ACTIVITY = 'callService';

@@ -39,6 +39,7 @@ import { activitiesWith, retriedUntilDeadline, retriedUntilDone, runStep, type S
 import { CancelWatch } from './cancellation.js';
 import {
   CANCELLED_CODE,
+  SERVICE_ACTIVITY,
   type CompensationName,
   type DownstreamTarget,
   type OperationOutcome,
@@ -60,9 +61,6 @@ const LOCAL_FIRST_STEPS = 'local-first-steps';
  * history records.
  */
 const CANCEL_AT_EVERY_BOUNDARY = 'cancel-at-every-boundary';
-
-/** The generic service activity that makes a declared HTTP call (activities/service.ts). */
-export const SERVICE_ACTIVITY = 'callService';
 
 /** Back-off between workflow-level re-runs of a compensation whose activity gave up. */
 const RERUN_BACKOFF_MS = [1_000, 5_000, 30_000, 60_000];

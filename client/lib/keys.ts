@@ -1,6 +1,6 @@
 // What an operation key may be: 1-255 visible ASCII characters. The client checks a key
 // before sending it, so a key the API would refuse never leaves the process (and never
-// half-starts anything); test/client/keys.test.ts holds this rule to the API's own.
+// half-starts anything); test/client/keys.unit.test.ts holds this rule to the API's own.
 
 export const MAX_KEY_LENGTH = 255;
 

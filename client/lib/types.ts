@@ -1,6 +1,6 @@
 // The API's resources as plain types. They are written out here, not derived from the
 // server's schemas, so the package's declarations stand on their own; the repository's
-// typecheck compares them with the API's schemas (test/client/types.test.ts), so a field
+// typecheck compares them with the API's schemas (test/client/types.unit.test.ts), so a field
 // the API adds, renames or retypes fails the build until the client follows.
 
 import type { OperationRequests } from './operations.js';

@@ -2,7 +2,7 @@
 // their words (captured/credited, refunded/reclaimed) but share their rules: one movement
 // per key, stored answers replayed, refusals stored, a keyed reversal that leaves a
 // tombstone when nothing was moved. Each description gives what differs, so the shared
-// rules are tested once, for both (movements.test.ts, faults.test.ts).
+// rules are tested once, for both (movements.unit.test.ts, faults.unit.test.ts).
 import type { Answer, Bank, Collection, LedgerRow } from './helpers.js';
 
 export interface Movement {

@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { BenchResults } from '../../bench/results.js';
-import { AS_SHIPPED, FAIRNESS_OFF, TENANT_RATE } from '../../bench/scenarios/overload-figures.js';
+import type { BenchResults } from '../../tools/bench/results.js';
+import { AS_SHIPPED, FAIRNESS_OFF, TENANT_RATE } from '../../tools/bench/scenarios/overload-figures.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -23,7 +23,7 @@ describe('npm run bench -- --overload --smoke', () => {
     outDir = mkdtempSync(join(inject('tmpRoot'), 'bench-overload-'));
     run = await execa(
       process.execPath,
-      ['--import', 'tsx', 'bench/main.ts', '--overload', '--smoke', '--out', outDir, '--name', 'overload'],
+      ['--import', 'tsx', 'tools/bench/main.ts', '--overload', '--smoke', '--out', outDir, '--name', 'overload'],
       { cwd: ROOT, reject: false, timeout: 480_000, env: { LOG_PRETTY: '0' }, stdin: 'ignore' },
     );
     if (run.exitCode === 0) results = JSON.parse(readFileSync(join(outDir, 'overload.json'), 'utf8')) as BenchResults;

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { BenchResults } from '../../bench/results.js';
+import type { BenchResults } from '../../tools/bench/results.js';
 import { builtInRegistry } from '../../workflows/registry.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -23,7 +23,7 @@ describe('npm run bench -- --smoke', () => {
 
   beforeAll(async () => {
     outDir = mkdtempSync(join(inject('tmpRoot'), 'bench-smoke-'));
-    run = await execa(process.execPath, ['--import', 'tsx', 'bench/main.ts', '--smoke', '--out', outDir, '--name', 'smoke'], {
+    run = await execa(process.execPath, ['--import', 'tsx', 'tools/bench/main.ts', '--smoke', '--out', outDir, '--name', 'smoke'], {
       cwd: ROOT,
       reject: false,
       timeout: 240_000,

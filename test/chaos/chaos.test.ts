@@ -1,4 +1,4 @@
-// The chaos run (chaos/) as part of the suite: a one-minute seeded run of the whole stack
+// The chaos run (tools/chaos/) as part of the suite: a one-minute seeded run of the whole stack
 // as real processes (two APIs, two workers, Temporal restarted and killed outright on its
 // own database file, the sandboxes and an API killed mid-request, sandboxes dropping
 // answers and going down, one tenant flooding the APIs), every operation type of the
@@ -12,14 +12,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { describe, expect, inject, it } from 'vitest';
-import { buildPlan, PROCESS_FAULT_RATES, TENANTS } from '../../chaos/plan.js';
-import type { ChaosReport } from '../../chaos/report.js';
+import { buildPlan, PROCESS_FAULT_RATES, TENANTS } from '../../tools/chaos/plan.js';
+import type { ChaosReport } from '../../tools/chaos/report.js';
 import { builtInRegistry } from '../../workflows/registry.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 function runChaos(args: string[], timeoutMs: number) {
-  return execa(process.execPath, ['--import', 'tsx', 'chaos/main.ts', ...args], {
+  return execa(process.execPath, ['--import', 'tsx', 'tools/chaos/main.ts', ...args], {
     cwd: ROOT,
     env: { ...process.env, LOG_PRETTY: '0', NO_COLOR: '1' },
     reject: false,

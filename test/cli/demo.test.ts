@@ -3,7 +3,7 @@
 // checked against the ledgers after it ran, and it must leave the faults off.
 import { createServer, type Server } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { freePort } from '../../common/supervisor/ports.js';
+import { freePort } from '../../tools/supervisor/ports.js';
 import { useFullStack } from '../support/full-stack.js';
 import { startBank } from '../support/stack.js';
 import { runCli, spawnCli } from '../client/helpers.js';

@@ -12,7 +12,7 @@ import {
   type ClientOptions,
   type RetrySafe,
 } from '../../client/lib/index.js';
-import { freePort } from '../../common/supervisor/ports.js';
+import { freePort } from '../../tools/supervisor/ports.js';
 import { useFullStack } from '../support/full-stack.js';
 import { uniqueId } from '../support/stack.js';
 import { startApiAt, startGateway, startLossyProxy } from './helpers.js';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startChaosStack, type ChaosStack } from '../../chaos/stack.js';
+import { startChaosStack, type ChaosStack } from '../../tools/chaos/stack.js';
 import { WORKFLOWS_PATH } from '../../worker/create.js';
 
 let stack: ChaosStack;

@@ -6,7 +6,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
-import { startWebhookReceiver, type Delivery, type WebhookReceiver } from '../../chaos/webhook-receiver.js';
+import { startWebhookReceiver, type Delivery, type WebhookReceiver } from '../../tools/chaos/webhook-receiver.js';
 import { startApi, type ApiHandle } from '../support/api.js';
 import { startBank, startWorker, temporalClient, uniqueId, type BankHandle, type WorkerHandle } from '../support/stack.js';
 import type { WorkerWebhooks } from '../../worker/config.js';

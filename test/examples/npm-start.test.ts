@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../common/supervisor/ports.js';
+import { freePort } from '../../tools/supervisor/ports.js';
 import { descendants, freeStackPorts, isAlive, LauncherProcess, launcherEnv, processesMentioning } from '../launcher/harness.js';
 import { spawnEntry, type ChildHandle } from '../support/processes.js';
 

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createClient, OperationFailedError } from '../../client/lib/index.js';
 import { loadOperations } from '../../common/operations.js';
-import { freePort } from '../../common/supervisor/ports.js';
+import { freePort } from '../../tools/supervisor/ports.js';
 import { runCli } from '../client/helpers.js';
 import { startFullStack, type FullStack } from '../support/full-stack.js';
 import { auditOperation, type OutsideAudit } from '../support/invariants.js';

@@ -10,10 +10,10 @@ import fc from 'fast-check';
 import { makeTelemetryFilterString, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { startDevServer, type DevServer } from '../../common/dev-server.js';
+import { startDevServer, type DevServer } from '../../tools/dev-server.js';
 import { setupNamespace, waitForSearchAttributes } from '../../common/namespace-setup.js';
 import { createWorker } from '../../worker/create.js';
-import { freePort } from '../../common/supervisor/ports.js';
+import { freePort } from '../../tools/supervisor/ports.js';
 import { startBank, uniqueId, type BankHandle } from '../support/stack.js';
 import {
   Contract,

@@ -1,10 +1,10 @@
-// Runs the real launcher (`node --import tsx scripts/start.ts`) as a child process, on
+// Runs the real launcher (`node --import tsx tools/start.ts`) as a child process, on
 // free ports and a temporary data dir, and finds any process it left behind.
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '../../common/supervisor/ports.js';
+import { freePort } from '../../tools/supervisor/ports.js';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -52,7 +52,7 @@ export class LauncherProcess {
   private waiters = new Set<() => void>();
 
   constructor(args: string[], env: NodeJS.ProcessEnv) {
-    this.child = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts', ...args], {
+    this.child = spawn(process.execPath, ['--import', 'tsx', 'tools/start.ts', ...args], {
       cwd: ROOT,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],

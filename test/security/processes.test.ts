@@ -6,7 +6,7 @@ import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { freePort } from '../../common/supervisor/ports.js';
+import { freePort } from '../../tools/supervisor/ports.js';
 import { spawnEntry, type ChildHandle } from '../support/processes.js';
 import { uniqueId } from '../support/stack.js';
 

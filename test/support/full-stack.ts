@@ -7,7 +7,7 @@
 // gets its own task queue, so suites never share a worker.
 import type { Client } from '@temporalio/client';
 import { afterAll, beforeAll, inject } from 'vitest';
-import { freePort } from '../../common/supervisor/ports.js';
+import { freePort } from '../../tools/supervisor/ports.js';
 import { apiClient, startApi, type ApiClient } from './api.js';
 import { spawnEntry, type ChildHandle } from './processes.js';
 import {

@@ -7,9 +7,9 @@ import { join } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import type {} from 'vitest';
 import type { TestProject } from 'vitest/node';
-import { startDevServer, type DevServer } from '../../common/dev-server.js';
-import { freePort } from '../../common/supervisor/ports.js';
-import { ensureTemporalCli } from '../../scripts/temporal-cli.js';
+import { startDevServer, type DevServer } from '../../tools/dev-server.js';
+import { freePort } from '../../tools/supervisor/ports.js';
+import { ensureTemporalCli } from '../../tools/temporal-cli.js';
 import { WORKFLOW_BUNDLE_OPTIONS } from '../../worker/create.js';
 
 declare module 'vitest' {

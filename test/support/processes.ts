@@ -1,7 +1,7 @@
 // A part of the stack as a real process in a test (`node --import tsx <entry>`), run by the
 // repository's one supervisor like every other process; its whole output is kept for the
 // test to read.
-import { Part } from '../../common/supervisor/part.js';
+import { Part } from '../../tools/supervisor/part.js';
 
 export interface ChildHandle {
   /** Every line it printed so far, stdout and stderr. */

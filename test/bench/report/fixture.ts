@@ -1,11 +1,11 @@
 // A small run to render sections from: the results of the 2026-12-02 full --peers run
-// (bench/results/2026-12-02.json) cut to c=1 and c=32, without latency samples, with two
+// (tools/bench/results/2026-12-02.json) cut to c=1 and c=32, without latency samples, with two
 // contention trials, three ablation rows and one tuning setting. Its figures are real, so
 // a section's rows for c=1 and c=32 read as in that run's committed report.
 import { readFileSync } from 'node:fs';
-import { reportContext, type ReportFiles, type Section } from '../../../bench/report/context.js';
-import { computeRatios, type BenchResults } from '../../../bench/results.js';
-import type { Kind, ScenarioResult } from '../../../bench/scenarios/measure.js';
+import { reportContext, type ReportFiles, type Section } from '../../../tools/bench/report/context.js';
+import { computeRatios, type BenchResults } from '../../../tools/bench/results.js';
+import type { Kind, ScenarioResult } from '../../../tools/bench/scenarios/measure.js';
 import {
   AS_SHIPPED,
   FAIRNESS_OFF,
@@ -14,7 +14,7 @@ import {
   type OverloadResult,
   type OverloadRow,
   type TenantFigures,
-} from '../../../bench/scenarios/overload-figures.js';
+} from '../../../tools/bench/scenarios/overload-figures.js';
 
 const TEXT = readFileSync(new URL('fixture.json', import.meta.url), 'utf8');
 

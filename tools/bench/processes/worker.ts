@@ -1,0 +1,59 @@
+// A worker process of the bench: BENCH_WORKER_KIND=retrysafe hosts workflows/ with the
+// real activities (createWorker); =baseline hosts tools/bench/baseline: the no-op activity, and
+// the real activities too (wired to the same sandboxes with the same HTTP clients and
+// timeouts), which the fair baseline's workflows call. Both get the same worker options and
+// a prebuilt bundle, so start-up is not measured here and the two differ only in what they
+// run. The bench reads this process's CPU time and peak memory from /proc.
+import { NativeConnection, Runtime, Worker, makeTelemetryFilterString } from '@temporalio/worker';
+import { createWorker } from '../../../worker/create.js';
+import { baselineWorkerActivities, DOWNSTREAM_TIMEOUT_MS } from '../baseline/activities.js';
+import { benchWorkerOptions } from './worker-options.js';
+
+function need(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set`);
+  return value;
+}
+
+async function run(): Promise<void> {
+  const kind = need('BENCH_WORKER_KIND');
+  const address = need('TEMPORAL_ADDRESS');
+  const taskQueue = need('BENCH_TASK_QUEUE');
+  const codePath = need('BENCH_WORKFLOW_BUNDLE');
+  const bankUrl = need('BANK_URL');
+  const reservationsUrl = need('RESERVATIONS_URL');
+  const noop = () => undefined;
+  Runtime.install({
+    logger: { log: noop, trace: noop, debug: noop, info: noop, warn: (m) => console.warn(m), error: (m) => console.error(m) },
+    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} } },
+  });
+  const connection = await NativeConnection.connect({ address });
+  const common = { connection, namespace: 'default', taskQueue, workflowBundle: { codePath } };
+  const worker =
+    kind === 'retrysafe'
+      ? await createWorker({
+          ...common,
+          bankUrl,
+          reservationsUrl,
+          downstreamTimeoutMs: DOWNSTREAM_TIMEOUT_MS,
+          options: benchWorkerOptions,
+        })
+      : await Worker.create({
+          ...common,
+          activities: baselineWorkerActivities({ bank: bankUrl, reservations: reservationsUrl }),
+          ...benchWorkerOptions,
+        });
+  process.once('SIGTERM', () => worker.shutdown());
+  process.once('SIGINT', () => worker.shutdown());
+  console.log(`bench worker ready (${kind}, task queue ${taskQueue})`);
+  try {
+    await worker.run();
+  } finally {
+    await connection.close();
+  }
+}
+
+run().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

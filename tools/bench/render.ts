@@ -1,0 +1,35 @@
+// Re-renders the Markdown report and the chart of a run from its results JSON, e.g. after
+// a change to the report's layout: `node --import tsx tools/bench/render.ts tools/bench/results/<name>.json`.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { latencyChartSvg, renderPng } from './chart.js';
+import { markdownReport } from './report/index.js';
+import { operationsOf } from './report/kinds.js';
+import { computeRatios, computeVerdicts, resultsJson, type BenchResults } from './results.js';
+
+const file = process.argv[2];
+if (!file) {
+  console.error('usage: node --import tsx tools/bench/render.ts <results.json>');
+  process.exit(64);
+}
+const results = JSON.parse(readFileSync(file, 'utf8')) as BenchResults;
+// Ratios and verdicts are recomputed, so a change to how they are derived reaches old runs too.
+results.ratios = computeRatios(
+  results.scenarios,
+  (results.settings.counts.concurrencies as number[] | undefined) ?? results.ratios.map((r) => r.concurrency),
+  [...operationsOf(results)],
+);
+results.verdicts = computeVerdicts(results);
+writeFileSync(file, resultsJson(results));
+const dir = dirname(file);
+const name = basename(file, '.json');
+// The overload section alone has no latency scenarios, so no chart.
+let png: string | null = null;
+if (results.scenarios.length > 0) {
+  const svg = latencyChartSvg(results.scenarios, `retrysafe benchmark ${results.name} (${results.mode})`);
+  writeFileSync(join(dir, `${name}.svg`), svg);
+  const rendered = await renderPng(svg, join(dir, `${name}.png`));
+  png = rendered.ok ? `${name}.png` : results.chart.png && existsSync(join(dir, results.chart.png)) ? results.chart.png : null;
+}
+writeFileSync(join(dir, `${name}.md`), markdownReport(results, { json: `${name}.json`, svg: `${name}.svg`, png }));
+console.log(`rendered ${join(dir, `${name}.md`)}${results.scenarios.length > 0 ? ` and ${name}.svg` : ''}`);
