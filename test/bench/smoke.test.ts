@@ -23,13 +23,17 @@ describe('npm run bench -- --smoke', () => {
 
   beforeAll(async () => {
     outDir = mkdtempSync(join(inject('tmpRoot'), 'bench-smoke-'));
-    run = await execa(process.execPath, ['--import', 'tsx', 'tools/bench/main.ts', '--smoke', '--out', outDir, '--name', 'smoke'], {
-      cwd: ROOT,
-      reject: false,
-      timeout: 240_000,
-      env: { LOG_PRETTY: '0' },
-      stdin: 'ignore',
-    });
+    run = await execa(
+      process.execPath,
+      ['--import', 'tsx', 'tools/bench/main.ts', '--smoke', '--out', outDir, '--name', 'smoke'],
+      {
+        cwd: ROOT,
+        reject: false,
+        timeout: 240_000,
+        env: { LOG_PRETTY: '0' },
+        stdin: 'ignore',
+      },
+    );
     if (run.exitCode === 0) results = JSON.parse(readFileSync(join(outDir, 'smoke.json'), 'utf8')) as BenchResults;
   }, 250_000);
 

@@ -31,7 +31,9 @@ describe('report machine, versions and flags', () => {
     ]);
     expect(text).toContain('| Temporal dev server argv | `server start-dev --ip 127.0.0.1 --port 32748 ');
     expect(text).toContain('| counts | `{"concurrencies":[1,8,32],"rounds":3,');
-    expect(text.endsWith('`node --import tsx tools/bench/render.ts <results.json>` re-renders a report from its JSON.\n')).toBe(true);
+    expect(text.endsWith('`node --import tsx tools/bench/render.ts <results.json>` re-renders a report from its JSON.\n')).toBe(
+      true,
+    );
     expect(text).toContain('Reproduce: `npm run bench -- --peers` (this run). The full report is');
   });
 
