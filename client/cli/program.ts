@@ -119,26 +119,30 @@ export function buildProgram(
     usage(command, usageLine(type, description));
   }
 
-  const status = withConnection(
-    program
-      .command('status')
-      .description('Show an operation as it is now (exit code follows its status)')
-      .argument('<key>', 'the idempotency key', parseKey),
-  )
-    .addHelpText('after', EXIT_CODES_HELP)
-    .action(async (key: string, o: ConnectionOpts) => setExit(await (await loadCommands()).status(key, o)));
-  usage(status, 'retrysafe status <key> [--json]');
+  /** A command on one operation's key (status, wait, cancel): the same argument, options and action. */
+  const keyCommand = (
+    name: 'status' | 'wait' | 'cancel',
+    description: string,
+    o: { exitCodes: string; synopsis: string; timeout?: string },
+  ) => {
+    const command = withConnection(
+      program.command(name).description(description).argument('<key>', 'the idempotency key', parseKey),
+      { timeout: o.timeout },
+    )
+      .addHelpText('after', o.exitCodes)
+      .action(async (key: string, c: ConnectionOpts) => setExit(await (await loadCommands())[name](key, c)));
+    usage(command, `retrysafe ${name} <key> ${o.synopsis}`);
+  };
 
-  const wait = withConnection(
-    program
-      .command('wait')
-      .description('Wait for an operation to finish (resumes a pay or checkout that timed out)')
-      .argument('<key>', 'the idempotency key', parseKey),
-    { timeout: 'stop waiting after this long (exit 3)' },
-  )
-    .addHelpText('after', EXIT_CODES_HELP)
-    .action(async (key: string, o: ConnectionOpts) => setExit(await (await loadCommands()).wait(key, o)));
-  usage(wait, 'retrysafe wait <key> [--timeout 30s] [--json]');
+  keyCommand('status', 'Show an operation as it is now (exit code follows its status)', {
+    exitCodes: EXIT_CODES_HELP,
+    synopsis: '[--json]',
+  });
+  keyCommand('wait', 'Wait for an operation to finish (resumes a pay or checkout that timed out)', {
+    exitCodes: EXIT_CODES_HELP,
+    synopsis: '[--timeout 30s] [--json]',
+    timeout: 'stop waiting after this long (exit 3)',
+  });
 
   const list = withConnection(
     program
@@ -167,15 +171,10 @@ export function buildProgram(
     `retrysafe list [--status processing|succeeded|failed] [--type ${[...operations.keys()].join('|')}] [--limit n] [--json]`,
   );
 
-  const cancel = withConnection(
-    program
-      .command('cancel')
-      .description('Cancel an operation: it stops at its next step boundary and undoes what it did')
-      .argument('<key>', 'the idempotency key', parseKey),
-  )
-    .addHelpText('after', CANCEL_EXIT_CODES_HELP)
-    .action(async (key: string, o: ConnectionOpts) => setExit(await (await loadCommands()).cancel(key, o)));
-  usage(cancel, 'retrysafe cancel <key> [--json]');
+  keyCommand('cancel', 'Cancel an operation: it stops at its next step boundary and undoes what it did', {
+    exitCodes: CANCEL_EXIT_CODES_HELP,
+    synopsis: '[--json]',
+  });
 
   const webhooks = program
     .command('webhooks')

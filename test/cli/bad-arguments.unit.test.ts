@@ -9,29 +9,12 @@ import { runHere } from './in-process.js';
 // A stand-in API that only counts: a usage error must not reach it.
 const counter = useRequestCounter();
 
-// A repeated option takes its last value: these give one option a bad value after good ones.
-const payWith = (option: string, value: string) => [
-  'pay',
-  '--account',
-  'acc_alice',
-  '--amount',
-  '5',
-  '--currency',
-  'EUR',
-  option,
-  value,
-];
-const checkoutWith = (option: string, value: string) => [
-  'checkout',
-  '--account',
-  'a',
-  '--amount',
-  '5',
-  '--currency',
-  'EUR',
-  option,
-  value,
-];
+// Command lines the CLI accepts as they are. A repeated option takes its last value: these
+// give one option a bad value after good ones.
+const PAY = ['pay', '--account', 'acc_alice', '--amount', '5', '--currency', 'EUR'];
+const CHECKOUT = ['checkout', '--account', 'a', '--amount', '5', '--currency', 'EUR'];
+const payWith = (option: string, value: string) => [...PAY, option, value];
+const checkoutWith = (option: string, value: string) => [...CHECKOUT, option, value];
 
 describe('bad arguments: one line naming the problem, a usage line, exit 2, nothing sent', () => {
   const pay = ['pay', '--account', 'acc_alice', '--currency', 'EUR'];
@@ -64,7 +47,7 @@ describe('bad arguments: one line naming the problem, a usage line, exit 2, noth
     ],
     [
       'a malformed item',
-      ['checkout', '--account', 'a', '--amount', '5', '--currency', 'EUR', '--item', 'sku_book:many'],
+      checkoutWith('--item', 'sku_book:many'),
       /'--item <sku:quantity>' argument 'sku_book:many' is invalid\. must be a whole number/,
       /^usage: retrysafe checkout /,
     ],
@@ -158,48 +141,34 @@ describe('bad arguments: one line naming the problem, a usage line, exit 2, noth
     ],
     ['a --type that is no type name', ['list', '--type', 'Refund!'], /'--type <type>' argument 'Refund!' is invalid/, 'list'],
     // Every other option and argument, each with a value it must refuse.
-    ['an empty --account', [...payWith('--account', '')], /option '--account' is invalid: must be 1-128 characters/, 'payment'],
+    ['an empty --account', payWith('--account', ''), /option '--account' is invalid: must be 1-128 characters/, 'payment'],
     [
       'an --amount over the API limit',
-      [...payWith('--amount', '1000000000001')],
+      payWith('--amount', '1000000000001'),
       /option '--amount' is invalid: must be a whole number from 1 to 1000000000000/,
       'payment',
     ],
     [
       'a --description too long',
-      [...payWith('--description', 'd'.repeat(501))],
+      payWith('--description', 'd'.repeat(501)),
       /option '--description' is invalid: must be at most 500 characters/,
       'payment',
     ],
-    ['a key too long', [...payWith('--key', 'k'.repeat(256))], /'--key <key>' argument 'k+' is invalid/, 'payment'],
-    ['an empty key', [...payWith('--key', '')], /'--key <key>' argument '' is invalid/, 'payment'],
+    ['a key too long', payWith('--key', 'k'.repeat(256)), /'--key <key>' argument 'k+' is invalid/, 'payment'],
+    ['an empty key', payWith('--key', ''), /'--key <key>' argument '' is invalid/, 'payment'],
     ['an option without its value', ['status', 'k', '--api-key'], /option '--api-key <secret>' argument missing/, 'status'],
-    ['an empty --item', [...checkoutWith('--item', '')], /'--item <sku:quantity>' argument '' is invalid/, 'checkout'],
-    ['an item without its quantity', [...checkoutWith('--item', 'sku_book')], /must be <sku>:<quantity>/, 'checkout'],
-    [
-      'an item of quantity 0',
-      [...checkoutWith('--item', 'sku_book:0')],
-      /quantity must be a whole number from 1 to 1000/,
-      'checkout',
-    ],
+    ['an empty --item', checkoutWith('--item', ''), /'--item <sku:quantity>' argument '' is invalid/, 'checkout'],
+    ['an item without its quantity', checkoutWith('--item', 'sku_book'), /must be <sku>:<quantity>/, 'checkout'],
+    ['an item of quantity 0', checkoutWith('--item', 'sku_book:0'), /quantity must be a whole number from 1 to 1000/, 'checkout'],
     [
       'a sku too long for the API',
-      [...checkoutWith('--item', `${'s'.repeat(129)}:1`)],
+      checkoutWith('--item', `${'s'.repeat(129)}:1`),
       /option '--item' is invalid: sku must be 1-128 characters/,
       'checkout',
     ],
     [
       'more items than the API takes',
-      [
-        'checkout',
-        '--account',
-        'a',
-        '--amount',
-        '5',
-        '--currency',
-        'EUR',
-        ...Array.from({ length: 101 }, (_, i) => ['--item', `s${i}:1`]).flat(),
-      ],
+      [...CHECKOUT, ...Array.from({ length: 101 }, (_, i) => ['--item', `s${i}:1`]).flat()],
       /option '--item' is invalid: must have 1-100 entries/,
       'checkout',
     ],
