@@ -18,7 +18,8 @@ const UP = '^(\\.\\./)+';
 // What tools/ may use of the product: the registry and its definitions, the shared
 // modules of common/, the worker's and the API's entry points and configuration (with how
 // the API claims a key, which the bench does without the API), the activities' entry, the
-// sandboxes' configuration and fault vocabulary, and the published client.
+// sandboxes' configuration and fault vocabulary, and the published client's library (with
+// the CLI's argument parsers and exit codes, which the demo's command line shares).
 const TOOLS_SURFACE =
   UP +
   '(workflows/(?!(registry|definition|identity|contracts|failures|fields)\\.js$|operations/)' +
@@ -26,6 +27,7 @@ const TOOLS_SURFACE =
   '|worker/(?!(create|config|bundle)\\.js$)' +
   '|client/api/(?!(app|config|start-options|fingerprint)\\.js$)' +
   '|downstream/(?!(bank|reservations)/config\\.js$|shared/faults\\.js$)' +
+  '|client/cli/(?!(args|exit-codes)\\.js$)' +
   '|test/)';
 
 export default tseslint.config(

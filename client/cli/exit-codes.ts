@@ -8,7 +8,7 @@ export const EXIT = {
   usage: 2,
   /** The deadline passed and the operation is still running: `retrysafe wait <key>`. */
   pending: 3,
-  /** Anything else: API unreachable, 401, 404, 422, a demo step that went wrong. */
+  /** Anything else: API unreachable, 401, 404, 422. */
   error: 4,
   /** `cancel` came too late: the operation had already ended otherwise (its outcome is printed). */
   completed: 5,

@@ -16,7 +16,6 @@ import {
   webhookSecretProblem,
 } from './args.js';
 import type { ConnectionOpts } from './commands.js';
-import type { DemoOpts } from './demo.js';
 import { EXIT } from './exit-codes.js';
 import { operationCommand, usageLine } from './operation-commands.js';
 
@@ -100,7 +99,7 @@ export function buildProgram(
     .configureOutput({ writeOut: (s) => process.stdout.write(s), writeErr: (s) => process.stderr.write(s) })
     .addHelpText('after', EXIT_CODES_HELP);
   const names = [...operations.entries()].map(([type, d]) => [...d.aliases, type].join('|'));
-  usage(program, `retrysafe <${[...names, 'status', 'wait', 'list', 'cancel', 'webhooks', 'demo'].join('|')}> [options]`);
+  usage(program, `retrysafe <${[...names, 'status', 'wait', 'list', 'cancel', 'webhooks'].join('|')}> [options]`);
 
   for (const [type, description] of operations) {
     const command = operationCommand(type, description, async (body, args, o) => {
@@ -120,26 +119,30 @@ export function buildProgram(
     usage(command, usageLine(type, description));
   }
 
-  const status = withConnection(
-    program
-      .command('status')
-      .description('Show an operation as it is now (exit code follows its status)')
-      .argument('<key>', 'the idempotency key', parseKey),
-  )
-    .addHelpText('after', EXIT_CODES_HELP)
-    .action(async (key: string, o: ConnectionOpts) => setExit(await (await loadCommands()).status(key, o)));
-  usage(status, 'retrysafe status <key> [--json]');
+  /** A command on one operation's key (status, wait, cancel): the same argument, options and action. */
+  const keyCommand = (
+    name: 'status' | 'wait' | 'cancel',
+    description: string,
+    o: { exitCodes: string; synopsis: string; timeout?: string },
+  ) => {
+    const command = withConnection(
+      program.command(name).description(description).argument('<key>', 'the idempotency key', parseKey),
+      { timeout: o.timeout },
+    )
+      .addHelpText('after', o.exitCodes)
+      .action(async (key: string, c: ConnectionOpts) => setExit(await (await loadCommands())[name](key, c)));
+    usage(command, `retrysafe ${name} <key> ${o.synopsis}`);
+  };
 
-  const wait = withConnection(
-    program
-      .command('wait')
-      .description('Wait for an operation to finish (resumes a pay or checkout that timed out)')
-      .argument('<key>', 'the idempotency key', parseKey),
-    { timeout: 'stop waiting after this long (exit 3)' },
-  )
-    .addHelpText('after', EXIT_CODES_HELP)
-    .action(async (key: string, o: ConnectionOpts) => setExit(await (await loadCommands()).wait(key, o)));
-  usage(wait, 'retrysafe wait <key> [--timeout 30s] [--json]');
+  keyCommand('status', 'Show an operation as it is now (exit code follows its status)', {
+    exitCodes: EXIT_CODES_HELP,
+    synopsis: '[--json]',
+  });
+  keyCommand('wait', 'Wait for an operation to finish (resumes a pay or checkout that timed out)', {
+    exitCodes: EXIT_CODES_HELP,
+    synopsis: '[--timeout 30s] [--json]',
+    timeout: 'stop waiting after this long (exit 3)',
+  });
 
   const list = withConnection(
     program
@@ -168,15 +171,10 @@ export function buildProgram(
     `retrysafe list [--status processing|succeeded|failed] [--type ${[...operations.keys()].join('|')}] [--limit n] [--json]`,
   );
 
-  const cancel = withConnection(
-    program
-      .command('cancel')
-      .description('Cancel an operation: it stops at its next step boundary and undoes what it did')
-      .argument('<key>', 'the idempotency key', parseKey),
-  )
-    .addHelpText('after', CANCEL_EXIT_CODES_HELP)
-    .action(async (key: string, o: ConnectionOpts) => setExit(await (await loadCommands()).cancel(key, o)));
-  usage(cancel, 'retrysafe cancel <key> [--json]');
+  keyCommand('cancel', 'Cancel an operation: it stops at its next step boundary and undoes what it did', {
+    exitCodes: CANCEL_EXIT_CODES_HELP,
+    synopsis: '[--json]',
+  });
 
   const webhooks = program
     .command('webhooks')
@@ -215,37 +213,6 @@ Exit codes:
     });
   usage(listen, 'retrysafe webhooks listen [--port <n>] [--secret <whsec_key>] [--json]');
 
-  const demo = program
-    .command('demo')
-    .description('A narrated run against the local stack (npm start -- --faults): a lost response retried safely')
-    .addOption(
-      new Option('--api-url <url>', 'the retrysafe API')
-        .env('RETRYSAFE_API_URL')
-        .default(DEFAULT_BASE_URL)
-        .argParser(parseHttpUrl),
-    )
-    .addOption(new Option('--api-key <secret>', 'API key, sent as "Authorization: Bearer <secret>"').env('RETRYSAFE_API_KEY'))
-    .addOption(new Option('--bank-url <url>', 'the sandbox bank').default('http://localhost:4001').argParser(parseHttpUrl))
-    .addOption(
-      new Option('--reservations-url <url>', 'the sandbox reservation service')
-        .default('http://localhost:4002')
-        .argParser(parseHttpUrl),
-    )
-    .addOption(
-      new Option('--timeout <duration>', 'deadline of each operation in the demo')
-        .default(60_000, '60s')
-        .argParser(parseDuration),
-    )
-    .addHelpText(
-      'after',
-      `
-Start the stack with fault injection in another terminal first:
-  npm start -- --faults
-The demo turns the bank's faults on for its own steps and off again at the end.`,
-    )
-    .action(async (o: DemoOpts) => setExit(await (await import('./demo.js')).runDemo(o)));
-  usage(demo, 'retrysafe demo [--api-url <url>] [--bank-url <url>] [--reservations-url <url>]');
-
   return program;
 }
 
@@ -254,7 +221,6 @@ function usageError(cmd: Command, problem: string | undefined): void {
   if (problem !== undefined) cmd.error(`error: option ${problem}`, { exitCode: EXIT.usage, code: 'retrysafe.usage' });
 }
 
-/** Parses and runs one command line; resolves to the exit code. */
 /** Parses and runs one command line; resolves to the exit code. */
 export async function runCli(argv: string[]): Promise<number> {
   let code: number = EXIT.ok;
@@ -274,7 +240,7 @@ export async function runCli(argv: string[]): Promise<number> {
   }
 }
 
-const OTHER_COMMANDS = new Set(['status', 'wait', 'list', 'cancel', 'webhooks', 'demo', 'help']);
+const OTHER_COMMANDS = new Set(['status', 'wait', 'list', 'cancel', 'webhooks', 'help']);
 
 /**
  * The built-in operations, and, when the first word names none of the CLI's commands, the

@@ -1,5 +1,6 @@
-// The CLI run in the test's own process, its output captured: for the many cheap cases
-// (usage errors, answers of a scripted API) where a process per case would only add time.
+// The CLI (or the demo's command line) run in the test's own process, its output captured:
+// for the many cheap cases (usage errors, answers of a scripted API) where a process per
+// case would only add time.
 import { vi } from 'vitest';
 import { runCli } from '../../client/cli/program.js';
 
@@ -9,13 +10,14 @@ export interface HereRun {
   stderr: string;
 }
 
-export async function runHere(args: string[]): Promise<HereRun> {
+/** Runs `args` through `run` (the CLI's runCli unless told; the demo's runDemoCli is another). */
+export async function runHere(args: string[], run: (argv: string[]) => Promise<number> = runCli): Promise<HereRun> {
   let stdout = '';
   let stderr = '';
   const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => ((stdout += String(chunk)), true));
   const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => ((stderr += String(chunk)), true));
   try {
-    const exitCode = await runCli(args);
+    const exitCode = await run(args);
     return { exitCode, stdout, stderr };
   } finally {
     out.mockRestore();

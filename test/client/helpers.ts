@@ -1,6 +1,6 @@
 // Test parts for the client and the CLI: the API on a fixed port (so it can be stopped and
 // started again where the client expects it), a TCP proxy that loses the API's answer, an
-// HTTP gateway that answers 503 while the API is down, and the CLI as a process.
+// HTTP gateway that answers 503 while the API is down, and the CLI (or the demo) as a process.
 import { createServer as createHttpServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { connect, createServer, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -179,11 +179,12 @@ export interface CliRun {
 }
 
 /**
- * Starts `retrysafe <args>` as its own process, the way a user's shell would: one node
- * process (no tsx CLI in between), so a signal sent to it reaches the CLI itself.
+ * Starts a command line of the repository (`client/cli/main.ts`, `tools/demo/main.ts`) as
+ * its own process, the way a user's shell would: one node process (no tsx CLI in between),
+ * so a signal sent to it reaches the command itself.
  */
-export function spawnCli(args: string[], env: Record<string, string> = {}, timeoutMs = 120_000) {
-  return execa(process.execPath, ['--import', 'tsx', 'client/cli/main.ts', ...args], {
+export function spawnCommandLine(entry: string, args: string[], env: Record<string, string> = {}, timeoutMs = 120_000) {
+  return execa(process.execPath, ['--import', 'tsx', entry, ...args], {
     cwd: ROOT,
     // No inherited RETRYSAFE_* from the developer's shell: each test says what it wants.
     env: { ...withoutRetrysafeVars(process.env), NO_COLOR: '1', ...env },
@@ -194,11 +195,26 @@ export function spawnCli(args: string[], env: Record<string, string> = {}, timeo
   });
 }
 
-/** Runs `retrysafe <args>` to completion. */
-export async function runCli(args: string[], env: Record<string, string> = {}, timeoutMs = 120_000): Promise<CliRun> {
-  const child = await spawnCli(args, env, timeoutMs);
+/** Runs a command line of the repository to completion. */
+export async function runCommandLine(
+  entry: string,
+  args: string[],
+  env: Record<string, string> = {},
+  timeoutMs = 120_000,
+): Promise<CliRun> {
+  const child = await spawnCommandLine(entry, args, env, timeoutMs);
   return { exitCode: child.exitCode ?? -1, stdout: String(child.stdout), stderr: String(child.stderr) };
 }
+
+const CLI_ENTRY = 'client/cli/main.ts';
+
+/** Starts `retrysafe <args>` as its own process. */
+export const spawnCli = (args: string[], env?: Record<string, string>, timeoutMs?: number) =>
+  spawnCommandLine(CLI_ENTRY, args, env, timeoutMs);
+
+/** Runs `retrysafe <args>` to completion. */
+export const runCli = (args: string[], env?: Record<string, string>, timeoutMs?: number): Promise<CliRun> =>
+  runCommandLine(CLI_ENTRY, args, env, timeoutMs);
 
 function withoutRetrysafeVars(env: NodeJS.ProcessEnv): Record<string, string> {
   const out: Record<string, string> = {};

@@ -123,7 +123,7 @@ describe('packed, and installed outside the repository', () => {
     if (work) rmSync(work, { recursive: true, force: true });
   });
 
-  it('the tarball holds the compiled library and CLI with their declarations, and nothing of the server', () => {
+  it('the tarball holds the compiled library and CLI with their declarations, and nothing of the server or the demo', () => {
     const paths = packed.files.map((f) => f.path).sort();
     expect(paths).toEqual(
       expect.arrayContaining([
@@ -134,6 +134,7 @@ describe('packed, and installed outside the repository', () => {
         'dist/cli/main.js',
       ]),
     );
+    expect(paths.filter((path) => path.includes('demo'))).toEqual([]);
     // The table of built-in operations is data beside the compiled code (tsc copies it).
     for (const path of paths)
       expect(path).toMatch(
@@ -223,8 +224,10 @@ export async function cancel(key: string): Promise<Operation['notification']> {
     const help = await inApp('npx', ['--no', '--', 'retrysafe', '--help']);
     expect(help.exitCode).toBe(0);
     expect(help.stdout).toContain('Usage: retrysafe');
-    for (const command of ['pay', 'checkout', 'status', 'wait', 'list', 'cancel', 'webhooks', 'demo'])
+    for (const command of ['pay', 'checkout', 'status', 'wait', 'list', 'cancel', 'webhooks'])
       expect(help.stdout).toContain(`  ${command}`);
+    // The sandbox demo is the repository's tooling (npm run demo): the published CLI has no such command.
+    expect(help.stdout).not.toMatch(/^\s+demo\b/m);
     const version = await inApp('npx', ['--no', '--', 'retrysafe', '--version']);
     expect(version.stdout).toBe(VERSION);
     const cancel = await inApp('npx', ['--no', '--', 'retrysafe', 'cancel', 'running', '--api-url', apiUrl, '--json']);

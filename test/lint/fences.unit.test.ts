@@ -25,6 +25,7 @@ describe('folder fences', () => {
     ['tools/bench/x.ts', '../../workflows/saga.js', 'named surface'],
     ['tools/x.ts', '../activities/bank.js', 'named surface'],
     ['tools/chaos/x.ts', '../../client/api/routes/operations.js', 'named surface'],
+    ['tools/demo/x.ts', '../../client/cli/commands.js', 'named surface'],
     ['workflows/x.ts', '../tools/dev-server.js', 'deterministic'],
   ])('%s may not import %s', async (file, specifier, message) => {
     const errors = await importErrors(file, specifier);
@@ -39,6 +40,8 @@ describe('folder fences', () => {
     ['tools/x.ts', '../activities/index.js'],
     ['tools/x.ts', '../client/api/app.js'],
     ['tools/x.ts', '../downstream/shared/faults.js'],
+    ['tools/demo/x.ts', '../../client/cli/args.js'],
+    ['tools/demo/x.ts', '../../client/lib/index.js'],
     ['downstream/bank/x.ts', '../../workflows/identity.js'],
     ['worker/x.ts', '../common/operation-resource.js'],
     ['test/x.unit.test.ts', '../tools/bench/stack.js'],

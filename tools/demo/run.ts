@@ -1,4 +1,4 @@
-// `retrysafe demo`: the seed scenario told step by step against the local stack. The bank
+// `npm run demo`: the seed scenario told step by step against the local stack. The bank
 // is told to lose every first answer; the payment still charges once, a retry from the
 // caller replays it, a changed amount under the same key is refused, and a declined
 // checkout gives its hold back. Every claim printed is checked against the bank's and
@@ -12,8 +12,8 @@ import {
   type Operation,
   type OperationResult,
   type RetryEvent,
-} from '../lib/index.js';
-import { EXIT, type ExitCode } from './exit-codes.js';
+} from '../../client/lib/index.js';
+import { EXIT, type ExitCode } from '../../client/cli/exit-codes.js';
 
 export interface DemoOpts {
   apiUrl: string;
@@ -56,14 +56,16 @@ async function http(method: string, url: string, body?: unknown): Promise<Reply>
     body: body === undefined ? undefined : JSON.stringify(body),
     signal: AbortSignal.timeout(10_000),
   });
-  const text = await res.text();
-  let parsed: Record<string, unknown> = {};
+  return { status: res.status, body: jsonObject(await res.text()) };
+}
+
+/** A reply's JSON, or nothing when it is not JSON (a proxy's error page): its status then says enough. */
+function jsonObject(text: string): Record<string, unknown> {
   try {
-    parsed = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+    return JSON.parse(text) as Record<string, unknown>;
   } catch {
-    parsed = { text };
+    return {};
   }
-  return { status: res.status, body: parsed };
 }
 
 /** A sandbox read the demo cannot do without; unreachable or refused → SetupError. */

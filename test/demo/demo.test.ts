@@ -1,4 +1,4 @@
-// `retrysafe demo` as a process against a stack of its own: sandboxes with fault injection
+// `npm run demo` (tools/demo/main.ts) as a process against a stack of its own: sandboxes with fault injection
 // (and their seeded demo accounts and stock), a worker, the API. The demo's claims are
 // checked against the ledgers after it ran, and it must leave the faults off.
 import { createServer, type Server } from 'node:http';
@@ -6,10 +6,13 @@ import { describe, expect, it } from 'vitest';
 import { freePort } from '../../tools/supervisor/ports.js';
 import { useFullStack } from '../support/full-stack.js';
 import { startBank } from '../support/stack.js';
-import { runCli, spawnCli } from '../client/helpers.js';
+import { runCommandLine, spawnCommandLine } from '../client/helpers.js';
 import { listenOnFreePort } from '../support/loopback.js';
 
-const stack = useFullStack({ name: 'cli-demo', faults: true, stepDeadlineMs: 20_000 });
+const stack = useFullStack({ name: 'demo', faults: true, stepDeadlineMs: 20_000 });
+
+const DEMO = 'tools/demo/main.ts';
+const runDemo = (args: string[]) => runCommandLine(DEMO, args);
 
 /** An API stand-in that is healthy but answers payments with `onPayment`. */
 async function fakeApi(onPayment: 'fail' | 'hang'): Promise<{ url: string; server: Server }> {
@@ -42,15 +45,14 @@ async function faults(url: string): Promise<Record<string, unknown>> {
   return (await (await fetch(`${url}/_faults`)).json()) as Record<string, unknown>;
 }
 
-describe('retrysafe demo', () => {
+describe('npm run demo', () => {
   it('narrates the lost response, the replay, the 422 and the released hold, and leaves one charge and the faults off', async () => {
     const aliceBefore = await stack.bank.balance('acc_alice');
     const bobBefore = await stack.bank.balance('acc_bob');
     const stockBefore = await stack.reservations.stock('sku_book');
     expect(bobBefore).toBe(2_000);
 
-    const run = await runCli([
-      'demo',
+    const run = await runDemo([
       '--api-url',
       stack.api.url,
       '--bank-url',
@@ -95,8 +97,7 @@ describe('retrysafe demo', () => {
     const plainBank = await startBank({ faults: false });
     try {
       const before = await plainBank.balance('acc_alice');
-      const run = await runCli([
-        'demo',
+      const run = await runDemo([
         '--api-url',
         stack.api.url,
         '--bank-url',
@@ -116,8 +117,7 @@ describe('retrysafe demo', () => {
   it('when a step fails after the fault was turned on, turns it off again and exits 4', async () => {
     const failing = await fakeApi('fail');
     try {
-      const run = await runCli([
-        'demo',
+      const run = await runDemo([
         '--api-url',
         failing.url,
         '--bank-url',
@@ -138,8 +138,7 @@ describe('retrysafe demo', () => {
   it('on Ctrl-C in the middle, turns the fault off before exiting (130)', async () => {
     const hanging = await fakeApi('hang');
     try {
-      const child = spawnCli([
-        'demo',
+      const child = spawnCommandLine(DEMO, [
         '--api-url',
         hanging.url,
         '--bank-url',
@@ -168,7 +167,7 @@ describe('retrysafe demo', () => {
 
   it('with nothing listening, says to start the stack and exits 4', async () => {
     const nowhere = `http://127.0.0.1:${await freePort()}`;
-    const run = await runCli(['demo', '--api-url', nowhere, '--bank-url', stack.bank.url]);
+    const run = await runDemo(['--api-url', nowhere, '--bank-url', stack.bank.url]);
     expect(run.exitCode).toBe(4);
     expect(run.stderr).toContain(`cannot reach the retrysafe API at ${nowhere}`);
     expect(run.stderr).toContain('npm start -- --faults');
