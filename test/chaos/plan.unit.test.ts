@@ -5,7 +5,8 @@
 import { Type } from 'typebox';
 import { Value } from 'typebox/value';
 import { describe, expect, it } from 'vitest';
-import { allOps, buildPlan, countByType, FLOOD, TENANTS } from '../../tools/chaos/plan.js';
+import { allOps, buildPlan, countByType } from '../../tools/chaos/plan.js';
+import { FLOOD, TENANTS } from '../../tools/chaos/settings.js';
 import { AMPLE_ACCOUNTS, MISSING_ACCOUNT, moneyOf } from '../../tools/chaos/vocabulary.js';
 import { defineOperation, type OperationDefinition } from '../../workflows/definition.js';
 import { builtInRegistry, OperationRegistry } from '../../workflows/registry.js';
