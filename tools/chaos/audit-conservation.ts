@@ -3,6 +3,7 @@
 // charge under any other key shows up here), and, once no operation is left compensating,
 // by what the succeeded operations asked for.
 import type { Violation } from './records.js';
+import type { InitialLedgers } from './sandbox-admin.js';
 
 export interface Conservation {
   /**
@@ -53,11 +54,9 @@ export class LedgerTally {
   }
 }
 
-export interface ConservationInput {
+export interface ConservationInput extends InitialLedgers {
   bankUrl: string;
   reservationsUrl: string;
-  initialBalances: Record<string, number>;
-  initialStock: Record<string, number>;
   /** A GET of a sandbox's row. */
   read(url: string): Promise<{ body: Record<string, unknown> }>;
   /** No operation is still compensating (NeedsAttention): it may hold money its outcome will return. */

@@ -33,11 +33,12 @@ import {
   type WebhookTally,
 } from './audit-rules.js';
 import type { PlannedOp } from './plan.js';
+import type { InitialLedgers } from './sandbox-admin.js';
 import { outcomeSignature, type OpRecord, type Violation } from './records.js';
 import { effectKindOf, isService, itemsOf, moneyOf, type EffectKind, type Service } from './vocabulary.js';
 import type { WebhookReceiver } from './webhook-receiver.js';
 
-export interface AuditInput {
+export interface AuditInput extends InitialLedgers {
   apiUrls: readonly [string, string];
   /** Base URL of each sandbox, by the service name steps use. */
   services: Readonly<Record<Service, string>>;
@@ -47,15 +48,19 @@ export interface AuditInput {
   authorization?: Readonly<Record<string, string>>;
   ops: PlannedOp[];
   records: Map<string, OpRecord>;
-  initialBalances: Record<string, number>;
-  initialStock: Record<string, number>;
   /** The receiver of the tenants' completion webhooks, when the run has one. */
   webhooks?: WebhookReceiver;
 }
 
-export interface AuditOutcomes {
+/** Finished operations, by how they finished. */
+export interface FinishedCounts {
   succeeded: number;
   failed: number;
+}
+
+const noneFinished = (): FinishedCounts => ({ succeeded: 0, failed: 0 });
+
+export interface AuditOutcomes extends FinishedCounts {
   /** Still processing with NeedsAttention set (allowed by invariant 3, reported). */
   openNeedsAttention: number;
   /** Still processing without NeedsAttention: a violation of invariant 3. */
@@ -64,7 +69,7 @@ export interface AuditOutcomes {
   neverStarted: number;
   byCode: Record<string, number>;
   /** Finished operations of each type of the registry. */
-  byType: Record<string, { succeeded: number; failed: number }>;
+  byType: Record<string, FinishedCounts>;
   /** Operations whose resource carries needsAttention: true (terminal or not). */
   needsAttention: number;
 }
@@ -116,7 +121,7 @@ export async function audit(input: AuditInput): Promise<AuditResult> {
     open: 0,
     neverStarted: 0,
     byCode: {},
-    byType: Object.fromEntries(registry.types.map((t) => [t, { succeeded: 0, failed: 0 }])),
+    byType: Object.fromEntries(registry.types.map((t) => [t, noneFinished()])),
     needsAttention: 0,
   };
   const tally = new LedgerTally();
@@ -247,7 +252,7 @@ export async function audit(input: AuditInput): Promise<AuditResult> {
     if (input.webhooks) checkDeliveries(input.webhooks, completionEventId(ref), operation, v);
     if (status === 'succeeded') {
       outcomes.succeeded++;
-      (outcomes.byType[op.type] ??= { succeeded: 0, failed: 0 }).succeeded++;
+      (outcomes.byType[op.type] ??= noneFinished()).succeeded++;
       for (const payer of request.payers) add(succeededByAccount, payer, request.amount);
       for (const payee of request.payees) add(succeededByAccount, payee, -request.amount);
       money.chargedOut += request.amount * (request.payers.length - request.payees.length);
@@ -267,7 +272,7 @@ export async function audit(input: AuditInput): Promise<AuditResult> {
       if (op.profile === 'doomed') v('plan: designed to fail', `succeeded although ${canonicalJson(op.body)} cannot`);
     } else if (status === 'failed') {
       outcomes.failed++;
-      (outcomes.byType[op.type] ??= { succeeded: 0, failed: 0 }).failed++;
+      (outcomes.byType[op.type] ??= noneFinished()).failed++;
       outcomes.byCode[code!] = (outcomes.byCode[code!] ?? 0) + 1;
       for (const e of effects) if (e.inForce) v(ruleOf(e.kind), `failed (${code}), but ${e.step.name} is ${e.state}`);
       if (!BUSINESS_CODES.has(code!) && !UNAVAILABLE_CODES.has(code!) && code !== CANCELLED_CODE)

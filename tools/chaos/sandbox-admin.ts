@@ -16,11 +16,14 @@ async function sandboxJson(url: string, method: string, body?: unknown): Promise
   return parsed;
 }
 
-/** Opens the run's accounts and sets its stock; returns what the sandboxes say they hold. */
-export async function openLedgers(
-  bankUrl: string,
-  reservationsUrl: string,
-): Promise<{ initialBalances: Record<string, number>; initialStock: Record<string, number> }> {
+/** What the run starts from, as the sandboxes said when it set them up: balances by account, stock by SKU. */
+export interface InitialLedgers {
+  initialBalances: Record<string, number>;
+  initialStock: Record<string, number>;
+}
+
+/** Opens the run's accounts and sets its stock. */
+export async function openLedgers(bankUrl: string, reservationsUrl: string): Promise<InitialLedgers> {
   const initialBalances: Record<string, number> = {};
   for (const a of LEDGER.accounts) {
     const res = await sandboxJson(`${bankUrl}/accounts`, 'POST', { id: a.id, currency: LEDGER.currency, balance: a.balance });

@@ -26,7 +26,7 @@ import {
 } from './log-taps.js';
 import { CHAOS_TIMINGS } from './settings.js';
 import { startChaosTemporal, type ChaosTemporal } from './stack-temporal.js';
-import { openLedgers, putFaults } from './sandbox-admin.js';
+import { openLedgers, putFaults, type InitialLedgers } from './sandbox-admin.js';
 import { SERVICES, type Service } from './vocabulary.js';
 
 export const TASK_QUEUE = 'retrysafe-chaos';
@@ -60,7 +60,7 @@ export interface KillResult {
   downMs: number;
 }
 
-export interface ChaosStack {
+export interface ChaosStack extends InitialLedgers {
   topology: Topology;
   dir: string;
   temporalAddress: string;
@@ -86,8 +86,6 @@ export interface ChaosStack {
   running(name: string): boolean;
   /** Every part running (after the fault phase): restarts what is down, in start order. */
   ensureAllUp(): Promise<void>;
-  initialBalances: Record<string, number>;
-  initialStock: Record<string, number>;
   stop(): Promise<void>;
 }
 
