@@ -11,7 +11,7 @@ import { Webhook } from 'standardwebhooks';
 import type { Rng } from './prng.js';
 
 export interface Delivery {
-  /** `webhook-id`: `<tenant>/<key>/completed`. */
+  /** `webhook-id`: the operation's completion event id (completionEventId in workflows/identity.ts). */
   id: string;
   timestamp: string;
   signature: string;
