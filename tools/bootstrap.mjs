@@ -31,4 +31,4 @@ if (installed !== lockHash) {
   writeFileSync(stamp, lockHash + '\n');
 }
 
-run(join(root, 'node_modules', '.bin', 'tsx'), [join(root, 'scripts', 'temporal-cli.ts'), '--ensure']);
+run(join(root, 'node_modules', '.bin', 'tsx'), [join(root, 'tools', 'temporal-cli.ts'), '--ensure']);

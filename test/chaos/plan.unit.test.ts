@@ -5,9 +5,11 @@
 import { Type } from 'typebox';
 import { Value } from 'typebox/value';
 import { describe, expect, it } from 'vitest';
-import { allOps, buildPlan, countByType, FLOOD, TENANTS } from '../../tools/chaos/plan.js';
+import { allOps, buildPlan, countByType } from '../../tools/chaos/plan.js';
+import { FLOOD, TENANTS } from '../../tools/chaos/settings.js';
 import { AMPLE_ACCOUNTS, MISSING_ACCOUNT, moneyOf } from '../../tools/chaos/vocabulary.js';
 import { defineOperation, type OperationDefinition } from '../../workflows/definition.js';
+import { operationRef } from '../../workflows/identity.js';
 import { builtInRegistry, OperationRegistry } from '../../workflows/registry.js';
 
 const plan = buildPlan({ seed: 7, durationMs: 300_000, ops: 600, topology: 'embedded' });
@@ -88,7 +90,7 @@ describe('the chaos plan', () => {
       expect(op.lateReplaysMs).toEqual([]);
       expect(op.changedAmount).toBeUndefined();
     }
-    const keys = allOps(plan).map((o) => `${o.tenant}/${o.key}`);
+    const keys = allOps(plan).map((o) => operationRef(o.tenant, o.key).workflowId);
     expect(new Set(keys).size).toBe(keys.length);
     // More than the places one tenant may hold at the instance it floods (three quarters of the bound).
     expect(FLOOD.size).toBeGreaterThan(Math.floor((FLOOD.maxInFlight * 3) / 4));

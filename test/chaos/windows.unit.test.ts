@@ -3,11 +3,11 @@
 // by switching its own faults off, also when it never started. A crash window is one
 // event: it waits for its service to be up and stays armed until the service has crashed.
 import { describe, expect, it } from 'vitest';
-import type { SandboxFaultWindow } from '../../tools/chaos/plan.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { driveWindow } from '../../tools/chaos/drivers.js';
+import type { SandboxFaultWindow } from '../../tools/chaos/fault-schedule.js';
+import { newLogCounts } from '../../tools/chaos/log-taps.js';
 import { newFaultTally } from '../../tools/chaos/report.js';
-import { driveWindow } from '../../tools/chaos/run.js';
-import { newLogCounts } from '../../tools/chaos/stack.js';
-import { sleep } from '../../tools/supervisor/ready.js';
 
 const drop: SandboxFaultWindow = {
   kind: 'sandbox',

@@ -7,11 +7,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startChaosStack, type ChaosStack } from '../../tools/chaos/stack.js';
 import { WORKFLOWS_PATH } from '../../worker/create.js';
+import { downstreamKey, operationRef } from '../../workflows/identity.js';
 
 let stack: ChaosStack;
 let dir: string;
@@ -51,7 +53,8 @@ async function getJson(url: string): Promise<{ status: number; body: Record<stri
 }
 
 const balance = async (account: string) => Number((await getJson(`${stack.bankUrl}/accounts/${account}`)).body.balance);
-const charge = (key: string) => getJson(`${stack.bankUrl}/charges/${encodeURIComponent(`default/${key}/charge`)}`);
+const charge = (key: string) =>
+  getJson(`${stack.bankUrl}/charges/${encodeURIComponent(downstreamKey(operationRef('default', key).workflowId, 'charge'))}`);
 
 /**
  * A client that does what a careful caller does: the same request with the same key until
@@ -69,7 +72,7 @@ async function untilEnded(path: string, key: string, body: unknown, api: number)
       if (err instanceof Error && err.message.startsWith(`${key}:`)) throw err;
     }
     if (Date.now() > deadline) throw new Error(`${key} did not end within 240 s`);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await sleep(500);
   }
 }
 
@@ -159,10 +162,10 @@ describe('the stack on the Temporal cluster on PostgreSQL', () => {
     const payments = Array.from({ length: count }, (_, i) => ({ key: uniqueKey(`load-${i}`), amount: 100 + i }));
     const ended = payments.map(async ({ key, amount }, i) => {
       // Spread over a few seconds, so that some start before the kill, some during the failover.
-      await new Promise((resolve) => setTimeout(resolve, i * 200));
+      await sleep(i * 200);
       return untilEnded('/v1/payments', key, { account: 'acc_chaos_1', amount, currency: 'EUR' }, i % 2);
     });
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    await sleep(2_000);
     const killed = await stack.kill('temporal-history-1');
     expect(killed.downMs).toBeGreaterThan(0);
     const answers = await Promise.all(ended);

@@ -16,15 +16,29 @@
 // completion webhook, every finished operation must have reached the receiver at least
 // once with a valid signature, the same body on every redelivery, and that body must be the
 // outcome. It trusts no client record it can check on a ledger.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CANCELLED_CODE } from '../../workflows/contracts.js';
 import type { OperationDefinition, StepDefinition } from '../../workflows/definition.js';
 import { completionEventId, downstreamKey, operationRef } from '../../workflows/identity.js';
 import { builtInRegistry, type OperationRegistry } from '../../workflows/registry.js';
-import { outcomeSignature, stableJson, type OpRecord, type Violation } from './client.js';
+import { canonicalJson } from '../../common/http/fingerprint.js';
+import { checkConservation, LedgerTally, type Conservation } from './audit-conservation.js';
+import {
+  checkCancel,
+  checkDeliveries,
+  failureCodesOf,
+  ruleOf,
+  tallyDeliveries,
+  type Flag,
+  type WebhookTally,
+} from './audit-rules.js';
 import type { PlannedOp } from './plan.js';
+import type { InitialLedgers } from './sandbox-admin.js';
+import { outcomeSignature, type OpRecord, type Violation } from './records.js';
 import { effectKindOf, isService, itemsOf, moneyOf, type EffectKind, type Service } from './vocabulary.js';
 import type { WebhookReceiver } from './webhook-receiver.js';
 
-export interface AuditInput {
+export interface AuditInput extends InitialLedgers {
   apiUrls: readonly [string, string];
   /** Base URL of each sandbox, by the service name steps use. */
   services: Readonly<Record<Service, string>>;
@@ -34,25 +48,19 @@ export interface AuditInput {
   authorization?: Readonly<Record<string, string>>;
   ops: PlannedOp[];
   records: Map<string, OpRecord>;
-  initialBalances: Record<string, number>;
-  initialStock: Record<string, number>;
   /** The receiver of the tenants' completion webhooks, when the run has one. */
   webhooks?: WebhookReceiver;
 }
 
-export interface WebhookTally {
-  /** Finished operations whose event reached the receiver with a 2xx answer. */
-  delivered: number;
-  /** POSTs the receiver got, and those beyond the first of each event. */
-  posts: number;
-  redeliveries: number;
-  /** POSTs it refused on purpose (the flaky receiver's 500s). */
-  refused: number;
-}
-
-export interface AuditOutcomes {
+/** Finished operations, by how they finished. */
+export interface FinishedCounts {
   succeeded: number;
   failed: number;
+}
+
+const noneFinished = (): FinishedCounts => ({ succeeded: 0, failed: 0 });
+
+export interface AuditOutcomes extends FinishedCounts {
   /** Still processing with NeedsAttention set (allowed by invariant 3, reported). */
   openNeedsAttention: number;
   /** Still processing without NeedsAttention: a violation of invariant 3. */
@@ -61,7 +69,7 @@ export interface AuditOutcomes {
   neverStarted: number;
   byCode: Record<string, number>;
   /** Finished operations of each type of the registry. */
-  byType: Record<string, { succeeded: number; failed: number }>;
+  byType: Record<string, FinishedCounts>;
   /** Operations whose resource carries needsAttention: true (terminal or not). */
   needsAttention: number;
 }
@@ -72,40 +80,8 @@ export interface AuditResult {
   /** Ledger and API reads the auditor made. */
   reads: number;
   webhooks?: WebhookTally;
-  conservation: {
-    /**
-     * Per account, from the rows under the operations' keys: charged (taken from it) and
-     * credited (given to it), netCharged their difference; succeeded: what the operations
-     * the API says succeeded take from it net (a transfer's payee gets its amount back).
-     */
-    accounts: Array<{
-      id: string;
-      initial: number;
-      final: number;
-      charged: number;
-      credited: number;
-      netCharged: number;
-      succeeded: number;
-    }>;
-    /**
-     * All accounts together: how much they fell; what succeeded operations charged out of
-     * them (money that went to no account: payments, checkouts); what succeeded operations
-     * moved between them (transfers), which changes no total.
-     */
-    money: { fell: number; chargedOut: number; movedBetweenAccounts: number };
-    skus: Array<{
-      sku: string;
-      initial: number;
-      available: number;
-      held: number;
-      confirmedByOps: number;
-      heldByOps: number;
-      succeeded: number;
-    }>;
-  };
+  conservation: Conservation;
 }
-
-const CANCELLED_CODE = 'cancelled';
 
 type Read = { status: number; body: Record<string, unknown> };
 
@@ -118,27 +94,6 @@ interface EffectRead {
   state: string;
   inForce: boolean;
   row: Record<string, unknown>;
-}
-
-/** The codes an operation may fail with: its business refusals, the codes of fenced steps, and cancelled. */
-function failureCodesOf(registry: OperationRegistry): { business: Set<string>; unavailable: Set<string> } {
-  const business = new Set<string>();
-  const unavailable = new Set<string>();
-  for (const definition of registry.all) {
-    unavailable.add(definition.unavailableCode);
-    for (const step of definition.steps) {
-      for (const code of Object.values(step.businessErrors)) business.add(code);
-      if (step.unavailableCode) unavailable.add(step.unavailableCode);
-    }
-  }
-  return { business, unavailable };
-}
-
-/** The invariant a step's effect belongs to, by what its row holds. */
-function ruleOf(kind: EffectKind | undefined): string {
-  if (kind?.kind === 'money') return 'I1 money moves at most once';
-  if (kind?.kind === 'stock') return 'I2 reservations';
-  return 'effects: in force exactly when succeeded';
 }
 
 export async function audit(input: AuditInput): Promise<AuditResult> {
@@ -156,7 +111,7 @@ export async function audit(input: AuditInput): Promise<AuditResult> {
       } catch (err) {
         if (attempt >= 5) return { status: 0, body: { error: String(err) } };
       }
-      await new Promise((r) => setTimeout(r, 500 * attempt));
+      await sleep(500 * attempt);
     }
   };
   const outcomes: AuditOutcomes = {
@@ -166,24 +121,15 @@ export async function audit(input: AuditInput): Promise<AuditResult> {
     open: 0,
     neverStarted: 0,
     byCode: {},
-    byType: Object.fromEntries(registry.types.map((t) => [t, { succeeded: 0, failed: 0 }])),
+    byType: Object.fromEntries(registry.types.map((t) => [t, noneFinished()])),
     needsAttention: 0,
   };
-  const chargedByAccount = new Map<string, number>();
-  const creditedByAccount = new Map<string, number>();
-  const confirmedBySku = new Map<string, number>();
-  const heldBySku = new Map<string, number>();
-  const succeededByAccount = new Map<string, number>();
-  const succeededBySku = new Map<string, number>();
-  const money = { chargedOut: 0, movedBetweenAccounts: 0 };
-  const add = (m: Map<string, number>, k: string, n: number) => m.set(k, (m.get(k) ?? 0) + n);
+  const tally = new LedgerTally();
+  const { chargedByAccount, creditedByAccount, confirmedBySku, heldBySku, succeededByAccount, succeededBySku, money } = tally;
+  const add = (m: Map<string, number>, k: string, n: number) => tally.add(m, k, n);
 
   /** Every step's effect row under the operation's keys; a row two steps share (a hold and its confirm) is read once. */
-  const readEffects = async (
-    definition: OperationDefinition,
-    workflowId: string,
-    v: (rule: string, message: string) => void,
-  ): Promise<EffectRead[]> => {
+  const readEffects = async (definition: OperationDefinition, workflowId: string, v: Flag): Promise<EffectRead[]> => {
     const byUrl = new Map<string, Promise<Read>>();
     const effects: Array<Promise<EffectRead>> = [];
     for (const step of definition.steps as readonly StepDefinition<never>[]) {
@@ -217,7 +163,7 @@ export async function audit(input: AuditInput): Promise<AuditResult> {
 
   const auditOne = async (op: PlannedOp): Promise<void> => {
     const rec = input.records.get(op.key);
-    const v = (rule: string, message: string) => violations.push({ rule, key: op.key, message });
+    const v: Flag = (rule, message) => violations.push({ rule, key: op.key, message });
     const definition = registry.get(op.type);
     if (!definition) {
       v('plan: a definition per operation', `no definition of ${op.type} in the registry`);
@@ -256,10 +202,10 @@ export async function audit(input: AuditInput): Promise<AuditResult> {
         if (e.state === 'confirmed') for (const i of items) add(confirmedBySku, i.sku, i.quantity);
         if (e.state === 'held') for (const i of items) add(heldBySku, i.sku, i.quantity);
         // A fence (a release that arrived first) is a tombstone without items.
-        if (e.state !== 'none' && e.state !== 'fenced' && stableJson(e.row.items) !== stableJson(items)) {
+        if (e.state !== 'none' && e.state !== 'fenced' && canonicalJson(e.row.items ?? null) !== canonicalJson(items)) {
           v(
             'I2 reservations',
-            `${e.step.name}: the reservation holds ${stableJson(e.row.items)}; the request was ${stableJson(items)}`,
+            `${e.step.name}: the reservation holds ${canonicalJson(e.row.items ?? null)}; the request was ${canonicalJson(items)}`,
           );
         }
       }
@@ -306,7 +252,7 @@ export async function audit(input: AuditInput): Promise<AuditResult> {
     if (input.webhooks) checkDeliveries(input.webhooks, completionEventId(ref), operation, v);
     if (status === 'succeeded') {
       outcomes.succeeded++;
-      (outcomes.byType[op.type] ??= { succeeded: 0, failed: 0 }).succeeded++;
+      (outcomes.byType[op.type] ??= noneFinished()).succeeded++;
       for (const payer of request.payers) add(succeededByAccount, payer, request.amount);
       for (const payee of request.payees) add(succeededByAccount, payee, -request.amount);
       money.chargedOut += request.amount * (request.payers.length - request.payees.length);
@@ -323,10 +269,10 @@ export async function audit(input: AuditInput): Promise<AuditResult> {
             v(ruleOf(e.kind), `result.${field} ${String(result[field])} is not on the ${e.service}'s row of ${e.step.name}`);
         }
       }
-      if (op.profile === 'doomed') v('plan: designed to fail', `succeeded although ${stableJson(op.body)} cannot`);
+      if (op.profile === 'doomed') v('plan: designed to fail', `succeeded although ${canonicalJson(op.body)} cannot`);
     } else if (status === 'failed') {
       outcomes.failed++;
-      (outcomes.byType[op.type] ??= { succeeded: 0, failed: 0 }).failed++;
+      (outcomes.byType[op.type] ??= noneFinished()).failed++;
       outcomes.byCode[code!] = (outcomes.byCode[code!] ?? 0) + 1;
       for (const e of effects) if (e.inForce) v(ruleOf(e.kind), `failed (${code}), but ${e.step.name} is ${e.state}`);
       if (!BUSINESS_CODES.has(code!) && !UNAVAILABLE_CODES.has(code!) && code !== CANCELLED_CODE)
@@ -348,147 +294,18 @@ export async function audit(input: AuditInput): Promise<AuditResult> {
     }),
   );
 
-  // Global conservation: every change of a balance or a stock is explained by the
-  // operations' own keys (a charge under any other key would show up here).
-  // An operation still compensating (NeedsAttention) may hold money its outcome will return.
-  const settled = outcomes.openNeedsAttention === 0;
-  const accounts: AuditResult['conservation']['accounts'] = [];
-  for (const [id, initial] of Object.entries(input.initialBalances)) {
-    const res = await read(`${input.services.bank}/accounts/${encodeURIComponent(id)}`);
-    const final = Number(res.body.balance);
-    const charged = chargedByAccount.get(id) ?? 0;
-    const credited = creditedByAccount.get(id) ?? 0;
-    const netCharged = charged - credited;
-    const succeeded = succeededByAccount.get(id) ?? 0;
-    accounts.push({ id, initial, final, charged, credited, netCharged, succeeded });
-    if (initial - final !== netCharged || (netCharged !== succeeded && settled)) {
-      violations.push({
-        rule: 'conservation of money',
-        message:
-          `${id}: balance fell by ${initial - final}; the operations' keys hold ${charged} charged and ${credited} credited, ` +
-          `${netCharged} net; succeeded operations account for ${succeeded}` +
-          (initial - final > succeeded ? ` (${initial - final - succeeded} charged that no succeeded operation explains)` : ''),
-      });
-    }
-  }
-  const fell = accounts.reduce((sum, a) => sum + a.initial - a.final, 0);
-  if (fell !== money.chargedOut && settled) {
-    violations.push({
-      rule: 'conservation of money',
-      message:
-        `all accounts together fell by ${fell}; succeeded operations charged ${money.chargedOut} out of them ` +
-        `(and moved ${money.movedBetweenAccounts} between them, which changes no total)`,
-    });
-  }
-  const skus: AuditResult['conservation']['skus'] = [];
-  for (const [sku, initial] of Object.entries(input.initialStock)) {
-    const res = await read(`${input.services.reservations}/inventory/${encodeURIComponent(sku)}`);
-    const available = Number(res.body.available);
-    const held = Number(res.body.held);
-    const confirmedByOps = confirmedBySku.get(sku) ?? 0;
-    const heldByOps = heldBySku.get(sku) ?? 0;
-    const succeeded = succeededBySku.get(sku) ?? 0;
-    skus.push({ sku, initial, available, held, confirmedByOps, heldByOps, succeeded });
-    if (initial - available !== confirmedByOps + heldByOps || (confirmedByOps !== succeeded && settled)) {
-      violations.push({
-        rule: 'conservation of stock',
-        message:
-          `${sku}: available fell by ${initial - available}; confirmed ${confirmedByOps} + held ${heldByOps} ` +
-          `by the operations' keys; succeeded operations account for ${succeeded}`,
-      });
-    }
-    if (held !== heldByOps)
-      violations.push({ rule: 'conservation of stock', message: `${sku}: ${held} held, the operations' keys hold ${heldByOps}` });
-    if (held > 0 && settled) {
-      violations.push({
-        rule: 'I2 reservations',
-        message: `${sku}: ${held} still held at the end, with every operation finished`,
-      });
-    }
-  }
-  const webhooks = input.webhooks ? tallyDeliveries(input.webhooks) : undefined;
-  return {
+  const conservation = await checkConservation(
+    tally,
+    {
+      bankUrl: input.services.bank,
+      reservationsUrl: input.services.reservations,
+      initialBalances: input.initialBalances,
+      initialStock: input.initialStock,
+      read,
+      settled: outcomes.openNeedsAttention === 0,
+    },
     violations,
-    outcomes,
-    reads,
-    ...(webhooks ? { webhooks } : {}),
-    conservation: { accounts, money: { fell, ...money }, skus },
-  };
-}
-
-/**
- * What a cancel's answer binds the outcome to. Answered 202, it always ends the operation
- * cancelled, whatever step it met. Answered 409, it found the operation finished and
- * changed nothing. But an earlier attempt of the same cancel that got no answer, or a
- * 5xx, may have reached the engine: then its retry's 409 can be the answer to an
- * operation this very cancel ended, and either outcome is right.
- */
-function checkCancel(
-  rec: OpRecord | undefined,
-  operation: Record<string, unknown>,
-  status: string,
-  code: string | undefined,
-  v: (rule: string, message: string) => void,
-): void {
-  const cancelAccepted = rec?.cancel?.status === 202;
-  const cancelMayHaveTaken = rec?.cancel?.status === 'network' || (rec?.cancel?.unanswered ?? 0) > 0;
-  const endedCancelled = code === CANCELLED_CODE;
-  if (cancelAccepted && operation.cancelRequested !== true)
-    v('API: a cancel shows in the resource', 'a cancel was answered 202, but the resource says cancelRequested false');
-  if (cancelAccepted && !endedCancelled) {
-    const at = rec.cancel!.step ? ` at step ${rec.cancel!.step}` : ' before the first step';
-    v(
-      'API: a cancel answered 202 ends cancelled',
-      `a cancel was answered 202${at}, yet the operation ${status === 'succeeded' ? 'succeeded' : `failed with ${code}`}`,
-    );
-  }
-  if (endedCancelled && operation.cancelRequested !== true)
-    v('API: a cancel shows in the resource', 'ended cancelled, but the resource says cancelRequested false');
-  if (endedCancelled && !cancelAccepted && !cancelMayHaveTaken)
-    v(
-      'API: only a cancel cancels',
-      `ended cancelled, but its only cancel was answered ${String(rec?.cancel?.status ?? 'never sent')}`,
-    );
-  if (rec?.cancel?.status === 409 && endedCancelled && !cancelMayHaveTaken)
-    v('API: a finished operation is not changed by a cancel', 'a cancel was answered 409, yet the operation ended cancelled');
-}
-
-/**
- * The completion event of one finished operation: delivered with a 2xx at least once, every
- * POST signed validly, one body for all of them, and that body the outcome the API reports.
- */
-function checkDeliveries(
-  receiver: WebhookReceiver,
-  eventId: string,
-  operation: Record<string, unknown>,
-  v: (rule: string, message: string) => void,
-): void {
-  const deliveries = receiver.deliveriesOf(eventId);
-  if (!deliveries.some((d) => d.status >= 200 && d.status < 300)) {
-    v('webhooks: delivered at least once', `finished ${String(operation.status)}, ${deliveries.length} POSTs, none answered 2xx`);
-    return;
-  }
-  const unsigned = deliveries.filter((d) => !d.verified).length;
-  if (unsigned > 0) v('webhooks: every delivery is signed', `${unsigned} of ${deliveries.length} POSTs failed verification`);
-  if (new Set(deliveries.map((d) => d.body)).size !== 1)
-    v('webhooks: a redelivery carries the same body', `${deliveries.length} POSTs carried different bodies`);
-  const event = deliveries[0]!.event;
-  const expectedType = operation.status === 'succeeded' ? 'operation.succeeded' : 'operation.failed';
-  if (event?.type !== expectedType || !event.data || outcomeSignature(event.data) !== outcomeSignature(operation)) {
-    v(
-      'webhooks: the event is the outcome',
-      `event ${String(event?.type)} ${event?.data ? outcomeSignature(event.data) : 'without data'}; the API says ${outcomeSignature(operation)}`,
-    );
-  }
-}
-
-function tallyDeliveries(receiver: WebhookReceiver): WebhookTally {
-  const ids = new Set(receiver.deliveries.map((d) => d.id));
-  const delivered = [...ids].filter((id) => receiver.deliveriesOf(id).some((d) => d.status >= 200 && d.status < 300)).length;
-  return {
-    delivered,
-    posts: receiver.deliveries.length,
-    redeliveries: receiver.deliveries.length - ids.size,
-    refused: receiver.deliveries.filter((d) => d.status >= 300).length,
-  };
+  );
+  const webhooks = input.webhooks ? tallyDeliveries(input.webhooks) : undefined;
+  return { violations, outcomes, reads, ...(webhooks ? { webhooks } : {}), conservation };
 }

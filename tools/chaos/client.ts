@@ -5,294 +5,17 @@
 // amount (which must be refused with 422), and some are cancelled at a random moment
 // (POST …/cancel: 202 while processing, 409 once finished). A refusal for load (429, or
 // 503 engine_busy) is retried no sooner than its Retry-After, with the same key, and so is
-// a 408 (the instance did not receive the request in time: nothing started). Every
-// answer is recorded: the status codes clients saw (per tenant), every terminal outcome
-// and every cancel's answer, so the auditor can check that all agree.
-import type { OperationRegistry } from '../../workflows/registry.js';
-import { createRng, type Rng } from './prng.js';
+// a 408 (the instance did not receive the request in time: nothing started). What they
+// see is recorded (records.ts), so the auditor can check that all agree.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { canonicalJson } from '../../common/http/fingerprint.js';
 import type { PlannedOp } from './plan.js';
-
-export interface Violation {
-  /** Which rule: one of the invariants I1..I5 (auditor.ts), or the API contract rule that was broken. */
-  rule: string;
-  key?: string;
-  message: string;
-}
-
-export interface ClientStats {
-  /** Every request the clients sent to the API (the auditor's reads are not counted). */
-  requests: number;
-  byStatus: Record<string, number>;
-  /** The same, per tenant: the flooding tenant's 429s and 503s apart from the others'. */
-  byTenant: Record<string, { requests: number; byStatus: Record<string, number> }>;
-  byApi: [number, number];
-  networkErrors: number;
-  /** Requests beyond the first for the original body of an operation (all its clients). */
-  retries: number;
-  /** Clients beyond the first that sent an operation at the same time. */
-  concurrentClients: number;
-  lateReplays: number;
-  changedAmountSent: number;
-  got422: number;
-  /** 503 answers by problem code (engine_unavailable while Temporal is down, engine_busy past the bound). */
-  unavailableByCode: Record<string, number>;
-  /** The same, per tenant. */
-  unavailableByTenant: Record<string, Record<string, number>>;
-  /** The first 503 of each code as it was sent, for the report. */
-  unavailableSamples: Record<string, { contentType: string | null; retryAfter: string | null; body: string }>;
-  /** Answers to POSTs of an operation that was already terminal, per Idempotent-Replayed value. */
-  replayHeader: { true: number; missing: number };
-  /** Cancels sent, by where they landed: the step a 202 named (`none` before the first), or `finished` (409). */
-  cancelsByStep: Record<string, number>;
-  /** 408 answers: the instance did not receive a request in time; retried with the same key. */
-  requestTimeouts: number;
-}
-
-/** A cancel a client sent, and what the API answered. */
-export interface CancelRecord {
-  /** 202 (requested while processing), 409 (already finished), or `network` if no answer came. */
-  status: number | 'network';
-  /** The operation's step in the 202 answer. */
-  step?: string | null;
-  code?: string;
-  /**
-   * Earlier attempts that got no answer or a 5xx: any of them may have reached Temporal, so
-   * a later 409 can be the answer to an operation that this very cancel ended.
-   */
-  unanswered?: number;
-}
-
-export interface OpRecord {
-  op: PlannedOp;
-  /** Some client got a 200 or 202 for it: it must not be lost. */
-  accepted: boolean;
-  /** The last terminal operation resource a client saw. */
-  terminal?: Record<string, unknown>;
-  /** Every terminal outcome clients saw, with where it came from. */
-  outcomes: Array<{ via: string; signature: string }>;
-  requests: number;
-  /** No client saw it terminal before the bound. */
-  timedOut: boolean;
-  changedAmount?: { status: number | 'network'; code?: string; differences?: unknown };
-  cancel?: CancelRecord;
-  /** When a client first got a 200 or 202 for it (epoch ms). */
-  acceptedAt?: number;
-}
-
-export interface ClientContext {
-  apiUrls: readonly [string, string];
-  /** The operations the plan was drawn from: the collection each type is started in. */
-  registry: OperationRegistry;
-  /** The Authorization header of each tenant. */
-  authorization: Readonly<Record<string, string>>;
-  /**
-   * No client request starts after this (epoch ms). Unbounded while faults are injected;
-   * the run sets it once the faults have stopped and every part is up again.
-   */
-  deadline: number;
-  stats: ClientStats;
-  violations: Violation[];
-}
-
-export function newClientStats(): ClientStats {
-  return {
-    requests: 0,
-    byStatus: {},
-    byTenant: {},
-    byApi: [0, 0],
-    networkErrors: 0,
-    retries: 0,
-    concurrentClients: 0,
-    lateReplays: 0,
-    changedAmountSent: 0,
-    got422: 0,
-    unavailableByCode: {},
-    unavailableByTenant: {},
-    unavailableSamples: {},
-    replayHeader: { true: 0, missing: 0 },
-    cancelsByStep: {},
-    requestTimeouts: 0,
-  };
-}
+import { createRng, type Rng } from './prng.js';
+import { isTerminal, outcomeSignature, type ClientContext, type OpRecord } from './records.js';
+import { backoff, call, check429, check5xx, get, other, post, problemCode, retryAfterMs, unlessRetried } from './requests.js';
 
 /** Share of operations a client cancels at a random moment after sending them. */
 export const CANCEL_RATE = 0.15;
-
-/** JSON with sorted keys: two equal outcomes give the same text whatever the field order. */
-export function stableJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value ?? null);
-}
-
-/** What must be the same in every answer about a finished operation (invariant 4). */
-export function outcomeSignature(operation: Record<string, unknown>): string {
-  const error = operation.error as { code?: unknown; compensations?: unknown } | undefined | null;
-  return stableJson({
-    status: operation.status,
-    code: error?.code ?? null,
-    compensations: error?.compensations ?? null,
-    result: operation.result ?? null,
-  });
-}
-
-export function isTerminal(operation: Record<string, unknown>): boolean {
-  return operation.status === 'succeeded' || operation.status === 'failed';
-}
-
-type Answer = { status: number; headers: Headers; body: Record<string, unknown> } | { networkError: string };
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-/**
- * How long to wait before retrying after a 503 or a network error: at least Retry-After,
- * doubling with each failure in a row (capped), with jitter. Clients that retry a dead
- * engine in a tight loop keep it dead once it is back; a careful client backs off.
- */
-function backoff(rng: Rng, failuresInARow: number, retryAfterHeader: string | null): number {
-  const exponential = Math.min(8_000, 250 * 2 ** Math.min(failuresInARow, 6));
-  return Math.max(retryAfterMs(retryAfterHeader), exponential * (0.5 + rng.next()));
-}
-
-/** Retry-After in ms (delay-seconds, the form the API sends); 0 when absent or not a number. */
-function retryAfterMs(header: string | null): number {
-  return Number(header ?? '0') * 1000 || 0;
-}
-const other = (api: 0 | 1): 0 | 1 => (api === 0 ? 1 : 0);
-
-/** How a POST asks to wait: mostly short, so clients come back while faults are on. */
-const PREFER: ReadonlyArray<readonly [string | undefined, number]> = [
-  ['respond-async', 15],
-  ['wait=0', 10],
-  ['wait=1', 25],
-  ['wait=2', 25],
-  ['wait=3', 15],
-  ['wait=5', 7],
-  [undefined, 3],
-];
-
-async function call(
-  ctx: ClientContext,
-  api: 0 | 1,
-  op: PlannedOp,
-  method: 'GET' | 'POST',
-  path: string,
-  headers: Record<string, string>,
-  body: unknown,
-  timeoutMs: number,
-): Promise<Answer> {
-  ctx.stats.requests++;
-  ctx.stats.byApi[api]++;
-  const tenant = (ctx.stats.byTenant[op.tenant] ??= { requests: 0, byStatus: {} });
-  tenant.requests++;
-  const counted = (status: string) => {
-    ctx.stats.byStatus[status] = (ctx.stats.byStatus[status] ?? 0) + 1;
-    tenant.byStatus[status] = (tenant.byStatus[status] ?? 0) + 1;
-  };
-  const auth = ctx.authorization[op.tenant];
-  const sent = { ...headers, ...(auth ? { authorization: auth } : {}) };
-  try {
-    const res = await fetch(ctx.apiUrls[api] + path, {
-      method,
-      headers: body === undefined ? sent : { ...sent, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    const text = await res.text();
-    let parsed: Record<string, unknown> = {};
-    try {
-      parsed = text ? (JSON.parse(text) as Record<string, unknown>) : {};
-    } catch {
-      parsed = { unparsed: text.slice(0, 200) };
-    }
-    counted(String(res.status));
-    return { status: res.status, headers: res.headers, body: parsed };
-  } catch (err) {
-    ctx.stats.networkErrors++;
-    counted('network');
-    return { networkError: String((err as Error).cause ?? (err as Error).message) };
-  }
-}
-
-function keyHeader(op: PlannedOp): string {
-  return op.keyForm === 'quoted' ? `"${op.key}"` : op.key;
-}
-
-/** `/v1/<plural>`: where the definition of the type says its operations are started. */
-function collectionOf(ctx: ClientContext, op: PlannedOp): string {
-  const definition = ctx.registry.get(op.type);
-  if (!definition) throw new Error(`chaos: no definition of the planned type ${op.type}`);
-  return `/v1/${definition.plural}`;
-}
-
-function post(ctx: ClientContext, api: 0 | 1, op: PlannedOp, body: PlannedOp['body'], rng: Rng): Promise<Answer> {
-  const prefer = op.prefer ?? rng.weighted(PREFER);
-  const headers: Record<string, string> = { 'idempotency-key': keyHeader(op) };
-  if (prefer) headers.prefer = prefer;
-  const waitS = prefer === undefined ? 10 : prefer.startsWith('wait=') ? Number(prefer.slice(5)) : 0;
-  return call(ctx, api, op, 'POST', collectionOf(ctx, op), headers, body, (waitS + 20) * 1000);
-}
-
-function get(ctx: ClientContext, api: 0 | 1, op: PlannedOp): Promise<Answer> {
-  return call(ctx, api, op, 'GET', `/v1/operations/${encodeURIComponent(op.key)}`, {}, undefined, 20_000);
-}
-
-/**
- * Checks the rules every 5xx answer must follow: only 503, and every 503 with Retry-After
- * (engine_unavailable, engine_busy, shutting_down alike: each is safe to retry, and says when).
- */
-function check5xx(
-  ctx: ClientContext,
-  op: PlannedOp,
-  api: 0 | 1,
-  ans: { status: number; headers: Headers; body: Record<string, unknown> },
-) {
-  const code = typeof ans.body.code === 'string' ? ans.body.code : 'none';
-  if (ans.status !== 503) {
-    ctx.violations.push({ rule: 'API: never a 5xx but 503', key: op.key, message: `api-${api} answered ${ans.status} ${code}` });
-    return;
-  }
-  ctx.stats.unavailableByCode[code] = (ctx.stats.unavailableByCode[code] ?? 0) + 1;
-  const byTenant = (ctx.stats.unavailableByTenant[op.tenant] ??= {});
-  byTenant[code] = (byTenant[code] ?? 0) + 1;
-  ctx.stats.unavailableSamples[code] ??= {
-    contentType: ans.headers.get('content-type'),
-    retryAfter: ans.headers.get('retry-after'),
-    body: JSON.stringify(ans.body).slice(0, 300),
-  };
-  if (!ans.headers.get('retry-after')) {
-    ctx.violations.push({
-      rule: 'API: 503 carries Retry-After',
-      key: op.key,
-      message: `api-${api} answered 503 ${code} without Retry-After`,
-    });
-  }
-}
-
-/**
- * A 429 is a refusal for load: rate_limited, with Retry-After (when to come back) and the
- * RateLimit and RateLimit-Policy fields (what the limit is).
- */
-function check429(
-  ctx: ClientContext,
-  op: PlannedOp,
-  api: 0 | 1,
-  ans: { status: number; headers: Headers; body: Record<string, unknown> },
-): void {
-  const missing = ['retry-after', 'ratelimit', 'ratelimit-policy'].filter((h) => !ans.headers.get(h));
-  if (ans.body.code !== 'rate_limited' || missing.length > 0) {
-    ctx.violations.push({
-      rule: 'API: 429 is rate_limited with Retry-After and RateLimit fields',
-      key: op.key,
-      message: `api-${api} answered 429 ${String(ans.body.code)}${missing.length > 0 ? ` without ${missing.join(', ')}` : ''}`,
-    });
-  }
-}
 
 function recordTerminal(rec: OpRecord, operation: Record<string, unknown>, via: string): void {
   rec.terminal = operation;
@@ -315,7 +38,7 @@ async function clientLoop(ctx: ClientContext, rec: OpRecord, rng: Rng, firstApi:
       viaGet = false;
       continue;
     }
-    const code = typeof ans.body.code === 'string' ? ans.body.code : undefined;
+    const code = problemCode(ans.body);
     if ((ans.status === 200 || ans.status === 202) && typeof ans.body.status === 'string') {
       failures = 0;
       rec.accepted = true;
@@ -392,40 +115,6 @@ async function clientLoop(ctx: ClientContext, rec: OpRecord, rng: Rng, firstApi:
   rec.timedOut = true;
 }
 
-/**
- * The answer, or null after backing off from a network error, a 5xx, a 429 (checked) or a
- * 408: the caller then tries again through the other instance.
- */
-async function unlessRetried(
-  ctx: ClientContext,
-  op: PlannedOp,
-  api: 0 | 1,
-  rng: Rng,
-  failures: number,
-  ans: Answer,
-): Promise<Exclude<Answer, { networkError: string }> | null> {
-  if ('networkError' in ans) {
-    await sleep(backoff(rng, failures, null));
-    return null;
-  }
-  if (ans.status >= 500) {
-    check5xx(ctx, op, api, ans);
-    await sleep(backoff(rng, failures, ans.headers.get('retry-after')));
-    return null;
-  }
-  if (ans.status === 429) {
-    check429(ctx, op, api, ans);
-    await sleep(backoff(rng, failures, ans.headers.get('retry-after')));
-    return null;
-  }
-  if (ans.status === 408) {
-    ctx.stats.requestTimeouts++;
-    await sleep(backoff(rng, failures, null));
-    return null;
-  }
-  return ans;
-}
-
 /** The same key with a changed amount, once the operation was accepted: must be 422. */
 async function sendChanged(ctx: ClientContext, rec: OpRecord, rng: Rng): Promise<void> {
   const { op } = rec;
@@ -438,7 +127,7 @@ async function sendChanged(ctx: ClientContext, rec: OpRecord, rng: Rng): Promise
       api = other(api);
       continue;
     }
-    const code = typeof ans.body.code === 'string' ? ans.body.code : undefined;
+    const code = problemCode(ans.body);
     rec.changedAmount = { status: ans.status, code, differences: ans.body.differences };
     if (ans.status === 422) ctx.stats.got422++;
     if (ans.status !== 422 || code !== 'idempotency_key_reused') {
@@ -447,11 +136,11 @@ async function sendChanged(ctx: ClientContext, rec: OpRecord, rng: Rng): Promise
         key: op.key,
         message: `the amount changed by ${op.changedAmount!.delta} got ${ans.status} ${code ?? String(ans.body.status ?? '')} from api-${api}`,
       });
-    } else if (stableJson(ans.body.differences) !== stableJson(['amount'])) {
+    } else if (canonicalJson(ans.body.differences ?? null) !== canonicalJson(['amount'])) {
       ctx.violations.push({
         rule: 'API: 422 names the differing fields',
         key: op.key,
-        message: `differences ${stableJson(ans.body.differences)}, expected ["amount"]`,
+        message: `differences ${canonicalJson(ans.body.differences ?? null)}, expected ["amount"]`,
       });
     }
     return;
@@ -511,7 +200,7 @@ async function sendCancel(ctx: ClientContext, rec: OpRecord, rng: Rng, afterMs: 
       api = other(api);
       continue;
     }
-    const code = typeof ans.body.code === 'string' ? ans.body.code : undefined;
+    const code = problemCode(ans.body);
     if (ans.status === 404 && code === 'operation_not_found' && !rec.accepted) {
       await sleep(backoff(rng, failures, null));
       continue;

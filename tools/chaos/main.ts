@@ -7,7 +7,8 @@ import { writeFileSync } from 'node:fs';
 import { buildPlan } from './plan.js';
 import { parseChaosArgs, USAGE, UsageError, type ParsedArgs } from './options.js';
 import { renderTable, renderViolations } from './report.js';
-import { describePlan, describeSchedule, runChaos } from './run.js';
+import { describePlan, describeSchedule } from './describe.js';
+import { runChaos } from './run.js';
 
 async function run(): Promise<number> {
   let args: ParsedArgs;

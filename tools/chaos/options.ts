@@ -2,7 +2,9 @@
 // option, then the usage, and exit code 2 (main.ts), before anything is started.
 import { parseArgs } from 'node:util';
 import ms from 'ms';
-import { DEFAULT_OPS_PER_SECOND, defaultOps, type Topology } from './plan.js';
+import type { Topology } from './fault-schedule.js';
+import { defaultOps } from './plan.js';
+import { DEFAULT_OPS_PER_SECOND } from './settings.js';
 
 export const USAGE = `usage: npm run chaos -- [--cluster] [--seed N] [--duration 5m] [--ops M] [--settle 90s] [--report file.json] [--keep] [--plan]
 

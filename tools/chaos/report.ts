@@ -1,9 +1,10 @@
 // The one summary of a chaos run: a table for people, the same numbers as JSON (--report).
 import Table from 'cli-table3';
-import type { AuditResult, WebhookTally } from './auditor.js';
-import type { ClientStats, Violation } from './client.js';
-import { PROCESS_FAULT_RATES, type ProcessFaultKind, type Topology } from './plan.js';
-import type { LogCounts } from './stack.js';
+import type { WebhookTally } from './audit-rules.js';
+import type { AuditResult } from './auditor.js';
+import { PROCESS_FAULT_RATES, type ProcessFaultKind, type Topology } from './fault-schedule.js';
+import type { LogCounts } from './log-taps.js';
+import type { ClientStats, Violation } from './records.js';
 
 export interface FaultTally {
   dropWindows: number;

@@ -5,29 +5,20 @@ import { randomBytes } from 'node:crypto';
 import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { audit } from './auditor.js';
-import { newClientStats, runOperation, type ClientContext, type OpRecord } from './client.js';
-import { createRng } from './prng.js';
-import type { ChaosOptions } from './options.js';
-import {
-  allOps,
-  buildPlan,
-  countByType,
-  FLOOD,
-  PROCESS_FAULT_RATES,
-  TENANTS,
-  type ChaosPlan,
-  type ProcessFault,
-  type SandboxFaultWindow,
-} from './plan.js';
-import { findingsOf, newFaultTally, sumCounts, type ChaosReport, type FaultTally, type FloodReport } from './report.js';
-import { NO_FAULTS } from '../../downstream/shared/faults.js';
 import { completionEventId, operationRef } from '../../workflows/identity.js';
 import { builtInRegistry } from '../../workflows/registry.js';
-import { retryWhile, startChaosStack, type ChaosLog, type ChaosStack } from './stack.js';
+import { audit } from './auditor.js';
+import { runOperation } from './client.js';
+import { describePlan } from './describe.js';
+import { driveProcesses, driveWindow, sleepUntil } from './drivers.js';
+import type { ChaosOptions } from './options.js';
+import { allOps, buildPlan, countByType, type ChaosPlan } from './plan.js';
+import { createRng } from './prng.js';
+import { newClientStats, type ClientContext, type OpRecord } from './records.js';
+import { findingsOf, newFaultTally, sumCounts, type ChaosReport, type FloodReport } from './report.js';
+import { FLOOD, TENANTS } from './settings.js';
+import { startChaosStack, type ChaosLog } from './stack.js';
 import { awaitDelivered, flakyWhile, newWebhookSecret, startWebhookReceiver } from './webhook-receiver.js';
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
 
 /**
  * Where the run's SQLite files go: a RAM-backed temp dir when the machine has one. On a
@@ -43,41 +34,6 @@ function scratchRoot(): string {
   } catch {
     return tmpdir();
   }
-}
-
-/** `payment 12, checkout 9, transfer 10`: every type of the registry, in its order. */
-function typeCounts(counts: Record<string, number>): string {
-  return Object.entries(counts)
-    .map(([type, n]) => `${type} ${n}`)
-    .join(', ');
-}
-
-export function describePlan(plan: ChaosPlan): string {
-  const by = (kind: string) => plan.sandboxFaults.filter((w) => w.fault === kind).length;
-  const proc = (kind: ProcessFault['kind']) => plan.processFaults.filter((p) => p.kind === kind).length;
-  return [
-    `plan: seed ${plan.seed}, ${plan.topology === 'cluster' ? 'Temporal cluster on PostgreSQL' : 'embedded Temporal dev server'}, ` +
-      `${plan.durationMs / 1000} s, ${plan.ops.length} operations of tenant ${TENANTS.main} (${typeCounts(countByType(plan.ops))})`,
-    `flood: tenant ${plan.flood.tenant} sends ${plan.flood.ops.length} new operations to api-${FLOOD.api} at ${(plan.flood.atMs / 1000).toFixed(1)} s ` +
-      `(${typeCounts(countByType(plan.flood.ops))}), limited to ${FLOOD.rate}, ${FLOOD.maxInFlight} in flight per API instance`,
-    `faults: ${by('drop')} drop, ${by('fail')} fail, ${by('delay')} delay, ${by('down')} down, ${by('crash')} crash windows; ` +
-      PROCESS_FAULT_RATES[plan.topology].map(([kind]) => `${proc(kind)} ${kind}`).join(', '),
-    `schedule hash: ${plan.hash}`,
-  ].join('\n');
-}
-
-export function describeSchedule(plan: ChaosPlan): string {
-  const rows: Array<[number, string]> = [
-    ...plan.sandboxFaults.map((w): [number, string] => [
-      w.atMs,
-      `${w.service} ${w.fault} ${JSON.stringify(w.faults)} until ${(w.untilMs / 1000).toFixed(1)} s`,
-    ]),
-    ...plan.processFaults.map((p): [number, string] => [p.atMs, JSON.stringify(p)]),
-  ];
-  return rows
-    .sort((a, b) => a[0] - b[0])
-    .map(([at, text]) => `  ${(at / 1000).toFixed(1).padStart(6)} s  ${text}`)
-    .join('\n');
 }
 
 export async function runChaos(opts: ChaosOptions, print: (line: string) => void): Promise<ChaosReport> {
@@ -147,7 +103,7 @@ export async function runChaos(opts: ChaosOptions, print: (line: string) => void
     let faultsOn = true;
 
     const ops = allOps(plan).map(async (op): Promise<OpRecord> => {
-      await sleep(loadStart + op.atMs - Date.now());
+      await sleepUntil(loadStart + op.atMs);
       return runOperation(ctx, op);
     });
     const sandboxDriver = Promise.all(
@@ -160,7 +116,7 @@ export async function runChaos(opts: ChaosOptions, print: (line: string) => void
       15_000,
     );
 
-    await sleep(loadEnd - Date.now());
+    await sleepUntil(loadEnd);
     faultsOn = false;
     log('fault phase over: waiting for the last process fault, then clearing every fault');
     const [, , receiverDownWindows] = await Promise.all([sandboxDriver, processDriver, receiverDriver]);
@@ -267,196 +223,4 @@ function floodReport(plan: ChaosPlan, records: OpRecord[], ctx: ClientContext, l
     unavailableByCode: ctx.stats.unavailableByTenant[plan.flood.tenant] ?? {},
     ...(accepted.length > 0 ? { allAcceptedAfterMs: lastAccepted - (loadStart + plan.flood.atMs) } : {}),
   };
-}
-
-/**
- * One sandbox fault window: on at its start, off at its end. The stack remembers the faults
- * in force so that a sandbox killed and restarted gets them again, so a window always ends
- * by switching its own faults off (only its own: a crash window may outlast its plan and
- * overlap the next one), also when it never started.
- *
- * A crash window is a single event more than a span: its service dies at a commit and comes
- * back without faults. So it waits for its service when that is down at the planned start
- * (a planned kill restarting it, slow on a loaded machine), and stays armed past its planned
- * end until the service has crashed once, as long as the fault phase lasts.
- */
-export async function driveWindow(
-  stack: Pick<ChaosStack, 'setFaults' | 'counts'>,
-  w: SandboxFaultWindow,
-  loadStart: number,
-  tally: FaultTally,
-  faultsOn: () => boolean,
-  log: ChaosLog,
-): Promise<void> {
-  await sleep(loadStart + w.atMs - Date.now());
-  if (!faultsOn()) return;
-  const crash = w.fault === 'crash';
-  const plannedEnd = loadStart + w.untilMs;
-  /** The window starts once the service answers: until its planned end, or for a crash the fault phase's. */
-  const stillTrying = () => (crash ? faultsOn() : Date.now() + 500 < plannedEnd);
-  const off = Object.fromEntries(Object.keys(w.faults).map((k) => [k, NO_FAULTS[k as keyof typeof NO_FAULTS]]));
-  const crashes = () => stack.counts.crashedAfterCommit[w.service];
-  const crashesBefore = crashes();
-
-  const applied = await retryWhile(() => stack.setFaults(w.service, w.faults), stillTrying, 500).then(
-    () => true,
-    (err: unknown) => {
-      log(`fault window on ${w.service} could not be applied: ${String(err)}`);
-      return false;
-    },
-  );
-  if (applied) {
-    tally[`${w.fault}Windows`]++;
-    const forMs = Math.max(0, plannedEnd - Date.now());
-    log(`fault on: ${w.service} ${w.fault} ${JSON.stringify(w.faults)} for ${(forMs / 1000).toFixed(1)} s`);
-    await sleep(forMs);
-    if (crash && crashes() === crashesBefore) {
-      log(`${w.service} has not crashed yet: its crash window stays armed until it does or the faults stop`);
-      while (crashes() === crashesBefore && faultsOn()) await sleep(250);
-    }
-  }
-  // A service that is down now comes back without faults; the stack's record is what matters.
-  await stack.setFaults(w.service, off).catch(() => undefined);
-}
-
-async function driveProcesses(
-  stack: ChaosStack,
-  events: ProcessFault[],
-  loadStart: number,
-  tally: FaultTally,
-  ctx: ClientContext,
-  log: ChaosLog,
-): Promise<void> {
-  // Each event fires at its planned time; events on the same process wait for each other
-  // (a worker still bundling its workflows is not killed twice), others run alongside. One
-  // that waited past the end of the fault phase still fires: every planned crash happens.
-  const busy = new Map<string, Promise<void>>();
-  await Promise.all(
-    events.map(async (ev) => {
-      await sleep(loadStart + ev.atMs - Date.now());
-      const target = partOf(ev);
-      const previous = busy.get(target) ?? Promise.resolve();
-      const mine = previous.then(() => fire(ev));
-      busy.set(target, mine);
-      await mine;
-    }),
-  );
-
-  function count(ev: ProcessFault, result: { inFlight?: number; downMs: number }): void {
-    tally.processes[ev.kind] = (tally.processes[ev.kind] ?? 0) + 1;
-    if (result.inFlight !== undefined) (tally.inFlightAtKill[ev.kind] ??= []).push(result.inFlight);
-    (tally.downMs[ev.kind] ??= []).push(result.downMs);
-  }
-
-  /** Stopped now (SIGKILL unless said otherwise), started again by the schedule after `pauseMs`. */
-  async function stopAndStart(name: string, pauseMs: number, signal: NodeJS.Signals = 'SIGKILL'): Promise<number> {
-    const down = Date.now();
-    await stack.stopPart(name, signal);
-    await sleep(down + pauseMs - Date.now());
-    await stack.startPart(name);
-    return Date.now() - down;
-  }
-
-  async function fire(ev: ProcessFault): Promise<void> {
-    const name = partOf(ev);
-    try {
-      switch (ev.kind) {
-        case 'worker_kill': {
-          log(`SIGKILL ${name}; restarting it in ${ev.restartAfterMs} ms`);
-          count(ev, { downMs: await stopAndStart(name, ev.restartAfterMs) });
-          log(`${name} ready again`);
-          break;
-        }
-        case 'history_kill': {
-          log(`SIGKILL ${name}; restarting it in ${ev.restartAfterMs} ms`);
-          count(ev, { downMs: await stopAndStart(name, ev.restartAfterMs) });
-          log(`${name} serving again`);
-          break;
-        }
-        case 'api_restart': {
-          log(`restarting ${name} (SIGTERM, then start on the same port)`);
-          count(ev, { downMs: await stopAndStart(name, 0, 'SIGTERM') });
-          log(`${name} listening again`);
-          break;
-        }
-        case 'api_kill':
-        case 'bank_kill':
-        case 'reservations_kill': {
-          // Killed with a request in flight: the supervisor restarts it on the same port and file.
-          const result = await stack.kill(name, { afterRequestMs: ev.afterRequestMs });
-          count(ev, result);
-          log(
-            `SIGKILL ${name} with ${result.inFlight} requests in flight; the supervisor had it up again after ${seconds(result.downMs)}`,
-          );
-          break;
-        }
-        case 'temporal_kill':
-        case 'frontend_kill': {
-          const result = await stack.kill(name);
-          count(ev, { downMs: result.downMs });
-          log(`SIGKILL ${name}; the supervisor had it up again after ${seconds(result.downMs)}`);
-          break;
-        }
-        case 'postgres_restart': {
-          log(`stopping PostgreSQL (${ev.mode} shutdown) for ${ev.downMs} ms`);
-          count(ev, { downMs: await stopAndStart(name, ev.downMs, ev.mode === 'fast' ? 'SIGINT' : 'SIGQUIT') });
-          log('PostgreSQL accepting connections again');
-          break;
-        }
-        case 'temporal_restart': {
-          const down = Date.now();
-          log(`stopping Temporal for ${ev.downMs} ms`);
-          await stack.stopPart(name);
-          // Readiness must say so while the engine is gone: a load balancer takes the
-          // instance out instead of sending it requests it can only refuse.
-          for (const url of ctx.apiUrls) {
-            const status = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(10_000) })
-              .then((r) => String(r.status))
-              .catch(() => 'network');
-            tally.readyzWhileTemporalDown[status] = (tally.readyzWhileTemporalDown[status] ?? 0) + 1;
-            if (status === '200')
-              ctx.violations.push({
-                rule: 'API: /readyz reports Temporal down',
-                message: `${url}/readyz answered 200 while Temporal was stopped`,
-              });
-          }
-          await sleep(down + ev.downMs - Date.now());
-          await stack.startPart(name);
-          count(ev, { downMs: Date.now() - down });
-          log(`Temporal back on the same database file after ${seconds(Date.now() - down)}`);
-          break;
-        }
-      }
-    } catch (err) {
-      log(`process fault ${ev.kind} on ${name} failed: ${String(err)}`);
-    }
-  }
-}
-
-/** The part a process fault acts on, by its name in the stack. */
-function partOf(ev: ProcessFault): string {
-  switch (ev.kind) {
-    case 'worker_kill':
-      return `worker-${ev.worker}`;
-    case 'api_restart':
-    case 'api_kill':
-      return `api-${ev.api}`;
-    case 'bank_kill':
-      return 'bank';
-    case 'reservations_kill':
-      return 'reservations';
-    case 'temporal_restart':
-    case 'temporal_kill':
-      return 'temporal';
-    case 'history_kill':
-      return `temporal-history-${ev.history + 1}`;
-    case 'frontend_kill':
-      return 'temporal-frontend';
-    case 'postgres_restart':
-      return 'postgres';
-  }
-}
-
-function seconds(ms: number): string {
-  return `${(ms / 1000).toFixed(1)} s`;
 }

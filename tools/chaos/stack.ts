@@ -1,43 +1,39 @@
 // The stack of a chaos run, all real processes on loopback run by the repository's one
-// supervisor: Temporal (the embedded dev server on its own SQLite file, or the
-// multi-process cluster on PostgreSQL), the bank and the reservation service with
+// supervisor: Temporal (stack-temporal.ts), the bank and the reservation service with
 // SANDBOX_FAULTS=1, two workers on one task queue, two API instances. The run kills and
 // restarts them on purpose; a process that dies on its own is restarted after a second and
 // counted. Each process writes to a log file in the run's directory, and the structured
-// fields of its lines are read as they are printed: the sandboxes' `fault_injected` events
-// (the ground truth of what fired), the workers' failed downstream calls, and every Node
-// part's requests in flight. No message text is matched.
+// fields of its lines are read as they are printed (log-taps.ts).
 import { chmodSync, createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { startDevServer } from '../../tools/dev-server.js';
-import { LogEvent } from '../../common/log-events.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { TEMPORAL_CONNECTION_VARS } from '../../common/temporal.js';
+import { NO_FAULTS, type FaultsPatch } from '../../downstream/shared/faults.js';
 import { describeExit } from '../supervisor/child.js';
 import type { Part, PartSpec, RestartPolicy } from '../supervisor/part.js';
 import { freePort } from '../supervisor/ports.js';
-import { lineProbe, sleep } from '../supervisor/ready.js';
+import { lineProbe } from '../supervisor/ready.js';
 import { Supervisor } from '../supervisor/supervisor.js';
-import { TEMPORAL_CONNECTION_VARS } from '../../common/temporal.js';
-import { defineCluster } from '../cluster/cluster.js';
-import { findFreeBase } from '../cluster/ports.js';
-import { superviseCluster } from '../cluster/supervise.js';
-import { ensureTemporalCli } from '../../tools/temporal-cli.js';
-import { NO_FAULTS, type FaultName, type FaultsPatch } from '../../downstream/shared/faults.js';
-import { CHAOS_TIMINGS, type Topology } from './plan.js';
-import { LEDGER, SERVICES, type Service } from './vocabulary.js';
+import type { Topology } from './fault-schedule.js';
+import {
+  countDownstreamFailure,
+  countFault,
+  InFlight,
+  logEntryOf,
+  newLogCounts,
+  type LogCounts,
+  type LogEntry,
+} from './log-taps.js';
+import { CHAOS_TIMINGS } from './settings.js';
+import { startChaosTemporal, type ChaosTemporal } from './stack-temporal.js';
+import { openLedgers, putFaults, type InitialLedgers } from './sandbox-admin.js';
+import { SERVICES, type Service } from './vocabulary.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const TASK_QUEUE = 'retrysafe-chaos';
 const READY_TIMEOUT_MS = 180_000;
-const DAY = 24 * 3_600_000;
 
 /** A process that dies on its own comes back a second later, whatever happened before. */
 const REVIVE: RestartPolicy = { maxFailedStarts: 3, initialDelayMs: 1_000, maxDelayMs: 1_000, stableAfterMs: 0 };
-/**
- * The cluster's processes are more patient: one that dies while PostgreSQL is being
- * restarted cannot start again until it is back.
- */
-const REVIVE_CLUSTER: RestartPolicy = { maxFailedStarts: 10, initialDelayMs: 1_000, maxDelayMs: 5_000, stableAfterMs: 0 };
 
 /**
  * Runs `attempt` until it succeeds; after a failure it tries again in `pauseMs` while
@@ -54,85 +50,6 @@ export async function retryWhile<T>(attempt: () => Promise<T>, keepTrying: () =>
   }
 }
 
-/** What the children reported, in structured fields, that the report counts. */
-export interface LogCounts {
-  /** Effects committed whose answer the sandbox then destroyed (dropResponseAfterCommit). */
-  droppedResponses: Record<Service, number>;
-  /** Effects committed after which the sandbox killed itself before answering (crashAfterCommit). */
-  crashedAfterCommit: Record<Service, number>;
-  /** 503 injected_failure before anything was done (failBeforeCommit). */
-  failedBeforeCommit: Record<Service, number>;
-  /** Connections reset while the service was `down`. */
-  refusedWhileDown: Record<Service, number>;
-  /** Requests held by an injected delay before their commit (delayMs). */
-  delayed: Record<Service, number>;
-  /**
-   * The workers' downstream calls that failed, by how: `unavailable` (a timeout, a reset, a
-   * 5xx: retried with the same key) or `refused` (a business error: final).
-   */
-  downstreamCallsFailed: Record<string, number>;
-}
-
-/** Which count each fault a sandbox reports goes to. */
-const COUNT_OF_FAULT: Record<FaultName, Exclude<keyof LogCounts, 'downstreamCallsFailed'>> = {
-  dropResponseAfterCommit: 'droppedResponses',
-  crashAfterCommit: 'crashedAfterCommit',
-  failBeforeCommit: 'failedBeforeCommit',
-  down: 'refusedWhileDown',
-  delayMs: 'delayed',
-};
-
-/** The fields of a JSON log line that the run reads; anything else a line holds is ignored. */
-interface LogEntry {
-  event?: unknown;
-  fault?: unknown;
-  result?: unknown;
-  reqId?: unknown;
-  req?: { method?: unknown };
-}
-
-/** A log line as its fields, or undefined for a line that is not a JSON object (a banner, a stack trace). */
-export function logEntryOf(line: string): LogEntry | undefined {
-  if (!line.startsWith('{')) return undefined;
-  try {
-    const entry = JSON.parse(line) as unknown;
-    return entry !== null && typeof entry === 'object' && !Array.isArray(entry) ? (entry as LogEntry) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-export function newLogCounts(): LogCounts {
-  const perService = () => Object.fromEntries(SERVICES.map((s) => [s, 0])) as Record<Service, number>;
-  return {
-    droppedResponses: perService(),
-    crashedAfterCommit: perService(),
-    failedBeforeCommit: perService(),
-    refusedWhileDown: perService(),
-    delayed: perService(),
-    downstreamCallsFailed: {},
-  };
-}
-
-/**
- * Counts a sandbox's line when it reports an injected fault; returns the fault, so the
- * caller can tell a crash (the process is about to die by its own hand) from the rest.
- */
-export function countFault(counts: LogCounts, service: Service, entry: LogEntry): FaultName | undefined {
-  if (entry.event !== LogEvent.faultInjected || typeof entry.fault !== 'string' || !Object.hasOwn(COUNT_OF_FAULT, entry.fault))
-    return undefined;
-  const fault = entry.fault as FaultName;
-  counts[COUNT_OF_FAULT[fault]][service]++;
-  return fault;
-}
-
-/** Counts a worker's line when it reports a failed downstream call. */
-export function countDownstreamFailure(counts: LogCounts, entry: LogEntry): void {
-  if (entry.event !== LogEvent.downstreamCallFailed) return;
-  const how = typeof entry.result === 'string' ? entry.result : 'unknown';
-  counts.downstreamCallsFailed[how] = (counts.downstreamCallsFailed[how] ?? 0) + 1;
-}
-
 export type ChaosLog = (line: string) => void;
 
 /** What a kill found and how long the part took to come back. */
@@ -143,7 +60,7 @@ export interface KillResult {
   downMs: number;
 }
 
-export interface ChaosStack {
+export interface ChaosStack extends InitialLedgers {
   topology: Topology;
   dir: string;
   temporalAddress: string;
@@ -169,8 +86,6 @@ export interface ChaosStack {
   running(name: string): boolean;
   /** Every part running (after the fault phase): restarts what is down, in start order. */
   ensureAllUp(): Promise<void>;
-  initialBalances: Record<string, number>;
-  initialStock: Record<string, number>;
   stop(): Promise<void>;
 }
 
@@ -183,61 +98,6 @@ export interface ChaosAppEnv {
 /** Whether a sandbox's injected faults stop its requests before they commit. */
 function holdsRequests(faults: FaultsPatch): boolean {
   return Number(faults.delayMs ?? 0) > 0 || faults.down === true || Number(faults.failBeforeCommit ?? 0) > 0;
-}
-
-/**
- * POST requests a Node part has received and not yet answered, from the `event` of its
- * request lines (received, then finished or cut). A request whose client gave up is
- * answered into the void without a line (a sandbox request held by an injected delay past
- * the worker's timeout), so one unanswered longer than the part ever takes counts as over.
- */
-export class InFlight {
-  private readonly open = new Map<string, number>();
-  private readonly waiters = new Set<() => void>();
-
-  constructor(private readonly staleAfterMs: number) {}
-
-  feed(entry: LogEntry): void {
-    if (typeof entry.reqId !== 'string') return;
-    if (entry.event === LogEvent.requestReceived) {
-      if (entry.req?.method !== 'POST') return;
-      this.open.set(entry.reqId, Date.now());
-      for (const check of [...this.waiters]) check();
-    } else if (entry.event === LogEvent.requestFinished || entry.event === LogEvent.requestCut) {
-      this.open.delete(entry.reqId);
-    }
-  }
-
-  /** A new process: nothing of the old one is in flight any more. */
-  reset(): void {
-    this.open.clear();
-  }
-
-  count(): number {
-    const since = Date.now() - this.staleAfterMs;
-    return [...this.open.values()].filter((t) => t >= since).length;
-  }
-
-  /**
-   * Resolves once a POST is in flight (checked after the output chunk that announced it,
-   * which may also hold its answer), or after `timeoutMs`.
-   */
-  busy(timeoutMs: number): Promise<void> {
-    if (this.count() > 0) return Promise.resolve();
-    return new Promise((resolve) => {
-      const check = () =>
-        setImmediate(() => {
-          if (this.count() > 0) done();
-        });
-      const done = () => {
-        clearTimeout(timer);
-        this.waiters.delete(check);
-        resolve();
-      };
-      const timer = setTimeout(done, timeoutMs);
-      this.waiters.add(check);
-    });
-  }
 }
 
 export async function startChaosStack(
@@ -271,50 +131,23 @@ export async function startChaosStack(
   });
   const [bankPort, reservationsPort, api0Port, api1Port] = await Promise.all(Array.from({ length: 4 }, () => freePort()));
 
-  let temporalAddress: string;
-  let closeClusterLogs = () => Promise.resolve();
+  let temporal: ChaosTemporal;
   try {
-    if (topology === 'embedded') {
-      const temporalLog = logFile('temporal');
-      const temporal = await startDevServer({
-        bin: ensureTemporalCli(),
-        dbFile: join(dir, 'temporal.db'),
-        port: await freePort(),
-        headless: true,
-        logLevel: 'error',
-        retentionMs: DAY,
-        onOutput: (line) => temporalLog.write(line + '\n'),
-        readyTimeoutMs: 90_000,
-        supervisor,
-        restart: REVIVE,
-      });
-      temporalAddress = temporal.address;
-    } else {
-      // The same cluster as `npm run cluster`, on free ports, without the Web UI.
-      const definition = defineCluster({
-        root: ROOT,
-        dataDir: join(dir, 'cluster'),
-        basePort: await findFreeBase(),
-        retentionMs: DAY,
-        ui: false,
-      });
-      const cluster = await superviseCluster(definition, {
-        supervisor,
-        restart: REVIVE_CLUSTER,
-        readyTimeoutMs: READY_TIMEOUT_MS,
-        onStep: (step, { note, ms }) => {
-          if (note !== undefined) log(`cluster ${step.name}: ${note} (${((ms ?? 0) / 1000).toFixed(1)} s)`);
-        },
-      });
-      temporalAddress = definition.frontendAddress;
-      closeClusterLogs = () => cluster.closeLogs();
-    }
+    temporal = await startChaosTemporal({
+      dir,
+      topology,
+      supervisor,
+      revive: REVIVE,
+      readyTimeoutMs: READY_TIMEOUT_MS,
+      logFile,
+      log,
+    });
   } catch (err) {
     await supervisor.stopAll();
-    await closeClusterLogs();
     await Promise.all(files.map((f) => new Promise((resolve) => f.end(resolve))));
     throw err;
   }
+  const temporalAddress = temporal.address;
 
   const counts = newLogCounts();
   const sandboxTap = (service: Service) => (entry: LogEntry) => {
@@ -436,21 +269,9 @@ export async function startChaosStack(
   ) as [Part, Part];
 
   const closeFiles = async () => {
-    await closeClusterLogs();
+    await temporal.closeLogs();
     await Promise.all(files.map((f) => new Promise((resolve) => f.end(resolve))));
   };
-  const json = async (url: string, method: string, body?: unknown) => {
-    const res = await fetch(url, {
-      method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(10_000),
-    });
-    const parsed = (await res.json()) as Record<string, unknown>;
-    if (res.status >= 300) throw new Error(`${method} ${url} → ${res.status} ${JSON.stringify(parsed)}`);
-    return parsed;
-  };
-
   try {
     await Promise.all([bank.start(), reservations.start()]);
     // Workers bundle the workflows with webpack at start: one after the other on 2 cores.
@@ -462,22 +283,13 @@ export async function startChaosStack(
     throw err;
   }
 
-  const initialBalances: Record<string, number> = {};
-  for (const a of LEDGER.accounts) {
-    const res = await json(`${bankUrl}/accounts`, 'POST', { id: a.id, currency: 'EUR', balance: a.balance });
-    initialBalances[a.id] = Number(res.balance);
-  }
-  const initialStock: Record<string, number> = {};
-  for (const s of LEDGER.stock) {
-    const res = await json(`${reservationsUrl}/inventory/${s.sku}`, 'PUT', { available: s.available });
-    initialStock[s.sku] = Number(res.available);
-  }
+  const { initialBalances, initialStock } = await openLedgers(bankUrl, reservationsUrl);
 
   const sandboxUrl = (service: Service) => (service === 'bank' ? bankUrl : reservationsUrl);
   const currentFaults: Record<Service, FaultsPatch> = { bank: {}, reservations: {} };
   const setFaults = async (service: Service, faults: FaultsPatch) => {
     currentFaults[service] = { ...currentFaults[service], ...faults };
-    await json(`${sandboxUrl(service)}/_faults`, 'PUT', faults);
+    await putFaults(sandboxUrl(service), faults);
   };
   const byName = (name: string): Part => {
     const found = supervisor.parts.find((p) => p.name === name);

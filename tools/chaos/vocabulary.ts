@@ -7,33 +7,33 @@
 // operation against the bank or the reservation service is planned and audited without a
 // line here. Nothing in this file names an operation type, a step or a compensation.
 
+export const AMPLE_ACCOUNTS = ['acc_chaos_1', 'acc_chaos_2', 'acc_chaos_3'] as const;
+export const AMPLE_SKUS = ['sku_chaos_a', 'sku_chaos_b', 'sku_chaos_c'] as const;
+/** Enough for a few operations only: later ones fail with insufficient_funds, whichever wins. */
+const TIGHT_ACCOUNT = 'acc_chaos_tight';
+/** Can pay nothing the plan asks of it: designed to fail. */
+const POOR_ACCOUNT = 'acc_chaos_poor';
+/** A few units: later checkouts fail with out_of_stock. */
+const SCARCE_SKU = 'sku_chaos_scarce';
+/** None at all: designed to fail. */
+const SOLD_OUT_SKU = 'sku_chaos_soldout';
+/** An account the bank has never opened: money sent to it is refused. */
+export const MISSING_ACCOUNT = 'acc_chaos_missing';
+
 /** Ledger set-up: generous accounts and stock so most operations succeed, and some that cannot. */
 export const LEDGER = {
   accounts: [
-    { id: 'acc_chaos_1', balance: 1_000_000_000 },
-    { id: 'acc_chaos_2', balance: 1_000_000_000 },
-    { id: 'acc_chaos_3', balance: 1_000_000_000 },
-    /** Enough for a few operations only: later ones fail with insufficient_funds, whichever wins. */
-    { id: 'acc_chaos_tight', balance: 30_000 },
-    /** Can pay nothing the plan asks of it: designed to fail. */
-    { id: 'acc_chaos_poor', balance: 50 },
+    ...AMPLE_ACCOUNTS.map((id) => ({ id, balance: 1_000_000_000 })),
+    { id: TIGHT_ACCOUNT, balance: 30_000 },
+    { id: POOR_ACCOUNT, balance: 50 },
   ],
   stock: [
-    { sku: 'sku_chaos_a', available: 1_000_000 },
-    { sku: 'sku_chaos_b', available: 1_000_000 },
-    { sku: 'sku_chaos_c', available: 1_000_000 },
-    /** A few units: later checkouts fail with out_of_stock. */
-    { sku: 'sku_chaos_scarce', available: 12 },
-    /** None at all: designed to fail. */
-    { sku: 'sku_chaos_soldout', available: 0 },
+    ...AMPLE_SKUS.map((sku) => ({ sku, available: 1_000_000 })),
+    { sku: SCARCE_SKU, available: 12 },
+    { sku: SOLD_OUT_SKU, available: 0 },
   ],
   currency: 'EUR',
 } as const;
-
-export const AMPLE_ACCOUNTS = ['acc_chaos_1', 'acc_chaos_2', 'acc_chaos_3'] as const;
-export const AMPLE_SKUS = ['sku_chaos_a', 'sku_chaos_b', 'sku_chaos_c'] as const;
-/** An account the bank has never opened: money sent to it is refused. */
-export const MISSING_ACCOUNT = 'acc_chaos_missing';
 
 /** The request fields the sandboxes' calls are built from, by what they mean. */
 export const FIELDS = {
@@ -76,18 +76,18 @@ export interface Spoil {
 
 /** May fail (insufficient_funds / out_of_stock) depending on who wins the race for the little there is. */
 export const TIGHT_SPOILS: readonly Spoil[] = [
-  { role: 'payer', value: 'acc_chaos_tight', amount: [2_000, 6_000] },
-  { role: 'sku', value: 'sku_chaos_scarce', quantity: [1, 3] },
+  { role: 'payer', value: TIGHT_ACCOUNT, amount: [2_000, 6_000] },
+  { role: 'sku', value: SCARCE_SKU, quantity: [1, 3] },
 ];
 
 /** Must fail: the auditor flags one that succeeds. */
 export const DOOMED_SPOILS: readonly Spoil[] = [
   // The charge or debit is declined; earlier steps are compensated.
-  { role: 'payer', value: 'acc_chaos_poor', amount: [1_000, 5_000], refusal: 'insufficient_funds' },
+  { role: 'payer', value: POOR_ACCOUNT, amount: [1_000, 5_000], refusal: 'insufficient_funds' },
   // The credit is refused; the debit before it is reversed.
   { role: 'payee', value: MISSING_ACCOUNT, refusal: 'account_not_found' },
   // The hold is refused: nothing else runs.
-  { role: 'sku', value: 'sku_chaos_soldout', quantity: [1, 2], refusal: 'out_of_stock' },
+  { role: 'sku', value: SOLD_OUT_SKU, quantity: [1, 2], refusal: 'out_of_stock' },
 ];
 
 /** How the auditor reads a step's effect row: money taken from or given to an account, or items held. */

@@ -6,11 +6,12 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Webhook } from 'standardwebhooks';
 import type { Rng } from './prng.js';
 
 export interface Delivery {
-  /** `webhook-id`: `<tenant>/<key>/completed`. */
+  /** `webhook-id`: the operation's completion event id (completionEventId in workflows/identity.ts). */
   id: string;
   timestamp: string;
   signature: string;
@@ -140,7 +141,6 @@ export function newWebhookSecret(): string {
  * so a replay of the run flaps the same way. Resolves to the number of down windows.
  */
 export async function flakyWhile(receiver: WebhookReceiver, rng: Rng, on: () => boolean): Promise<number> {
-  const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
   let downWindows = 0;
   receiver.setFailRate(0.3);
   while (on()) {
@@ -163,6 +163,6 @@ export async function awaitDelivered(receiver: WebhookReceiver, ids: string[], t
   for (;;) {
     const missing = ids.filter((id) => !delivered(id));
     if (missing.length === 0 || Date.now() > until) return missing;
-    await new Promise((r) => setTimeout(r, 500));
+    await sleep(500);
   }
 }

@@ -3,6 +3,7 @@
 // key on every retry is what makes a retry after a 503 or a reset connection safe.
 //
 //   npx tsx tools/cluster/burst.ts --api http://127.0.0.1:3000 [--count 200] [--concurrency 16]
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 
 const { values: flags } = parseArgs({
@@ -28,10 +29,6 @@ const state = {
   latencies: [] as number[],
 };
 let lastDone = 0;
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
 
 async function one(i: number): Promise<void> {
   const key = `${prefix}-${i}`;

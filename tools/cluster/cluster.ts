@@ -13,6 +13,7 @@ import { grpcServing, HEALTH_SERVICE, httpOk, postgresAccepting } from './health
 import { ensureNamespace } from './namespace.js';
 import { blockPorts, portUses, type ClusterPorts, type PortUse, type TemporalProcessPorts } from './ports.js';
 import { ensureSchema } from './schema.js';
+import type { PartSpec } from '../supervisor/part.js';
 
 /**
  * 16 shards: a shard is the unit a history process owns, so the count bounds how evenly
@@ -53,31 +54,25 @@ export interface ReadyCheck {
 
 export type ClusterRole = 'postgres' | TemporalRole | 'ui';
 
-export interface ClusterProcess {
-  /** Unique, and the prefix of its output: postgres, temporal-history-1... */
-  name: string;
+/**
+ * A process of the cluster, in the supervisor's own terms where they apply (its name, the
+ * environment added to the supervisor's, where and as whom it runs, how it stops), all
+ * given here. How to stop it cleanly: PostgreSQL gets SIGINT, its "fast" shutdown (SIGTERM
+ * would wait for every client to disconnect); the Temporal services drain on SIGTERM (a
+ * history process hands its shards over), which needs a grace period.
+ */
+export interface ClusterProcess
+  extends Pick<PartSpec, 'name' | 'uid' | 'gid'>, Required<Pick<PartSpec, 'cwd' | 'env' | 'stopSignal' | 'stopGraceMs'>> {
   role: ClusterRole;
+  /** The binary and its arguments. */
   file: string;
   args: string[];
-  /** Added to the supervisor's environment. */
-  env: Record<string, string>;
-  cwd: string;
-  /** Run as this user (PostgreSQL refuses to run as root). */
-  uid?: number;
-  gid?: number;
   /** State the process owns on disk, if any (the Temporal services keep theirs in PostgreSQL). */
   dataDir?: string;
   ports: PortUse[];
   /** Names of the processes that must be ready before this one starts. */
   after: string[];
   ready: ReadyCheck;
-  /**
-   * How to stop it cleanly. PostgreSQL gets SIGINT, its "fast" shutdown: SIGTERM would wait
-   * for every client to disconnect. The Temporal services drain on SIGTERM (a history
-   * process hands its shards over), which needs the grace below.
-   */
-  stopSignal: NodeJS.Signals;
-  stopGraceMs: number;
 }
 
 /** When a set-up step can run: before anything starts, once PostgreSQL is ready, or once the whole cluster is. */

@@ -10,10 +10,18 @@ import type { ClusterPorts, TemporalProcessPorts } from './ports.js';
 export type TemporalRole = 'frontend' | 'history' | 'matching' | 'worker';
 export type ServerLogLevel = 'debug' | 'info' | 'warn' | 'error';
 
-export const TEMPORAL_DATABASE = 'temporal';
-export const VISIBILITY_DATABASE = 'temporal_visibility';
 /** The role the services log in as; it owns both databases. */
 export const TEMPORAL_DB_USER = 'temporal';
+
+/**
+ * The server's two stores, each a database of its own: the name the server's config gives
+ * it, the database, and the schema the SQL tool sets up in it (schema.ts).
+ */
+export const STORES = {
+  main: { name: 'postgres-default', database: 'temporal', schema: 'postgresql/v12/temporal' },
+  visibility: { name: 'postgres-visibility', database: 'temporal_visibility', schema: 'postgresql/v12/visibility' },
+} as const;
+type Store = keyof typeof STORES;
 
 export interface ServerConfigInput {
   ports: ClusterPorts;
@@ -30,7 +38,7 @@ export interface ServerConfigInput {
  * max_connections (200): history writes every state transition, the frontend answers
  * visibility queries (list, count), the worker service runs a few system workflows.
  */
-const POOLS: Record<TemporalRole, { main: number; visibility: number }> = {
+const POOLS: Record<TemporalRole, Record<Store, number>> = {
   history: { main: 20, visibility: 5 },
   matching: { main: 10, visibility: 5 },
   frontend: { main: 10, visibility: 10 },
@@ -72,13 +80,15 @@ export function serverConfig(input: ServerConfigInput, role: TemporalRole, own: 
   return {
     log: { stdout: true, level: input.logLevel },
     persistence: {
-      defaultStore: 'postgres-default',
-      visibilityStore: 'postgres-visibility',
+      defaultStore: STORES.main.name,
+      visibilityStore: STORES.visibility.name,
       numHistoryShards: input.numHistoryShards,
-      datastores: {
-        'postgres-default': datastore(ports.postgres, TEMPORAL_DATABASE, pools.main),
-        'postgres-visibility': datastore(ports.postgres, VISIBILITY_DATABASE, pools.visibility),
-      },
+      datastores: Object.fromEntries(
+        (Object.keys(STORES) as Store[]).map((store) => [
+          STORES[store].name,
+          datastore(ports.postgres, STORES[store].database, pools[store]),
+        ]),
+      ),
     },
     global: {
       membership: { maxJoinDuration: '30s', broadcastAddress: '127.0.0.1' },

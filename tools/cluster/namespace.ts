@@ -1,6 +1,7 @@
 // The namespace the project uses, on a cluster that starts with none: the dev server
 // creates `default` by itself, a real server does not. Registered once, then prepared
 // exactly as every other Temporal the project runs on (search attributes, retention).
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
 import {
   retentionDuration,
@@ -53,7 +54,7 @@ async function retryWhileNotFound<T>(fn: () => Promise<T>, timeoutMs = 30_000): 
       return await fn();
     } catch (err) {
       if (!isNotFound(err) || Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 250));
+      await sleep(250);
     }
   }
 }

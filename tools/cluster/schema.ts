@@ -6,14 +6,9 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { ensureDatabase, psql } from '../../tools/postgres.js';
-import { TEMPORAL_DATABASE, TEMPORAL_DB_USER, VISIBILITY_DATABASE } from './config.js';
+import { STORES, TEMPORAL_DB_USER } from './config.js';
 
 const run = promisify(execFile);
-
-const SCHEMAS = [
-  { database: TEMPORAL_DATABASE, schema: 'postgresql/v12/temporal' },
-  { database: VISIBILITY_DATABASE, schema: 'postgresql/v12/visibility' },
-];
 
 export interface SchemaResult {
   database: string;
@@ -29,7 +24,7 @@ export async function ensureSchema(sqlTool: string, port: number): Promise<Schem
     `DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '${TEMPORAL_DB_USER}') THEN CREATE ROLE ${TEMPORAL_DB_USER} LOGIN; END IF; END $$`,
   );
   const results: SchemaResult[] = [];
-  for (const { database, schema } of SCHEMAS) {
+  for (const { database, schema } of Object.values(STORES)) {
     ensureDatabase(port, database);
     psql(port, `ALTER DATABASE ${database} OWNER TO ${TEMPORAL_DB_USER}`);
     psql(port, `ALTER SCHEMA public OWNER TO ${TEMPORAL_DB_USER}`, database);

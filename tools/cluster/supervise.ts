@@ -10,6 +10,7 @@ import { AbortedError, StartError } from '../supervisor/ready.js';
 import type { Supervisor } from '../supervisor/supervisor.js';
 import { TEMPORAL_CONNECTION_VARS } from '../../common/temporal.js';
 import type { ClusterDefinition, ClusterProcess, SetupPhase, SetupStep } from './cluster.js';
+import { startInWaves } from './waves.js';
 
 export interface SuperviseOptions {
   supervisor: Supervisor;
@@ -107,25 +108,16 @@ export async function superviseCluster(definition: ClusterDefinition, opts: Supe
     );
   }
 
-  // Waves: every process whose dependencies are ready starts at once; the schema goes in
-  // as soon as PostgreSQL accepts connections, before any Temporal service needs it.
-  const ready = new Set<string>();
-  const pending = [...definition.processes];
-  while (pending.length > 0) {
-    const wave = pending.filter((p) => p.after.every((a) => ready.has(a)));
-    if (wave.length === 0) throw new Error(`cannot order ${pending.map((p) => p.name).join(', ')}`);
-    await Promise.all(
-      wave.map(async (p) => {
-        opts.onStarting?.(p);
-        const t0 = performance.now();
-        await cluster.part(p.name).start(opts.signal);
-        opts.onReady?.(p, performance.now() - t0);
-        ready.add(p.name);
-      }),
-    );
-    for (const p of wave) pending.splice(pending.indexOf(p), 1);
-    if (wave.some((p) => p.role === 'postgres')) await runSteps('postgres-ready');
-  }
+  await startInWaves(
+    definition.processes,
+    async (p) => {
+      opts.onStarting?.(p);
+      const t0 = performance.now();
+      await cluster.part(p.name).start(opts.signal);
+      opts.onReady?.(p, performance.now() - t0);
+    },
+    () => runSteps('postgres-ready'),
+  );
   await runSteps('cluster-ready');
   return cluster;
 }

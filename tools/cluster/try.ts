@@ -9,6 +9,7 @@
 import { appendFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
@@ -17,6 +18,7 @@ import { defineCluster, type ClusterDefinition, type ClusterProcess, type SetupP
 import type { ServerLogLevel } from './config.js';
 import { httpOk } from './health.js';
 import { findFreeBase } from './ports.js';
+import { startInWaves } from './waves.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const started = Date.now();
@@ -44,10 +46,6 @@ function event(message: string): void {
   const line = `${new Date().toISOString()} +${((Date.now() - started) / 1000).toFixed(3)}s ${message}`;
   console.log(line);
   appendFileSync(eventsFile, line + '\n');
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }
 
 function portFree(port: number): Promise<boolean> {
@@ -155,21 +153,14 @@ async function runSteps(def: ClusterDefinition, phase: SetupPhase): Promise<void
 
 /** Starts every process once those it depends on are ready; independent ones start together. */
 async function startAll(def: ClusterDefinition): Promise<void> {
-  const ready = new Set<string>();
-  const pending = [...def.processes];
-  while (pending.length > 0) {
-    const wave = pending.filter((p) => p.after.every((a) => ready.has(a)));
-    if (wave.length === 0) throw new Error(`cannot order ${pending.map((p) => p.name).join(', ')}`);
-    await Promise.all(
-      wave.map(async (p) => {
-        const ms = await waitReady(p, spawn(p));
-        event(`${p.name} ready in ${ms} ms`);
-        ready.add(p.name);
-        pending.splice(pending.indexOf(p), 1);
-      }),
-    );
-    if (wave.some((p) => p.role === 'postgres')) await runSteps(def, 'postgres-ready');
-  }
+  await startInWaves(
+    def.processes,
+    async (p) => {
+      const ms = await waitReady(p, spawn(p));
+      event(`${p.name} ready in ${ms} ms`);
+    },
+    () => runSteps(def, 'postgres-ready'),
+  );
 }
 
 /** Proves the frontend → history → matching path without any worker of ours. */
