@@ -136,3 +136,35 @@ export function defineOperation<S extends TObject>(definition: OperationDefiniti
   }
   return definition;
 }
+
+/**
+ * A step that is one declared call to a service keeping the keyed contract (the sandboxes'
+ * and the shipping example's): `POST <collection>` with the derived key as Idempotency-Key,
+ * undone by `POST <collection>/{key}/<undo.action>`, its effect read at
+ * `GET <collection>/{key}`, in force while its status is one of `present`.
+ */
+export function keyedHttpStep<R>(step: {
+  name: string;
+  keySuffix: string;
+  service: string;
+  collection: string;
+  body: (request: R) => Record<string, unknown>;
+  businessErrors: Readonly<Record<string, string>>;
+  undo: { name: string; action: string };
+  result: Readonly<Record<string, string>>;
+  present: readonly string[];
+}): StepDefinition<R> {
+  return {
+    name: step.name,
+    keySuffix: step.keySuffix,
+    service: step.service,
+    call: { kind: 'http', method: 'POST', path: step.collection, body: step.body },
+    businessErrors: step.businessErrors,
+    compensation: {
+      name: step.undo.name,
+      call: { kind: 'http', method: 'POST', path: `${step.collection}/{key}/${step.undo.action}` },
+    },
+    result: step.result,
+    effect: { path: `${step.collection}/{key}`, present: step.present },
+  };
+}
