@@ -28,10 +28,7 @@ export interface BankClient {
 export function createBankClient(opts: HttpOptions): BankClient {
   const bank = keyedService('bank', opts);
   return {
-    async charge(key, request) {
-      const answer = await bank.effect('/charges', key, request);
-      return { chargeId: String(answer.body.id), replayed: answer.replayed };
-    },
+    charge: bank.creator('/charges', 'chargeId'),
     async reverse(key) {
       const answer = await bank.action('/charges/{key}/reverse', key, { undo: true });
       return {

@@ -32,10 +32,7 @@ function state(answer: DownstreamAnswer): ReservationState {
 export function createReservationsClient(opts: HttpOptions): ReservationsClient {
   const reservations = keyedService('reservations', opts);
   return {
-    async hold(key, request) {
-      const answer = await reservations.effect('/reservations', key, request);
-      return { reservationId: String(answer.body.id), replayed: answer.replayed };
-    },
+    hold: reservations.creator('/reservations', 'reservationId'),
     confirm: async (key) => state(await reservations.action('/reservations/{key}/confirm', key, { undo: false })),
     release: async (key) => state(await reservations.action('/reservations/{key}/release', key, { undo: true })),
   };

@@ -50,22 +50,23 @@ export const CHARGE_REFUSALS = {
 export const CHARGE_EFFECT = { path: '/charges/{key}', present: ['captured'] } as const;
 
 /**
- * A charge at the bank as a declared step: the amount taken from `account(request)`,
- * reversed by the compensation `undo`, its id the operation's `resultField`.
+ * A charge at the bank as a declared step: the request's `amount` in its `currency` taken
+ * from the account in its field `account`, reversed by the compensation `undo`, the
+ * charge's id the operation's `resultField`.
  */
-export function bankCharge<R extends { amount: number; currency: string }>(step: {
+export function bankCharge<const A extends string>(step: {
   name: string;
   keySuffix: string;
-  account: (request: R) => string;
+  account: A;
   undo: string;
   resultField: string;
-}): StepDefinition<R> {
-  return keyedHttpStep<R>({
+}): StepDefinition<Record<A | 'amount' | 'currency', unknown>> {
+  return keyedHttpStep({
     name: step.name,
     keySuffix: step.keySuffix,
     service: 'bank',
     collection: '/charges',
-    body: (request) => ({ account: step.account(request), amount: request.amount, currency: request.currency }),
+    body: { account: step.account, amount: 'amount', currency: 'currency' } as const,
     businessErrors: CHARGE_REFUSALS,
     undo: { name: step.undo, action: 'reverse' },
     result: { [step.resultField]: 'id' },

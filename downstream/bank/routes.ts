@@ -5,14 +5,14 @@
 //   POST /credits                Idempotency-Key → one credit per key, answer stored and replayed
 //   POST /credits/{key}/reverse  take the credit back once, or fence a credit that has not arrived
 //   GET  /charges/{key}, /credits/{key}, /accounts/{id}   reads for auditors; never faulted
-import { Type, type TSchema } from 'typebox';
+import { Type } from 'typebox';
 import { Problem } from '../../common/http/problem.js';
 import type { FaultInjector } from '../shared/faults.js';
 import type { SandboxApp } from '../shared/http.js';
 import type { EffectResponse, IdempotentExecutor } from '../shared/idempotency.js';
 import { fencedRefusal, refusal, registerKeyedActions, registerKeyedEffect, registerKeyedRead } from '../shared/keyed-routes.js';
 import type { BankLedger, ChargeOutcome, CreditOutcome, MovementRequest, Refusal, ReversalOutcome } from './ledger.js';
-import { AccountSchema, AccountViewSchema, CHARGE_SCHEMAS, CREDIT_SCHEMAS } from './schemas.js';
+import { AccountSchema, AccountViewSchema, MOVEMENT_SCHEMAS } from './schemas.js';
 
 /** The answer a charge outcome gets; business refusals are answers too, stored and replayed. */
 export function chargeAnswer(outcome: ChargeOutcome): EffectResponse {
@@ -45,11 +45,11 @@ function movementRefusal(noun: 'charge' | 'credit', outcome: Refusal): EffectRes
 
 /** How one kind of entry (charges, credits) is reached over HTTP. */
 interface EntryRoutes {
-  /** `/charges`: the keyed POST, and the prefix of the reads and reversals by key. */
-  path: '/charges' | '/credits';
-  /** The noun in messages and the code of a missing entry (`charge_not_found`). */
-  noun: 'charge' | 'credit';
-  schemas: { request: TSchema; applied: TSchema; view: TSchema; reversal: TSchema };
+  /**
+   * Names the collection (`/charges`: the keyed POST, and the prefix of the reads and
+   * reversals by key), its schemas, and the code of a missing entry (`charge_not_found`).
+   */
+  noun: keyof typeof MOVEMENT_SCHEMAS;
   /**
    * Inside the key's transaction, with the instant the key was claimed: the balance change
    * and its stored answer commit together.
@@ -79,17 +79,13 @@ export function registerBankRoutes(
   );
 
   registerEntryRoutes(app, executor, faults, {
-    path: '/charges',
     noun: 'charge',
-    schemas: CHARGE_SCHEMAS,
     apply: (key, req, claimedAt) => chargeAnswer(ledger.charge(key, req, claimedAt)),
     read: (key) => ledger.getCharge(key),
     reverse: (key) => ledger.reverseCharge(key),
   });
   registerEntryRoutes(app, executor, faults, {
-    path: '/credits',
     noun: 'credit',
-    schemas: CREDIT_SCHEMAS,
     apply: (key, req, claimedAt) => creditAnswer(ledger.credit(key, req, claimedAt)),
     read: (key) => ledger.getCredit(key),
     reverse: (key) => ledger.reverseCredit(key),
@@ -98,26 +94,28 @@ export function registerBankRoutes(
 
 /** The keyed POST, the read by key and the reversal by key of one kind of entry. */
 function registerEntryRoutes(app: SandboxApp, executor: IdempotentExecutor, faults: FaultInjector, entry: EntryRoutes): void {
-  const prefix = `${entry.path}/`;
+  const path = `/${entry.noun}s`;
+  const prefix = `${path}/`;
+  const schemas = MOVEMENT_SCHEMAS[entry.noun];
   registerKeyedEffect(
     app,
     { executor, faults },
     {
-      path: entry.path,
-      schemas: { body: entry.schemas.request, created: entry.schemas.applied },
+      path,
+      schemas: { body: schemas.request, created: schemas.applied },
       effect: (key, body, claimedAt) => entry.apply(key, body as MovementRequest, claimedAt),
     },
   );
   registerKeyedRead(app, {
     prefix,
-    view: entry.schemas.view,
+    view: schemas.view,
     read: entry.read,
     notFound: (key) => new Problem(404, `${entry.noun}_not_found`, `no ${entry.noun} has been made or fenced under key ${key}`),
   });
 
   registerKeyedActions(app, faults, {
     prefix,
-    response: entry.schemas.reversal,
+    response: schemas.reversal,
     actions: {
       '/reverse': (key) => {
         const { reversal, changed } = entry.reverse(key);

@@ -70,5 +70,7 @@ function movementSchemas(noun: 'charge' | 'credit', applied: 'captured' | 'credi
   };
 }
 
-export const CHARGE_SCHEMAS = movementSchemas('charge', 'captured', 'refunded');
-export const CREDIT_SCHEMAS = movementSchemas('credit', 'credited', 'reclaimed');
+export const MOVEMENT_SCHEMAS = {
+  charge: movementSchemas('charge', 'captured', 'refunded'),
+  credit: movementSchemas('credit', 'credited', 'reclaimed'),
+};

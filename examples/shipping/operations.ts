@@ -17,7 +17,7 @@
 //
 // This module is bundled into the workflow code, so it must stay plain data and pure
 // functions of the request: no I/O, no Node built-ins, no clock, no randomness.
-import { Type, type Static } from 'typebox';
+import { Type } from 'typebox';
 import { defineOperation, keyedHttpStep } from '../../workflows/definition.js';
 import { Account, Amount, bankCharge, Currency, formatAmount, RequestBody } from '../../workflows/fields.js';
 
@@ -34,8 +34,6 @@ export const FulfilmentRequest = RequestBody('An order to fulfil: charge the acc
   postcode: Type.String({ pattern: '^[A-Za-z0-9 -]{2,12}$', description: 'Postcode of the destination' }),
 });
 
-type Fulfilment = Static<typeof FulfilmentRequest>;
-
 export const fulfilment = defineOperation({
   type: 'fulfilment',
   plural: 'fulfilments',
@@ -45,21 +43,21 @@ export const fulfilment = defineOperation({
     // The bank's charge, declared: its refusals (insufficient_funds, …) are final answers,
     // and refund_customer is registered before it is sent, since a charge whose answer was
     // lost may still exist.
-    bankCharge<Fulfilment>({
+    bankCharge({
       name: 'charge_customer',
       keySuffix: 'charge',
-      account: ({ account }) => account,
+      account: 'account',
       undo: 'refund_customer',
       resultField: 'chargeId',
     }),
     // The shipping service keeps the same keyed contract: POST /shipments with the key,
     // POST /shipments/{key}/cancel, GET /shipments/{key}.
-    keyedHttpStep<Fulfilment>({
+    keyedHttpStep({
       name: 'create_shipment',
       keySuffix: 'shipment',
       service: 'shipping',
       collection: '/shipments',
-      body: ({ recipient, country, postcode }) => ({ recipient, country, postcode }),
+      body: { recipient: 'recipient', country: 'country', postcode: 'postcode' },
       businessErrors: { destination_not_served: 'destination_not_served' },
       undo: { name: 'cancel_shipment', action: 'cancel' },
       result: { shipmentId: 'id', trackingNumber: 'trackingNumber' },

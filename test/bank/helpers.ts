@@ -2,14 +2,8 @@
 // app listening on 127.0.0.1, port 0, spoken to with fetch.
 import { randomUUID } from 'node:crypto';
 import { buildApp, type BankDeps } from '../../downstream/bank/app.js';
-import {
-  sandboxKey,
-  startSandboxService,
-  useSandbox,
-  type Answer,
-  type SandboxUnderTest,
-  type ServiceOptions,
-} from '../support/sandbox-harness.js';
+import { sandboxKey, startSandboxService, useSandbox } from '../support/sandbox-harness.js';
+import type { Answer, SandboxUnderTest, ServiceOptions } from '../support/sandbox-harness.js';
 
 export { expectProblem, networkError, type Answer } from '../support/sandbox-harness.js';
 

@@ -3,14 +3,8 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import { buildApp, type ReservationsDeps } from '../../downstream/reservations/app.js';
-import {
-  sandboxKey,
-  startSandboxService,
-  useSandbox,
-  type Answer,
-  type SandboxUnderTest,
-  type ServiceOptions,
-} from '../support/sandbox-harness.js';
+import { sandboxKey, startSandboxService, useSandbox } from '../support/sandbox-harness.js';
+import type { Answer, SandboxUnderTest, ServiceOptions } from '../support/sandbox-harness.js';
 
 export { expectProblem, manualClock, networkError, type Answer } from '../support/sandbox-harness.js';
 

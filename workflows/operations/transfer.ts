@@ -10,7 +10,7 @@
 //
 // Both steps are declared calls: no activity code, the generic service activity makes them
 // with the derived key as Idempotency-Key and classifies the bank's answers.
-import { Type, type Static } from 'typebox';
+import { Type } from 'typebox';
 import { defineOperation, keyedHttpStep } from '../definition.js';
 import { Account, Amount, bankCharge, Currency, Description, formatAmount, RequestBody } from '../fields.js';
 
@@ -22,8 +22,6 @@ export const TransferRequest = RequestBody('A transfer: debit one account, credi
   description: Type.Optional(Description),
 });
 
-type Transfer = Static<typeof TransferRequest>;
-
 export const transfer = defineOperation({
   type: 'transfer',
   plural: 'transfers',
@@ -31,19 +29,19 @@ export const transfer = defineOperation({
   request: TransferRequest,
   check: ({ from, to }) => (from === to ? [{ field: 'to', message: 'must not be the same account as from' }] : []),
   steps: [
-    bankCharge<Transfer>({
+    bankCharge({
       name: 'debit_source',
       keySuffix: 'debit',
-      account: ({ from }) => from,
+      account: 'from',
       undo: 'reverse_debit',
       resultField: 'debitId',
     }),
-    keyedHttpStep<Transfer>({
+    keyedHttpStep({
       name: 'credit_destination',
       keySuffix: 'credit',
       service: 'bank',
       collection: '/credits',
-      body: ({ to, amount, currency }) => ({ account: to, amount, currency }),
+      body: { account: 'to', amount: 'amount', currency: 'currency' },
       businessErrors: { account_not_found: 'destination_not_found', currency_mismatch: 'currency_mismatch' },
       undo: { name: 'reverse_credit', action: 'reverse' },
       result: { creditId: 'id' },
