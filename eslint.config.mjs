@@ -68,7 +68,6 @@ export default tseslint.config(
   ),
   {
     files: ['workflows/**/*.ts'],
-    languageOptions: { globals: {} },
     rules: {
       'no-restricted-imports': [
         'error',
@@ -83,17 +82,35 @@ export default tseslint.config(
         },
       ],
       '@typescript-eslint/consistent-type-imports': 'off',
+    },
+  },
+  {
+    // Workflow code is replayed, and an operation definition (a built-in one or an
+    // example's) is bundled into it: neither reads the environment, does I/O, or reads the
+    // clock or a random source.
+    files: ['workflows/**/*.ts', 'examples/*/operations.ts'],
+    languageOptions: { globals: {} },
+    rules: {
       'no-restricted-globals': [
         'error',
-        { name: 'process', message: 'No env reads in workflows: pass settings in the workflow input.' },
-        { name: 'require', message: 'No dynamic requires in workflows.' },
-        { name: 'fetch', message: 'No I/O in workflows: call an activity.' },
+        { name: 'process', message: 'No env reads in workflow code: pass settings in the workflow input.' },
+        { name: 'require', message: 'No dynamic requires in workflow code.' },
+        { name: 'fetch', message: 'No I/O in workflow code: call an activity, or declare the call as a step.' },
         { name: 'setInterval', message: 'Use sleep() from @temporalio/workflow.' },
       ],
       'no-restricted-properties': [
         'error',
-        { object: 'Date', property: 'now', message: 'Use workflow time via sleep/condition, or pass time in.' },
-        { object: 'Math', property: 'random', message: 'Use uuid4() from @temporalio/workflow.' },
+        {
+          object: 'Date',
+          property: 'now',
+          message: 'Workflow code is replayed: use workflow time via sleep/condition, or pass time in.',
+        },
+        {
+          object: 'Math',
+          property: 'random',
+          message:
+            'Workflow code is replayed: use uuid4() from @temporalio/workflow; a definition is a pure function of the request.',
+        },
       ],
     },
   },
@@ -118,7 +135,6 @@ export default tseslint.config(
     // An example's definitions are bundled into the workflow code like the built-in ones:
     // plain data, importing typebox and retrysafe's definition types only (not its service).
     files: ['examples/*/operations.ts'],
-    languageOptions: { globals: {} },
     rules: {
       'no-restricted-imports': [
         'error',
@@ -131,16 +147,6 @@ export default tseslint.config(
             },
           ],
         },
-      ],
-      'no-restricted-globals': [
-        'error',
-        { name: 'process', message: 'No env reads in a definition: it is workflow code.' },
-        { name: 'fetch', message: 'No I/O in a definition: declare the call as a step.' },
-      ],
-      'no-restricted-properties': [
-        'error',
-        { object: 'Date', property: 'now', message: 'A definition is a pure function of the request.' },
-        { object: 'Math', property: 'random', message: 'A definition is a pure function of the request.' },
       ],
     },
   },

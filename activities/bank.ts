@@ -1,6 +1,6 @@
 // Client of the bank: a keyed charge and its keyed reversal. Answers are classified by the
 // one rule in http.ts; which refusals are business outcomes is the step definition's to say.
-import { callDownstream, expectSuccess, expectUndone, pathKey, type HttpOptions } from './http.js';
+import { keyedService, type HttpOptions } from './http.js';
 
 export interface ChargeRequest {
   account: string;
@@ -26,16 +26,11 @@ export interface BankClient {
 }
 
 export function createBankClient(opts: HttpOptions): BankClient {
+  const bank = keyedService('bank', opts);
   return {
-    async charge(key, request) {
-      const answer = expectSuccess(
-        'bank',
-        await callDownstream(opts, 'POST', '/charges', { idempotencyKey: key, body: request }),
-      );
-      return { chargeId: String(answer.body.id), replayed: answer.replayed };
-    },
+    charge: bank.creator('/charges', 'chargeId'),
     async reverse(key) {
-      const answer = expectUndone('bank', await callDownstream(opts, 'POST', `/charges/${pathKey(key)}/reverse`, { body: {} }));
+      const answer = await bank.action('/charges/{key}/reverse', key, { undo: true });
       return {
         status: answer.body.status as Reversal['status'],
         chargeId: (answer.body.chargeId as string | null) ?? null,

@@ -91,6 +91,37 @@ function currentRequestId(): string | undefined {
   }
 }
 
+/**
+ * A hand-written client's two kinds of call to one service: the keyed effect (POST `path`
+ * with the key as Idempotency-Key), answered by the one rule; and an action on what was
+ * done under a key (`/charges/{key}/reverse`), with no input, answered by the one rule or,
+ * for an undo, retried until it succeeds. (A function replaces `{key}`: a key may hold `$`,
+ * which a replacement string would read as a pattern.)
+ */
+export function keyedService(service: string, opts: HttpOptions) {
+  const effect = async (path: string, key: string, body: unknown): Promise<DownstreamAnswer> =>
+    expectSuccess(service, await callDownstream(opts, 'POST', path, { idempotencyKey: key, body }));
+  return {
+    /** The keyed effect as a client method: the new entry's id (under `idName`), and whether it was replayed. */
+    creator:
+      <N extends string>(path: string, idName: N) =>
+      async (key: string, body: unknown): Promise<Record<N, string> & { replayed: boolean }> => {
+        const answer = await effect(path, key, body);
+        return { [idName]: String(answer.body.id), replayed: answer.replayed } as Record<N, string> & { replayed: boolean };
+      },
+    action: async (path: string, key: string, { undo }: { undo: boolean }): Promise<DownstreamAnswer> =>
+      (undo ? expectUndone : expectSuccess)(
+        service,
+        await callDownstream(
+          opts,
+          'POST',
+          path.replace('{key}', () => pathKey(key)),
+          { body: {} },
+        ),
+      ),
+  };
+}
+
 export function pathKey(key: string): string {
   return encodeURIComponent(key);
 }

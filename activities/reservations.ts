@@ -1,7 +1,7 @@
 // Client of the reservation service: holds with a key, confirm and release idempotent by
 // state. Answers are classified by the one rule in http.ts: a confirm of a hold that is gone
 // (released, fenced, declined) is a final refusal, expired a business one when the step says so.
-import { callDownstream, expectSuccess, expectUndone, pathKey, type DownstreamAnswer, type HttpOptions } from './http.js';
+import { keyedService, type DownstreamAnswer, type HttpOptions } from './http.js';
 
 export interface HoldRequest {
   items: Array<{ sku: string; quantity: number }>;
@@ -30,23 +30,10 @@ function state(answer: DownstreamAnswer): ReservationState {
 }
 
 export function createReservationsClient(opts: HttpOptions): ReservationsClient {
+  const reservations = keyedService('reservations', opts);
   return {
-    async hold(key, request) {
-      const answer = expectSuccess(
-        'reservations',
-        await callDownstream(opts, 'POST', '/reservations', { idempotencyKey: key, body: request }),
-      );
-      return { reservationId: String(answer.body.id), replayed: answer.replayed };
-    },
-    async confirm(key) {
-      return state(
-        expectSuccess('reservations', await callDownstream(opts, 'POST', `/reservations/${pathKey(key)}/confirm`, { body: {} })),
-      );
-    },
-    async release(key) {
-      return state(
-        expectUndone('reservations', await callDownstream(opts, 'POST', `/reservations/${pathKey(key)}/release`, { body: {} })),
-      );
-    },
+    hold: reservations.creator('/reservations', 'reservationId'),
+    confirm: async (key) => state(await reservations.action('/reservations/{key}/confirm', key, { undo: false })),
+    release: async (key) => state(await reservations.action('/reservations/{key}/release', key, { undo: true })),
   };
 }

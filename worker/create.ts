@@ -1,7 +1,7 @@
 // Builds a worker for the retrysafe task queue: the workflows (bundle.ts) and the
 // activities wired to real downstream clients (and, when configured, the completion
 // webhooks' URLs and secret, and the activities of operations loaded from outside).
-// Shared by worker/main.ts and the tests.
+// Shared by worker/main.ts, the tests and the bench, with how an entry point runs it.
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
 import { createBankClient } from '../activities/bank.js';
@@ -85,4 +85,16 @@ function bundleOptionsForWorker(options: ReturnType<typeof workflowBundleOptions
       ...(options.webpackConfigHook ? { webpackConfigHook: options.webpackConfigHook } : {}),
     },
   };
+}
+
+/**
+ * Runs a worker until it shuts down (a signal, or `worker.shutdown()`), then closes its
+ * connection: the entry points' last step.
+ */
+export async function runUntilShutdown(worker: Worker, connection: NativeConnection): Promise<void> {
+  try {
+    await worker.run();
+  } finally {
+    await connection.close();
+  }
 }

@@ -6,7 +6,7 @@ import { createLogger } from '../common/logger.js';
 import { loadOperationActivities, loadOperations } from '../common/operations.js';
 import { loadTemporalSettings } from '../common/temporal.js';
 import { loadWorkerConfig } from './config.js';
-import { createWorker } from './create.js';
+import { createWorker, runUntilShutdown } from './create.js';
 
 async function run(): Promise<void> {
   const config = loadWorkerConfig();
@@ -63,11 +63,7 @@ async function run(): Promise<void> {
     },
     'worker ready',
   );
-  try {
-    await worker.run();
-  } finally {
-    await connection.close();
-  }
+  await runUntilShutdown(worker, connection);
 }
 
 run().catch((err) => {

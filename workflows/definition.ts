@@ -136,3 +136,38 @@ export function defineOperation<S extends TObject>(definition: OperationDefiniti
   }
   return definition;
 }
+
+/**
+ * A step that is one declared call to a service keeping the keyed contract (the sandboxes'
+ * and the shipping example's): `POST <collection>` with the derived key as Idempotency-Key
+ * and a body of request fields (`body`: body field → request field), undone by
+ * `POST <collection>/{key}/<undo.action>`, its effect read at `GET <collection>/{key}`, in
+ * force while its status is one of `present`.
+ */
+export function keyedHttpStep<const B extends Readonly<Record<string, string>>>(step: {
+  name: string;
+  keySuffix: string;
+  service: string;
+  collection: string;
+  body: B;
+  businessErrors: Readonly<Record<string, string>>;
+  undo: { name: string; action: string };
+  result: Readonly<Record<string, string>>;
+  present: readonly string[];
+}): StepDefinition<Record<B[keyof B], unknown>> {
+  const body = (request: Record<B[keyof B], unknown>) =>
+    Object.fromEntries(Object.entries(step.body).map(([field, from]) => [field, request[from as B[keyof B]]]));
+  return {
+    name: step.name,
+    keySuffix: step.keySuffix,
+    service: step.service,
+    call: { kind: 'http', method: 'POST', path: step.collection, body },
+    businessErrors: step.businessErrors,
+    compensation: {
+      name: step.undo.name,
+      call: { kind: 'http', method: 'POST', path: `${step.collection}/{key}/${step.undo.action}` },
+    },
+    result: step.result,
+    effect: { path: `${step.collection}/{key}`, present: step.present },
+  };
+}

@@ -1,8 +1,10 @@
-// Request fields the built-in operations share, in TypeBox: the API validates with them and
-// the OpenAPI document, the client's types and the CLI's options are made from them.
-// Deterministic (imported by workflow code through the definitions): the currency list is
-// the runtime's own ISO 4217 table, the same for the API and the worker of one release.
-import { Type } from 'typebox';
+// What the operations' definitions share: request fields in TypeBox (the API validates
+// with them and the OpenAPI document, the client's types and the CLI's options are made
+// from them), and the bank's charge as a step. Deterministic (imported by workflow code
+// through the definitions): the currency list is the runtime's own ISO 4217 table, the
+// same for the API and the worker of one release.
+import { Type, type TProperties } from 'typebox';
+import { keyedHttpStep, type StepDefinition } from './definition.js';
 
 /** Ajv format: ISO 4217 codes this runtime knows (Node 20: the current, non-test codes). */
 export const CURRENCY_FORMAT = 'iso4217';
@@ -32,6 +34,45 @@ export const Currency = Type.String({
 });
 
 export const Description = Type.String({ maxLength: 500, description: 'Free text kept with the operation' });
+
+/** An operation's request: exactly these fields, described for the OpenAPI document. */
+export const RequestBody = <P extends TProperties>(description: string, properties: P) =>
+  Type.Object(properties, { additionalProperties: false, description });
+
+/** The bank's final refusals of a charge, each the operation's error code of the same name. */
+export const CHARGE_REFUSALS = {
+  insufficient_funds: 'insufficient_funds',
+  account_not_found: 'account_not_found',
+  currency_mismatch: 'currency_mismatch',
+} as const;
+
+/** Where an auditor reads a charge: captured while in force. */
+export const CHARGE_EFFECT = { path: '/charges/{key}', present: ['captured'] } as const;
+
+/**
+ * A charge at the bank as a declared step: the request's `amount` in its `currency` taken
+ * from the account in its field `account`, reversed by the compensation `undo`, the
+ * charge's id the operation's `resultField`.
+ */
+export function bankCharge<const A extends string>(step: {
+  name: string;
+  keySuffix: string;
+  account: A;
+  undo: string;
+  resultField: string;
+}): StepDefinition<Record<A | 'amount' | 'currency', unknown>> {
+  return keyedHttpStep({
+    name: step.name,
+    keySuffix: step.keySuffix,
+    service: 'bank',
+    collection: '/charges',
+    body: { account: step.account, amount: 'amount', currency: 'currency' } as const,
+    businessErrors: CHARGE_REFUSALS,
+    undo: { name: step.undo, action: 'reverse' },
+    result: { [step.resultField]: 'id' },
+    present: CHARGE_EFFECT.present,
+  });
+}
 
 /**
  * Decimals of each currency asked about, once each: building an Intl.NumberFormat costs more

@@ -86,7 +86,7 @@ export interface CreditReversal {
 }
 
 /** Refusals a charge and a credit share. */
-type Refusal =
+export type Refusal =
   /** A reversal fenced the key before this entry arrived: it is never executed. */
   | { kind: 'fenced' }
   | { kind: 'account_not_found'; account: string }

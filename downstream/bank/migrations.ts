@@ -8,7 +8,11 @@
 // original schema, IF NOT EXISTS throughout) finds its tables already there.
 import type Database from 'better-sqlite3';
 
-const STEPS: ReadonlyArray<(db: Database.Database) => void> = [
+/**
+ * The steps, oldest first. A step that has shipped is never edited: files it wrote exist
+ * (the tests build a first-build file from the first one).
+ */
+export const STEPS: ReadonlyArray<(db: Database.Database) => void> = [
   // 1. Accounts and charges.
   (db) =>
     db.exec(`

@@ -5,62 +5,37 @@
 //   POST /credits                Idempotency-Key → one credit per key, answer stored and replayed
 //   POST /credits/{key}/reverse  take the credit back once, or fence a credit that has not arrived
 //   GET  /charges/{key}, /credits/{key}, /accounts/{id}   reads for auditors; never faulted
-import { Type, type TSchema } from 'typebox';
+import { Type } from 'typebox';
 import { Problem } from '../../common/http/problem.js';
-import { FaultInjector, killConnection } from '../shared/faults.js';
+import type { FaultInjector } from '../shared/faults.js';
 import type { SandboxApp } from '../shared/http.js';
-import { idempotencyKeyOf, keyFromPath, requireIdempotencyKey } from '../shared/idempotency-key.js';
-import { sendExecution, type EffectResponse, type IdempotentExecutor } from '../shared/idempotency.js';
-import type { BankLedger, ChargeOutcome, CreditOutcome, MovementRequest, ReversalOutcome } from './ledger.js';
-import {
-  AccountSchema,
-  AccountViewSchema,
-  CapturedChargeSchema,
-  ChargeRequestSchema,
-  ChargeViewSchema,
-  CreditReversalSchema,
-  CreditRequestSchema,
-  CreditSchema,
-  CreditViewSchema,
-  ReversalSchema,
-} from './schemas.js';
-
-const refusal = (status: number, code: string, detail: string): EffectResponse => ({
-  status,
-  body: new Problem(status, code, detail).body(),
-});
+import type { EffectResponse, IdempotentExecutor } from '../shared/idempotency.js';
+import { fencedRefusal, refusal, registerKeyedActions, registerKeyedEffect, registerKeyedRead } from '../shared/keyed-routes.js';
+import type { BankLedger, ChargeOutcome, CreditOutcome, MovementRequest, Refusal, ReversalOutcome } from './ledger.js';
+import { AccountSchema, AccountViewSchema, MOVEMENT_SCHEMAS } from './schemas.js';
 
 /** The answer a charge outcome gets; business refusals are answers too, stored and replayed. */
 export function chargeAnswer(outcome: ChargeOutcome): EffectResponse {
   switch (outcome.kind) {
     case 'captured':
       return { status: 201, body: outcome.charge };
-    case 'fenced':
-      return refusal(
-        410,
-        'charge_fenced',
-        'this charge was reversed before it arrived; it will never be executed. Use a new key for a new charge',
-      );
-    case 'account_not_found':
-      return refusal(422, 'account_not_found', `there is no account ${outcome.account}`);
-    case 'currency_mismatch':
-      return refusal(422, 'currency_mismatch', `account ${outcome.account} holds ${outcome.held}, not ${outcome.requested}`);
     case 'insufficient_funds':
       return refusal(402, 'insufficient_funds', `account ${outcome.account} cannot cover ${outcome.amount} ${outcome.currency}`);
+    default:
+      return movementRefusal('charge', outcome);
   }
 }
 
 /** The answer a credit outcome gets: the charge's codes, except that no credit lacks funds. */
 export function creditAnswer(outcome: CreditOutcome): EffectResponse {
+  return outcome.kind === 'credited' ? { status: 201, body: outcome.credit } : movementRefusal('credit', outcome);
+}
+
+/** The refusals a charge and a credit share. */
+function movementRefusal(noun: 'charge' | 'credit', outcome: Refusal): EffectResponse {
   switch (outcome.kind) {
-    case 'credited':
-      return { status: 201, body: outcome.credit };
     case 'fenced':
-      return refusal(
-        410,
-        'credit_fenced',
-        'this credit was reversed before it arrived; it will never be executed. Use a new key for a new credit',
-      );
+      return fencedRefusal(noun, 'reversed', 'executed');
     case 'account_not_found':
       return refusal(422, 'account_not_found', `there is no account ${outcome.account}`);
     case 'currency_mismatch':
@@ -70,11 +45,11 @@ export function creditAnswer(outcome: CreditOutcome): EffectResponse {
 
 /** How one kind of entry (charges, credits) is reached over HTTP. */
 interface EntryRoutes {
-  /** `/charges`: the keyed POST, and the prefix of the reads and reversals by key. */
-  path: '/charges' | '/credits';
-  /** The noun in messages and the code of a missing entry (`charge_not_found`). */
-  noun: 'charge' | 'credit';
-  schemas: { request: TSchema; applied: TSchema; view: TSchema; reversal: TSchema };
+  /**
+   * Names the collection (`/charges`: the keyed POST, and the prefix of the reads and
+   * reversals by key), its schemas, and the code of a missing entry (`charge_not_found`).
+   */
+  noun: keyof typeof MOVEMENT_SCHEMAS;
   /**
    * Inside the key's transaction, with the instant the key was claimed: the balance change
    * and its stored answer commit together.
@@ -88,10 +63,6 @@ export function registerBankRoutes(
   app: SandboxApp,
   { ledger, executor, faults }: { ledger: BankLedger; executor: IdempotentExecutor; faults: FaultInjector },
 ): void {
-  app.get('/healthz', { schema: { response: { 200: Type.Object({ status: Type.Literal('ok') }) } } }, async () => ({
-    status: 'ok' as const,
-  }));
-
   // Sandbox set-up: creates or replaces an account. Not keyed and never faulted.
   app.post('/accounts', { schema: { body: AccountSchema, response: { 201: AccountSchema } } }, async (request, reply) => {
     return reply.code(201).send(ledger.upsertAccount(request.body));
@@ -108,17 +79,13 @@ export function registerBankRoutes(
   );
 
   registerEntryRoutes(app, executor, faults, {
-    path: '/charges',
     noun: 'charge',
-    schemas: { request: ChargeRequestSchema, applied: CapturedChargeSchema, view: ChargeViewSchema, reversal: ReversalSchema },
     apply: (key, req, claimedAt) => chargeAnswer(ledger.charge(key, req, claimedAt)),
     read: (key) => ledger.getCharge(key),
     reverse: (key) => ledger.reverseCharge(key),
   });
   registerEntryRoutes(app, executor, faults, {
-    path: '/credits',
     noun: 'credit',
-    schemas: { request: CreditRequestSchema, applied: CreditSchema, view: CreditViewSchema, reversal: CreditReversalSchema },
     apply: (key, req, claimedAt) => creditAnswer(ledger.credit(key, req, claimedAt)),
     read: (key) => ledger.getCredit(key),
     reverse: (key) => ledger.reverseCredit(key),
@@ -127,57 +94,33 @@ export function registerBankRoutes(
 
 /** The keyed POST, the read by key and the reversal by key of one kind of entry. */
 function registerEntryRoutes(app: SandboxApp, executor: IdempotentExecutor, faults: FaultInjector, entry: EntryRoutes): void {
-  const prefix = `${entry.path}/`;
-
-  app.post(
-    entry.path,
+  const path = `/${entry.noun}s`;
+  const prefix = `${path}/`;
+  const schemas = MOVEMENT_SCHEMAS[entry.noun];
+  registerKeyedEffect(
+    app,
+    { executor, faults },
     {
-      onRequest: faults.downHook,
-      preValidation: requireIdempotencyKey,
-      schema: { body: entry.schemas.request, response: { 201: entry.schemas.applied } },
-    },
-    async (request, reply) => {
-      const key = idempotencyKeyOf(request);
-      const body = request.body as MovementRequest;
-      const execution = await executor.execute({
-        key,
-        endpoint: `POST ${entry.path}`,
-        body,
-        effect: (claimedAt) => entry.apply(key, body, claimedAt),
-        beforeCommit: () => faults.beforeCommit(request.log),
-        afterCommit: () => faults.afterCommit(request.log, { key }),
-      });
-      return sendExecution(request, reply, execution, faults);
+      path,
+      schemas: { body: schemas.request, created: schemas.applied },
+      effect: (key, body, claimedAt) => entry.apply(key, body as MovementRequest, claimedAt),
     },
   );
-
-  // Keys contain `/` (`acme/order-42/charge`), so the key is read from the raw path:
-  // percent-encoded or not, `/charges/<key>` and `/charges/<key>/reverse` both work.
-  app.get(`${prefix}*`, { schema: { response: { 200: entry.schemas.view } } }, async (request) => {
-    const key = keyFromPath(request.raw.url ?? '', prefix);
-    const found = key === undefined ? undefined : entry.read(key);
-    if (!found) {
-      throw new Problem(404, `${entry.noun}_not_found`, `no ${entry.noun} has been made or fenced under key ${key ?? ''}`);
-    }
-    return found;
+  registerKeyedRead(app, {
+    prefix,
+    view: schemas.view,
+    read: entry.read,
+    notFound: (key) => new Problem(404, `${entry.noun}_not_found`, `no ${entry.noun} has been made or fenced under key ${key}`),
   });
 
-  // Not keyed by a header: the path names the entry, and the reversal is idempotent by the
-  // entry's state, so a repeated call finds it reversed and answers the same.
-  app.post(
-    `${prefix}*`,
-    { onRequest: faults.downHook, schema: { response: { 200: entry.schemas.reversal } } },
-    async (request, reply) => {
-      const key = keyFromPath(request.raw.url ?? '', prefix, '/reverse');
-      if (key === undefined) throw new Problem(404, 'not_found', `no route for POST ${request.url.split('?')[0]}`);
-      await faults.beforeCommit(request.log);
-      const { reversal, changed } = entry.reverse(key);
-      if (changed) faults.afterCommit(request.log, { key });
-      if (changed && faults.dropsResponse(request.log, { key })) {
-        killConnection(request, reply);
-        return reply;
-      }
-      return reply.code(200).send(reversal);
+  registerKeyedActions(app, faults, {
+    prefix,
+    response: schemas.reversal,
+    actions: {
+      '/reverse': (key) => {
+        const { reversal, changed } = entry.reverse(key);
+        return { changed, answer: reversal };
+      },
     },
-  );
+  });
 }

@@ -20,7 +20,8 @@ export const AccountViewSchema = Type.Object({
   balance: Type.Integer({ description: 'minor units; negative after a clawback of money already spent' }),
 });
 
-export const ChargeRequestSchema = Type.Object(
+/** A charge and a credit are validated alike: the same account, amount and currency rules. */
+const MovementRequestSchema = Type.Object(
   {
     account: AccountId,
     amount: Type.Integer({ minimum: 1, maximum: MAX_AMOUNT, description: 'minor units' }),
@@ -29,75 +30,47 @@ export const ChargeRequestSchema = Type.Object(
   { additionalProperties: false },
 );
 
-/** A credit is validated exactly as a charge: the same account, amount and currency rules. */
-export const CreditRequestSchema = ChargeRequestSchema;
+const Timestamp = Type.String({ format: 'date-time' });
 
-const ChargeStatus = Type.Union([
-  Type.Literal('captured'),
-  Type.Literal('reversed'),
-  Type.Literal('fenced'),
-  Type.Literal('declined'),
-]);
+/**
+ * The shapes of one kind of movement: its request, its answer as made (`captured`,
+ * `credited`), as read by key (`chargeId` null when none was made) and its reversal, which
+ * names the money moved back (`refunded`, `reclaimed`).
+ */
+function movementSchemas(noun: 'charge' | 'credit', applied: 'captured' | 'credited', movedBack: 'refunded' | 'reclaimed') {
+  const id = `${noun}Id`;
+  const Reversed = [Type.Literal('reversed'), Type.Literal('fenced'), Type.Literal('declined')];
+  return {
+    request: MovementRequestSchema,
+    applied: Type.Object({
+      id: Type.String(),
+      key: Type.String(),
+      account: Type.String(),
+      amount: Type.Integer(),
+      currency: Type.String(),
+      status: Type.Literal(applied),
+      createdAt: Timestamp,
+    }),
+    view: Type.Object({
+      key: Type.String(),
+      [id]: Nullable(Type.String()),
+      account: Nullable(Type.String()),
+      amount: Nullable(Type.Integer()),
+      currency: Nullable(Type.String()),
+      status: Type.Union([Type.Literal(applied), ...Reversed]),
+      createdAt: Timestamp,
+      reversedAt: Nullable(Timestamp),
+    }),
+    reversal: Type.Object({
+      key: Type.String(),
+      [id]: Nullable(Type.String()),
+      status: Type.Union(Reversed),
+      [movedBack]: Type.Integer(),
+    }),
+  };
+}
 
-export const CapturedChargeSchema = Type.Object({
-  id: Type.String(),
-  key: Type.String(),
-  account: Type.String(),
-  amount: Type.Integer(),
-  currency: Type.String(),
-  status: Type.Literal('captured'),
-  createdAt: Type.String({ format: 'date-time' }),
-});
-
-export const ChargeViewSchema = Type.Object({
-  key: Type.String(),
-  chargeId: Nullable(Type.String()),
-  account: Nullable(Type.String()),
-  amount: Nullable(Type.Integer()),
-  currency: Nullable(Type.String()),
-  status: ChargeStatus,
-  createdAt: Type.String({ format: 'date-time' }),
-  reversedAt: Nullable(Type.String({ format: 'date-time' })),
-});
-
-export const ReversalSchema = Type.Object({
-  key: Type.String(),
-  chargeId: Nullable(Type.String()),
-  status: ChargeStatus,
-  refunded: Type.Integer(),
-});
-
-const CreditStatus = Type.Union([
-  Type.Literal('credited'),
-  Type.Literal('reversed'),
-  Type.Literal('fenced'),
-  Type.Literal('declined'),
-]);
-
-export const CreditSchema = Type.Object({
-  id: Type.String(),
-  key: Type.String(),
-  account: Type.String(),
-  amount: Type.Integer(),
-  currency: Type.String(),
-  status: Type.Literal('credited'),
-  createdAt: Type.String({ format: 'date-time' }),
-});
-
-export const CreditViewSchema = Type.Object({
-  key: Type.String(),
-  creditId: Nullable(Type.String()),
-  account: Nullable(Type.String()),
-  amount: Nullable(Type.Integer()),
-  currency: Nullable(Type.String()),
-  status: CreditStatus,
-  createdAt: Type.String({ format: 'date-time' }),
-  reversedAt: Nullable(Type.String({ format: 'date-time' })),
-});
-
-export const CreditReversalSchema = Type.Object({
-  key: Type.String(),
-  creditId: Nullable(Type.String()),
-  status: Type.Union([Type.Literal('reversed'), Type.Literal('fenced'), Type.Literal('declined')]),
-  reclaimed: Type.Integer(),
-});
+export const MOVEMENT_SCHEMAS = {
+  charge: movementSchemas('charge', 'captured', 'refunded'),
+  credit: movementSchemas('credit', 'credited', 'reclaimed'),
+};

@@ -5,13 +5,19 @@
 //   POST /reservations/{key}/release   give it back once, or fence a hold that has not arrived
 //   PUT  /inventory/{sku}              sandbox set-up
 //   GET  /inventory/{sku}, /reservations/{key}   reads for auditors; never faulted
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { Problem, sendProblem } from '../../common/http/problem.js';
-import { killConnection, type FaultInjector } from '../shared/faults.js';
+import { Problem } from '../../common/http/problem.js';
+import type { FaultInjector } from '../shared/faults.js';
 import type { SandboxApp } from '../shared/http.js';
-import { idempotencyKeyOf, keyFromPath, requireIdempotencyKey } from '../shared/idempotency-key.js';
-import { sendExecution, type EffectResponse, type IdempotentExecutor } from '../shared/idempotency.js';
+import type { EffectResponse, IdempotentExecutor } from '../shared/idempotency.js';
+import {
+  fencedRefusal,
+  refusal,
+  registerKeyedActions,
+  registerKeyedEffect,
+  registerKeyedRead,
+  type ActionOutcome,
+} from '../shared/keyed-routes.js';
 import {
   DEFAULT_HOLD_TTL_SECONDS,
   type HoldOutcome,
@@ -33,19 +39,11 @@ const notFoundDetail = (key: string) => `no reservation has been made or fenced 
 
 /** The answer a hold outcome gets; refusals are answers too, stored and replayed. */
 export function holdAnswer(outcome: HoldOutcome): EffectResponse {
-  const refusal = (status: number, code: string, detail: string, extensions: Record<string, unknown> = {}): EffectResponse => ({
-    status,
-    body: new Problem(status, code, detail, { extensions }).body(),
-  });
   switch (outcome.kind) {
     case 'held':
       return { status: 201, body: outcome.reservation };
     case 'fenced':
-      return refusal(
-        410,
-        'reservation_fenced',
-        'this reservation was released before it arrived; it will never be held. Use a new key for a new reservation',
-      );
+      return fencedRefusal('reservation', 'released', 'held');
     case 'unknown_sku':
       return refusal(422, 'unknown_sku', `no such SKU: ${outcome.skus.join(', ')}`, { skus: outcome.skus });
     case 'out_of_stock':
@@ -99,28 +97,15 @@ function requireNoInput(body: unknown): void {
   });
 }
 
-/**
- * Answers confirm or release. When the call committed a change and the crash or drop fault
- * fires, the answer is lost instead; a retry then finds the new state and answers the same.
- */
-function sendTransition(request: FastifyRequest, reply: FastifyReply, outcome: Transition, faults: FaultInjector): FastifyReply {
-  if (outcome.changed) faults.afterCommit(request.log, { url: request.url });
-  if (outcome.changed && faults.dropsResponse(request.log, { url: request.url })) {
-    killConnection(request, reply);
-    return reply;
-  }
-  if (outcome.kind === 'ok') return reply.code(200).send(outcome.state);
-  return sendProblem(reply, transitionRefusal(outcome));
+/** A confirm or a release as an action by key: its state, or the refusal it gets. */
+function transition(outcome: Transition): ActionOutcome {
+  return { changed: outcome.changed, answer: outcome.kind === 'ok' ? outcome.state : transitionRefusal(outcome) };
 }
 
 export function registerReservationRoutes(
   app: SandboxApp,
   { ledger, executor, faults }: { ledger: ReservationLedger; executor: IdempotentExecutor; faults: FaultInjector },
 ): void {
-  app.get('/healthz', { schema: { response: { 200: Type.Object({ status: Type.Literal('ok') }) } } }, async () => ({
-    status: 'ok' as const,
-  }));
-
   // Sandbox set-up: sets what can still be reserved. Not keyed and never faulted.
   app.put(
     '/inventory/:sku',
@@ -138,54 +123,29 @@ export function registerReservationRoutes(
     },
   );
 
-  app.post(
-    '/reservations',
+  registerKeyedEffect(
+    app,
+    { executor, faults },
     {
-      onRequest: faults.downHook,
-      preValidation: requireIdempotencyKey,
-      schema: { body: HoldRequestSchema, response: { 201: HeldReservationSchema } },
-    },
-    async (request, reply) => {
-      const key = idempotencyKeyOf(request);
+      path: '/reservations',
+      schemas: { body: HoldRequestSchema, created: HeldReservationSchema },
       // The default is part of the request: `{items}` and `{items, ttlSeconds: 900}` are
       // the same request, so a client that starts spelling the default out still replays.
-      const body: HoldRequest = { items: request.body.items, ttlSeconds: request.body.ttlSeconds ?? DEFAULT_HOLD_TTL_SECONDS };
-      const execution = await executor.execute({
-        key,
-        endpoint: 'POST /reservations',
-        body,
-        // Inside the key's transaction: the hold and its stored answer commit together.
-        effect: () => holdAnswer(ledger.hold(key, body)),
-        beforeCommit: () => faults.beforeCommit(request.log),
-        afterCommit: () => faults.afterCommit(request.log, { key }),
-      });
-      return sendExecution(request, reply, execution, faults);
+      request: (body): HoldRequest => ({ items: body.items, ttlSeconds: body.ttlSeconds ?? DEFAULT_HOLD_TTL_SECONDS }),
+      // Inside the key's transaction: the hold and its stored answer commit together.
+      effect: (key, body) => holdAnswer(ledger.hold(key, body)),
     },
   );
-
-  // Keys contain `/` (`acme/order-42/reserve`), so the key is read from the raw path:
-  // percent-encoded or not, `/reservations/<key>` and `/reservations/<key>/confirm` both work.
-  app.get('/reservations/*', { schema: { response: { 200: ReservationViewSchema } } }, async (request) => {
-    const key = keyFromPath(request.raw.url ?? '', '/reservations/');
-    const reservation = key === undefined ? undefined : ledger.getReservation(key);
-    if (!reservation) throw new Problem(404, 'reservation_not_found', notFoundDetail(key ?? ''));
-    return reservation;
+  registerKeyedRead(app, {
+    prefix: '/reservations/',
+    view: ReservationViewSchema,
+    read: (key) => ledger.getReservation(key),
+    notFound: (key) => new Problem(404, 'reservation_not_found', notFoundDetail(key)),
   });
-
-  app.post(
-    '/reservations/*',
-    { onRequest: faults.downHook, schema: { response: { 200: ReservationStateSchema } } },
-    async (request, reply) => {
-      const url = request.raw.url ?? '';
-      const confirmKey = keyFromPath(url, '/reservations/', '/confirm');
-      const releaseKey = confirmKey === undefined ? keyFromPath(url, '/reservations/', '/release') : undefined;
-      if (confirmKey === undefined && releaseKey === undefined) {
-        throw new Problem(404, 'not_found', `no route for POST ${request.url.split('?')[0]}`);
-      }
-      requireNoInput(request.body);
-      await faults.beforeCommit(request.log);
-      const outcome = confirmKey !== undefined ? ledger.confirm(confirmKey) : ledger.release(releaseKey!);
-      return sendTransition(request, reply, outcome, faults);
-    },
-  );
+  registerKeyedActions(app, faults, {
+    prefix: '/reservations/',
+    response: ReservationStateSchema,
+    actions: { '/confirm': (key) => transition(ledger.confirm(key)), '/release': (key) => transition(ledger.release(key)) },
+    checkBody: requireNoInput,
+  });
 }

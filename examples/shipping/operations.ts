@@ -18,24 +18,21 @@
 // This module is bundled into the workflow code, so it must stay plain data and pure
 // functions of the request: no I/O, no Node built-ins, no clock, no randomness.
 import { Type } from 'typebox';
-import { defineOperation } from '../../workflows/definition.js';
-import { Account, Amount, Currency, formatAmount } from '../../workflows/fields.js';
+import { defineOperation, keyedHttpStep } from '../../workflows/definition.js';
+import { Account, Amount, bankCharge, Currency, formatAmount, RequestBody } from '../../workflows/fields.js';
 
-export const FulfilmentRequest = Type.Object(
-  {
-    account: Account('Account to charge for the order'),
-    amount: Amount,
-    currency: Currency,
-    recipient: Type.String({ minLength: 1, maxLength: 100, description: 'Who the parcel is addressed to' }),
-    country: Type.String({
-      pattern: '^[A-Z]{2}$',
-      description: 'ISO 3166-1 alpha-2 code of the destination, upper case',
-      examples: ['FR'],
-    }),
-    postcode: Type.String({ pattern: '^[A-Za-z0-9 -]{2,12}$', description: 'Postcode of the destination' }),
-  },
-  { additionalProperties: false, description: 'An order to fulfil: charge the account, ship the parcel.' },
-);
+export const FulfilmentRequest = RequestBody('An order to fulfil: charge the account, ship the parcel.', {
+  account: Account('Account to charge for the order'),
+  amount: Amount,
+  currency: Currency,
+  recipient: Type.String({ minLength: 1, maxLength: 100, description: 'Who the parcel is addressed to' }),
+  country: Type.String({
+    pattern: '^[A-Z]{2}$',
+    description: 'ISO 3166-1 alpha-2 code of the destination, upper case',
+    examples: ['FR'],
+  }),
+  postcode: Type.String({ pattern: '^[A-Za-z0-9 -]{2,12}$', description: 'Postcode of the destination' }),
+});
 
 export const fulfilment = defineOperation({
   type: 'fulfilment',
@@ -43,42 +40,29 @@ export const fulfilment = defineOperation({
   description: 'Charge the account, then book the shipment; a refused shipment refunds the charge.',
   request: FulfilmentRequest,
   steps: [
-    {
+    // The bank's charge, declared: its refusals (insufficient_funds, …) are final answers,
+    // and refund_customer is registered before it is sent, since a charge whose answer was
+    // lost may still exist.
+    bankCharge({
       name: 'charge_customer',
       keySuffix: 'charge',
-      service: 'bank',
-      call: {
-        kind: 'http',
-        method: 'POST',
-        path: '/charges',
-        body: ({ account, amount, currency }) => ({ account, amount, currency }),
-      },
-      // The bank's problem codes that are final answers, mapped to the operation's own codes.
-      businessErrors: {
-        insufficient_funds: 'insufficient_funds',
-        account_not_found: 'account_not_found',
-        currency_mismatch: 'currency_mismatch',
-      },
-      // Registered before the charge is sent: a charge whose answer was lost may still exist.
-      compensation: { name: 'refund_customer', call: { kind: 'http', method: 'POST', path: '/charges/{key}/reverse' } },
-      result: { chargeId: 'id' },
-      effect: { path: '/charges/{key}', present: ['captured'] },
-    },
-    {
+      account: 'account',
+      undo: 'refund_customer',
+      resultField: 'chargeId',
+    }),
+    // The shipping service keeps the same keyed contract: POST /shipments with the key,
+    // POST /shipments/{key}/cancel, GET /shipments/{key}.
+    keyedHttpStep({
       name: 'create_shipment',
       keySuffix: 'shipment',
       service: 'shipping',
-      call: {
-        kind: 'http',
-        method: 'POST',
-        path: '/shipments',
-        body: ({ recipient, country, postcode }) => ({ recipient, country, postcode }),
-      },
+      collection: '/shipments',
+      body: { recipient: 'recipient', country: 'country', postcode: 'postcode' },
       businessErrors: { destination_not_served: 'destination_not_served' },
-      compensation: { name: 'cancel_shipment', call: { kind: 'http', method: 'POST', path: '/shipments/{key}/cancel' } },
+      undo: { name: 'cancel_shipment', action: 'cancel' },
       result: { shipmentId: 'id', trackingNumber: 'trackingNumber' },
-      effect: { path: '/shipments/{key}', present: ['created'] },
-    },
+      present: ['created'],
+    }),
   ],
   unavailableCode: 'fulfilment_unavailable',
   summary: ({ amount, currency, country }) => `${formatAmount(amount, currency)} to ${country}`,

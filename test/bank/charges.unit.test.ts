@@ -1,9 +1,9 @@
 // What only charges do (what they share with credits is in movements.test.ts): the key in
 // either of its two forms, a fingerprint of the request rather than its spelling, a short
-// balance refused for good, a locked database answered 409; and the accounts.
+// balance refused for good; and the accounts. (A locked database and the health check are
+// the sandboxes' shared edge: test/sandboxes.)
 import { describe, expect, it } from 'vitest';
-import { openDatabase } from '../../downstream/shared/db.js';
-import { expectProblem, startBank, uniqueKey, useBank } from './helpers.js';
+import { expectProblem, uniqueKey, useBank } from './helpers.js';
 
 const bank = useBank();
 
@@ -54,38 +54,9 @@ describe('POST /charges', () => {
     const view = await bank.call('GET', `/charges/${encodeURIComponent(key)}`);
     expect(view.body).toMatchObject({ key, chargeId: null, status: 'declined', amount: 5_000 });
   });
-
-  it('when another process holds the write lock past busy_timeout, answers 409 and a retry succeeds', async () => {
-    const impatient = await startBank({ busyTimeoutMs: 0 });
-    const other = openDatabase(impatient.dbPath);
-    try {
-      const key = uniqueKey();
-      const body = { account: 'acc_alice', amount: 5, currency: 'EUR' };
-      other.exec('BEGIN IMMEDIATE');
-      const blocked = await impatient.charge(key, body);
-      expectProblem(blocked, 409, 'request_in_progress');
-      // Reads never wait for the writer (WAL).
-      expect((await impatient.call('GET', '/accounts/acc_alice')).status).toBe(200);
-      other.exec('ROLLBACK');
-
-      const retry = await impatient.charge(key, body);
-      expect(retry.status).toBe(201);
-      expect(retry.headers.get('idempotent-replayed')).toBe('false');
-      expect(impatient.balance('acc_alice')).toBe(1_000_000 - 5);
-    } finally {
-      other.close();
-      await impatient.close();
-    }
-  });
 });
 
-describe('accounts and health', () => {
-  it('GET /healthz answers ok', async () => {
-    const res = await bank.call('GET', '/healthz');
-    expect(res.status).toBe(200);
-    expect(res.body).toEqual({ status: 'ok' });
-  });
-
+describe('accounts', () => {
   it('opens the demo accounts on first start', async () => {
     expect((await bank.call('GET', '/accounts/acc_alice')).body).toEqual({
       id: 'acc_alice',

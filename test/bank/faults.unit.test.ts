@@ -4,9 +4,10 @@
 // connection but still answers reads, and a delayed key is answered 409 to a second
 // request. What the fault switch itself does is shared with the reservation service
 // (sandboxes/faults.unit.test.ts).
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { NO_FAULTS } from '../../downstream/shared/faults.js';
-import { expectProblem, networkError, sleep, uniqueKey, useBank } from './helpers.js';
+import { expectProblem, networkError, uniqueKey, useBank } from './helpers.js';
 import { MOVEMENTS, rowsOf, viewOf } from './movements.js';
 
 const LOST = /ECONNRESET|UND_ERR_SOCKET|EPIPE/;

@@ -2,10 +2,10 @@
 // app listening on 127.0.0.1, port 0, spoken to with fetch.
 import { randomUUID } from 'node:crypto';
 import { buildApp, type BankDeps } from '../../downstream/bank/app.js';
-import { sandboxKey, startSandboxApp, type Answer, type SandboxUnderTest } from '../support/sandbox-harness.js';
-import { useForFile } from '../support/use-for-file.js';
+import { sandboxKey, startSandboxService, useSandbox } from '../support/sandbox-harness.js';
+import type { Answer, SandboxUnderTest, ServiceOptions } from '../support/sandbox-harness.js';
 
-export { expectProblem, networkError, sleep, type Answer } from '../support/sandbox-harness.js';
+export { expectProblem, networkError, type Answer } from '../support/sandbox-harness.js';
 
 /** The bank's two keyed movements of money, by their collection's name. */
 export type Collection = 'charges' | 'credits';
@@ -30,15 +30,8 @@ export interface Bank extends SandboxUnderTest {
   rows(collection: Collection, key: string): LedgerRow[];
 }
 
-export async function startBank(
-  opts: Partial<Omit<BankDeps, 'db'>> & { busyTimeoutMs?: number; dir?: string } = {},
-): Promise<Bank> {
-  const { dir: _dir, busyTimeoutMs: _busy, ...deps } = opts;
-  const bank = await startSandboxApp(
-    'bank',
-    (db) => buildApp({ faults: false, keyTtlMs: 7 * 24 * 3600_000, seed: true, ...deps, db }),
-    opts,
-  );
+export async function startBank(opts: ServiceOptions<BankDeps> = {}): Promise<Bank> {
+  const bank = await startSandboxService('bank', buildApp, opts);
   const { db, call } = bank;
   return {
     ...bank,
@@ -60,13 +53,7 @@ export async function startBank(
   };
 }
 
-/** The service for the file that calls this: started in its beforeAll, closed in its afterAll. */
-export const useBank = (opts?: Parameters<typeof startBank>[0]): Bank =>
-  useForFile(
-    'the bank',
-    () => startBank(opts),
-    (s) => s.close(),
-  );
+export const useBank = (opts?: ServiceOptions<BankDeps>): Bank => useSandbox('the bank', () => startBank(opts));
 
 export const uniqueKey = (step = 'charge'): string => sandboxKey(step);
 

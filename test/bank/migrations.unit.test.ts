@@ -1,45 +1,14 @@
 // A bank.db written by an earlier build must keep working: its balances, its charges and
 // its tombstones are still there and still answered, and the new parts of the schema are
 // added around them.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { migrate, SCHEMA_VERSION } from '../../downstream/bank/migrations.js';
+import { describe, expect, it } from 'vitest';
+import { migrate, SCHEMA_VERSION, STEPS } from '../../downstream/bank/migrations.js';
 import { openDatabase } from '../../downstream/shared/db.js';
+import { useTempDirs } from '../support/sandbox-harness.js';
 import { expectProblem, startBank, uniqueKey } from './helpers.js';
 
-const dirs: string[] = [];
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'retrysafe-bank-migrate-'));
-  dirs.push(dir);
-  return dir;
-}
-
-/** The schema as the first build wrote it, before schema versions were counted. */
-const FIRST_SCHEMA = `
-  CREATE TABLE accounts (
-    id       TEXT PRIMARY KEY,
-    currency TEXT NOT NULL,
-    balance  INTEGER NOT NULL CHECK (balance >= 0)
-  );
-  CREATE TABLE charges (
-    seq          INTEGER PRIMARY KEY AUTOINCREMENT,
-    key          TEXT NOT NULL,
-    charge_id    TEXT UNIQUE,
-    account      TEXT,
-    amount       INTEGER,
-    currency     TEXT,
-    status       TEXT NOT NULL CHECK (status IN ('captured', 'reversed', 'fenced', 'declined')),
-    decline_code TEXT,
-    created_at   TEXT NOT NULL,
-    reversed_at  TEXT
-  );
-  CREATE INDEX charges_key ON charges (key, seq);
-`;
+const tempDir = useTempDirs('bank-migrate');
 
 /**
  * A first-build bank.db holding an account, a captured charge, a tombstone, and a key used
@@ -47,7 +16,8 @@ const FIRST_SCHEMA = `
  */
 function firstBuildFile(dir: string, keys: { captured: string; fenced: string; reused: string }): void {
   const db = openDatabase(join(dir, 'bank.db'));
-  db.exec(FIRST_SCHEMA);
+  // The first build's schema is the first step, and it counted no schema version.
+  STEPS[0]!(db);
   db.prepare(`INSERT INTO accounts VALUES ('acc_old', 'EUR', 700), ('acc_alice', 'EUR', 1000000)`).run();
   db.prepare(
     `INSERT INTO charges (key, charge_id, account, amount, currency, status, created_at)

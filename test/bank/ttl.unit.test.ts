@@ -1,20 +1,15 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { IdempotentExecutor } from '../../downstream/shared/idempotency.js';
 import { openDatabase } from '../../downstream/shared/db.js';
+import { useTempDirs, withService } from '../support/sandbox-harness.js';
 import { startBank, uniqueKey } from './helpers.js';
 
-const dirs: string[] = [];
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
+const tempDir = useTempDirs('bank');
 
 describe('idempotency key TTL', () => {
-  it('purges expired keys; the key may then be used again while the ledger keeps the old charge', async () => {
-    const bank = await startBank({ keyTtlMs: 3_000 });
-    try {
+  it('purges expired keys; the key may then be used again while the ledger keeps the old charge', () =>
+    withService(startBank({ keyTtlMs: 3_000 }), async (bank) => {
       const key = uniqueKey();
       const first = await bank.charge(key, { account: 'acc_alice', amount: 100, currency: 'EUR' });
       expect(first.status).toBe(201);
@@ -29,14 +24,10 @@ describe('idempotency key TTL', () => {
       expect(reused.body.id).not.toBe(first.body.id);
       expect(bank.rows('charges', key).map((r) => r.amount)).toEqual([100, 200]);
       expect(bank.balance('acc_alice')).toBe(1_000_000 - 300);
-    } finally {
-      await bank.close();
-    }
-  });
+    }));
 
-  it('a tombstone outlives its key: the late original is still refused after the purge', async () => {
-    const bank = await startBank({ keyTtlMs: 200 });
-    try {
+  it('a tombstone outlives its key: the late original is still refused after the purge', () =>
+    withService(startBank({ keyTtlMs: 200 }), async (bank) => {
       const key = uniqueKey();
       await bank.call('POST', `/charges/${encodeURIComponent(key)}/reverse`);
       expect((await bank.charge(key, { account: 'acc_alice', amount: 100, currency: 'EUR' })).status).toBe(410);
@@ -44,14 +35,10 @@ describe('idempotency key TTL', () => {
       await vi.waitFor(() => expect(bank.keyRows(key)).toBe(0), { timeout: 15_000, interval: 50 });
       expect((await bank.charge(key, { account: 'acc_alice', amount: 100, currency: 'EUR' })).status).toBe(410);
       expect(bank.balance('acc_alice')).toBe(1_000_000);
-    } finally {
-      await bank.close();
-    }
-  });
+    }));
 
   it('purges once at start, before the first tick', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'retrysafe-bank-'));
-    dirs.push(dir);
+    const dir = tempDir();
     const key = uniqueKey();
     const before = await startBank({ dir });
     await before.charge(key, { account: 'acc_alice', amount: 1, currency: 'EUR' });
@@ -59,18 +46,14 @@ describe('idempotency key TTL', () => {
     await before.close();
 
     // A one-minute TTL: the periodic purge would first run after 6 s.
-    const after = await startBank({ dir, keyTtlMs: 60_000 });
-    try {
+    await withService(startBank({ dir, keyTtlMs: 60_000 }), async (after) => {
       expect(after.keyRows(key)).toBe(0);
       expect(after.rows('charges', key)).toHaveLength(1);
-    } finally {
-      await after.close();
-    }
+    });
   });
 
   it('an expired key that the timer has not purged yet is already free', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'retrysafe-bank-'));
-    dirs.push(dir);
+    const dir = tempDir();
     const db = openDatabase(join(dir, 'x.db'));
     let now = 1_000_000;
     const executor = new IdempotentExecutor(db, { ttlMs: 1_000, now: () => now });

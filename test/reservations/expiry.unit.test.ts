@@ -1,17 +1,26 @@
 // Holds expire and give their stock back: in the transaction of the next request that
 // writes, in the periodic sweep, and in every read in between.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { ReservationLedger } from '../../downstream/reservations/ledger.js';
-import { expectProblem, manualClock, sleep, startReservations, uniqueKey } from './helpers.js';
+import { withService } from '../support/sandbox-harness.js';
+import { expectProblem, manualClock, startReservations, uniqueKey, type Reservations } from './helpers.js';
 
 const dbStock = (db: Database.Database, sku: string) =>
   db.prepare('SELECT sku, available, held FROM inventory WHERE sku = ?').get(sku);
 
+/** Four of a fresh SKU of ten, held for a minute under a fresh key. */
+async function heldForAMinute(rsv: Reservations) {
+  const sku = await rsv.newSku(10);
+  const key = uniqueKey();
+  const hold = await rsv.hold(key, { items: [{ sku, quantity: 4 }], ttlSeconds: 60 });
+  return { sku, key, id: hold.body.id };
+}
+
 describe('hold expiry', () => {
-  it('a 1-second hold gives its stock back on its own; confirming it then is 422 reservation_expired', async () => {
-    const rsv = await startReservations({ sweepIntervalMs: 50 });
-    try {
+  it('a 1-second hold gives its stock back on its own; confirming it then is 422 reservation_expired', () =>
+    withService(startReservations({ sweepIntervalMs: 50 }), async (rsv) => {
       const sku = await rsv.newSku(5);
       const key = uniqueKey();
       const hold = await rsv.hold(key, { items: [{ sku, quantity: 2 }], ttlSeconds: 1 });
@@ -31,25 +40,20 @@ describe('hold expiry', () => {
       const released = await rsv.release(key);
       expect(released.body).toEqual({ key, reservationId: hold.body.id, status: 'expired' });
       expect(await rsv.stock(sku)).toEqual({ sku, available: 5, held: 0 });
-    } finally {
-      await rsv.close();
-    }
-  });
+    }));
 
   describe('on a clock the test moves (no sweep between requests)', () => {
-    const start = async () => {
+    type Clock = ReturnType<typeof manualClock>;
+    const onClock = (test: (clock: Clock, rsv: Reservations) => Promise<void>) => () => {
       const clock = manualClock();
       // The sweep runs at start only: everything after that is the requests' own doing.
-      const rsv = await startReservations({ now: clock.now, sweepIntervalMs: 3_600_000 });
-      return { clock, rsv };
+      return withService(startReservations({ now: clock.now, sweepIntervalMs: 3_600_000 }), (rsv) => test(clock, rsv));
     };
 
-    it('reads count a due hold as given back before anything writes, to the millisecond', async () => {
-      const { clock, rsv } = await start();
-      try {
-        const sku = await rsv.newSku(10);
-        const key = uniqueKey();
-        await rsv.hold(key, { items: [{ sku, quantity: 4 }], ttlSeconds: 60 });
+    it(
+      'reads count a due hold as given back before anything writes, to the millisecond',
+      onClock(async (clock, rsv) => {
+        const { sku, key } = await heldForAMinute(rsv);
 
         clock.advance(59_999);
         expect(await rsv.stock(sku)).toEqual({ sku, available: 6, held: 4 });
@@ -61,17 +65,13 @@ describe('hold expiry', () => {
         // Nothing was written yet: the read is accurate on its own.
         expect(dbStock(rsv.db, sku)).toEqual({ sku, available: 6, held: 4 });
         expect(rsv.rows(key)).toMatchObject([{ status: 'held' }]);
-      } finally {
-        await rsv.close();
-      }
-    });
+      }),
+    );
 
-    it('confirm expires the due hold in its own transaction: 422 reservation_expired, stock back, once', async () => {
-      const { clock, rsv } = await start();
-      try {
-        const sku = await rsv.newSku(10);
-        const key = uniqueKey();
-        await rsv.hold(key, { items: [{ sku, quantity: 4 }], ttlSeconds: 60 });
+    it(
+      'confirm expires the due hold in its own transaction: 422 reservation_expired, stock back, once',
+      onClock(async (clock, rsv) => {
+        const { sku, key } = await heldForAMinute(rsv);
         clock.advance(60_000);
 
         const expired = expectProblem(await rsv.confirm(key), 422, 'reservation_expired');
@@ -81,17 +81,13 @@ describe('hold expiry', () => {
 
         expectProblem(await rsv.confirm(key), 422, 'reservation_expired');
         expect(dbStock(rsv.db, sku)).toEqual({ sku, available: 10, held: 0 });
-      } finally {
-        await rsv.close();
-      }
-    });
+      }),
+    );
 
-    it('a confirm just in time keeps the stock for good; expiry no longer applies to it', async () => {
-      const { clock, rsv } = await start();
-      try {
-        const sku = await rsv.newSku(10);
-        const key = uniqueKey();
-        await rsv.hold(key, { items: [{ sku, quantity: 4 }], ttlSeconds: 60 });
+    it(
+      'a confirm just in time keeps the stock for good; expiry no longer applies to it',
+      onClock(async (clock, rsv) => {
+        const { sku, key } = await heldForAMinute(rsv);
         clock.advance(59_999);
         expect((await rsv.confirm(key)).body).toMatchObject({ status: 'confirmed' });
 
@@ -99,33 +95,27 @@ describe('hold expiry', () => {
         expect(await rsv.stock(sku)).toEqual({ sku, available: 6, held: 0 });
         expect((await rsv.confirm(key)).body).toMatchObject({ status: 'confirmed' });
         expect((await rsv.view(key)).body).toMatchObject({ status: 'confirmed' });
-      } finally {
-        await rsv.close();
-      }
-    });
+      }),
+    );
 
-    it('release of a due hold answers expired and gives the stock back exactly once', async () => {
-      const { clock, rsv } = await start();
-      try {
-        const sku = await rsv.newSku(10);
-        const key = uniqueKey();
-        const hold = await rsv.hold(key, { items: [{ sku, quantity: 4 }], ttlSeconds: 60 });
+    it(
+      'release of a due hold answers expired and gives the stock back exactly once',
+      onClock(async (clock, rsv) => {
+        const { sku, key, id } = await heldForAMinute(rsv);
         clock.advance(61_000);
 
         const first = await rsv.release(key);
         const second = await rsv.release(key);
 
-        expect(first.body).toEqual({ key, reservationId: hold.body.id, status: 'expired' });
+        expect(first.body).toEqual({ key, reservationId: id, status: 'expired' });
         expect(second.body).toEqual(first.body);
         expect(dbStock(rsv.db, sku)).toEqual({ sku, available: 10, held: 0 });
-      } finally {
-        await rsv.close();
-      }
-    });
+      }),
+    );
 
-    it('a new hold sees the stock of due holds, and PUT /inventory is not inflated by them later', async () => {
-      const { clock, rsv } = await start();
-      try {
+    it(
+      'a new hold sees the stock of due holds, and PUT /inventory is not inflated by them later',
+      onClock(async (clock, rsv) => {
         const sku = await rsv.newSku(5);
         await rsv.hold(uniqueKey(), { items: [{ sku, quantity: 5 }], ttlSeconds: 10 });
         expectProblem(await rsv.hold(uniqueKey(), { items: [{ sku, quantity: 1 }] }), 422, 'out_of_stock');
@@ -143,14 +133,12 @@ describe('hold expiry', () => {
         });
         expect(await rsv.stock(sku)).toEqual({ sku, available: 3, held: 0 });
         expect(dbStock(rsv.db, sku)).toEqual({ sku, available: 3, held: 0 });
-      } finally {
-        await rsv.close();
-      }
-    });
+      }),
+    );
 
-    it('the sweep expires what is due, and only that', async () => {
-      const { clock, rsv } = await start();
-      try {
+    it(
+      'the sweep expires what is due, and only that',
+      onClock(async (clock, rsv) => {
         const sku = await rsv.newSku(10);
         const soon = uniqueKey();
         const later = uniqueKey();
@@ -166,9 +154,7 @@ describe('hold expiry', () => {
         expect(rsv.rows(soon)).toMatchObject([{ status: 'expired' }]);
         expect(rsv.rows(later)).toMatchObject([{ status: 'held' }]);
         expect(dbStock(rsv.db, sku)).toEqual({ sku, available: 8, held: 2 });
-      } finally {
-        await rsv.close();
-      }
-    });
+      }),
+    );
   });
 });

@@ -3,9 +3,10 @@
 // commit leaves nothing, a service that is down refuses the connection but still answers
 // reads, and a delayed key is answered 409 to a second request. What the fault switch itself
 // does is shared with the bank (sandboxes/faults.unit.test.ts).
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { NO_FAULTS } from '../../downstream/shared/faults.js';
-import { expectProblem, networkError, sleep, startReservations, uniqueKey, useReservations } from './helpers.js';
+import { expectProblem, networkError, startReservations, uniqueKey, useReservations } from './helpers.js';
 
 const rsv = useReservations({ faults: true });
 

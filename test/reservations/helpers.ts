@@ -3,10 +3,10 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import { buildApp, type ReservationsDeps } from '../../downstream/reservations/app.js';
-import { sandboxKey, startSandboxApp, type Answer, type SandboxUnderTest } from '../support/sandbox-harness.js';
-import { useForFile } from '../support/use-for-file.js';
+import { sandboxKey, startSandboxService, useSandbox } from '../support/sandbox-harness.js';
+import type { Answer, SandboxUnderTest, ServiceOptions } from '../support/sandbox-harness.js';
 
-export { expectProblem, manualClock, networkError, sleep, type Answer } from '../support/sandbox-harness.js';
+export { expectProblem, manualClock, networkError, type Answer } from '../support/sandbox-harness.js';
 
 export interface Stock {
   sku: string;
@@ -33,15 +33,8 @@ export interface Reservations extends SandboxUnderTest {
   rows(key: string): ReservationRow[];
 }
 
-export async function startReservations(
-  opts: Partial<Omit<ReservationsDeps, 'db'>> & { busyTimeoutMs?: number; dir?: string } = {},
-): Promise<Reservations> {
-  const { dir: _dir, busyTimeoutMs: _busy, ...deps } = opts;
-  const service = await startSandboxApp(
-    'reservations',
-    (db) => buildApp({ faults: false, keyTtlMs: 7 * 24 * 3600_000, seed: true, ...deps, db }),
-    opts,
-  );
+export async function startReservations(opts: ServiceOptions<ReservationsDeps> = {}): Promise<Reservations> {
+  const service = await startSandboxService('reservations', buildApp, opts);
   const { db, call } = service;
 
   const stock = async (sku: string): Promise<Stock> => {
@@ -70,12 +63,7 @@ export async function startReservations(
   };
 }
 
-/** The service for the file that calls this: started in its beforeAll, closed in its afterAll. */
-export const useReservations = (opts?: Parameters<typeof startReservations>[0]): Reservations =>
-  useForFile(
-    'the reservation service',
-    () => startReservations(opts),
-    (s) => s.close(),
-  );
+export const useReservations = (opts?: ServiceOptions<ReservationsDeps>): Reservations =>
+  useSandbox('the reservation service', () => startReservations(opts));
 
 export const uniqueKey = (step = 'reserve'): string => sandboxKey(step);

@@ -11,25 +11,34 @@ async function held(available: number, quantity: number): Promise<{ sku: string;
   return { sku, key, id: String(res.body.id) };
 }
 
+describe('POST /reservations/{key}/confirm and /release', () => {
+  it.each([
+    { action: 'confirm', status: 'confirmed', stock: { available: 7, held: 0 }, doneAt: 'confirmedAt', notAt: 'releasedAt' },
+    { action: 'release', status: 'released', stock: { available: 10, held: 0 }, doneAt: 'releasedAt', notAt: 'confirmedAt' },
+  ] as const)(
+    '$action acts on a hold once ($status); doing it again answers the same and moves no stock',
+    async ({ action, status, stock, doneAt, notAt }) => {
+      const { sku, key, id } = await held(10, 3);
+      expect(await rsv.stock(sku)).toEqual({ sku, available: 7, held: 3 });
+
+      const first = await rsv[action](key);
+      expect(first.status).toBe(200);
+      expect(first.body).toEqual({ key, reservationId: id, status });
+      expect(await rsv.stock(sku)).toEqual({ sku, ...stock });
+
+      const second = await rsv[action](key);
+      expect(second.status).toBe(200);
+      expect(second.body).toEqual(first.body);
+      expect(await rsv.stock(sku)).toEqual({ sku, ...stock });
+
+      const view = await rsv.view(key);
+      expect(view.body).toMatchObject({ key, reservationId: id, status, [notAt]: null });
+      expect(typeof view.body[doneAt]).toBe('string');
+    },
+  );
+});
+
 describe('POST /reservations/{key}/confirm', () => {
-  it('confirms a hold once: the stock stays taken, no longer held; confirming again answers the same', async () => {
-    const { sku, key, id } = await held(10, 3);
-
-    const first = await rsv.confirm(key);
-    expect(first.status).toBe(200);
-    expect(first.body).toEqual({ key, reservationId: id, status: 'confirmed' });
-    expect(await rsv.stock(sku)).toEqual({ sku, available: 7, held: 0 });
-
-    const second = await rsv.confirm(key);
-    expect(second.status).toBe(200);
-    expect(second.body).toEqual(first.body);
-    expect(await rsv.stock(sku)).toEqual({ sku, available: 7, held: 0 });
-
-    const view = await rsv.view(key);
-    expect(view.body).toMatchObject({ key, reservationId: id, status: 'confirmed', releasedAt: null });
-    expect(typeof view.body.confirmedAt).toBe('string');
-  });
-
   it('refuses to confirm a released reservation (422 reservation_released), stock unchanged', async () => {
     const { sku, key } = await held(10, 3);
     await rsv.release(key);
@@ -59,24 +68,6 @@ describe('POST /reservations/{key}/confirm', () => {
 });
 
 describe('POST /reservations/{key}/release', () => {
-  it('gives a hold back once: releasing twice gives the same answer and one return of stock', async () => {
-    const { sku, key, id } = await held(10, 4);
-    expect(await rsv.stock(sku)).toEqual({ sku, available: 6, held: 4 });
-
-    const first = await rsv.release(key);
-    expect(first.status).toBe(200);
-    expect(first.body).toEqual({ key, reservationId: id, status: 'released' });
-    expect(await rsv.stock(sku)).toEqual({ sku, available: 10, held: 0 });
-
-    const second = await rsv.release(key);
-    expect(second.body).toEqual(first.body);
-    expect(await rsv.stock(sku)).toEqual({ sku, available: 10, held: 0 });
-
-    const view = await rsv.view(key);
-    expect(view.body).toMatchObject({ key, reservationId: id, status: 'released', confirmedAt: null });
-    expect(typeof view.body.releasedAt).toBe('string');
-  });
-
   it('releasing a confirmed reservation undoes the confirm: the stock comes back, once', async () => {
     const { sku, key, id } = await held(10, 4);
     await rsv.confirm(key);

@@ -1,18 +1,12 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { useTempDirs, withService } from '../support/sandbox-harness.js';
 import { manualClock, startReservations, uniqueKey } from './helpers.js';
 
-const dirs: string[] = [];
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
+const tempDir = useTempDirs('rsv');
 
 describe('idempotency key TTL', () => {
-  it('purges expired keys; the key may then be used again while the ledger keeps the old reservation', async () => {
-    const rsv = await startReservations({ keyTtlMs: 3_000 });
-    try {
+  it('purges expired keys; the key may then be used again while the ledger keeps the old reservation', () =>
+    withService(startReservations({ keyTtlMs: 3_000 }), async (rsv) => {
       const sku = await rsv.newSku(10);
       const key = uniqueKey();
       const first = await rsv.hold(key, { items: [{ sku, quantity: 1 }] });
@@ -31,14 +25,10 @@ describe('idempotency key TTL', () => {
       expect(await rsv.stock(sku)).toEqual({ sku, available: 7, held: 2 });
       // The key's current state is its latest reservation.
       expect((await rsv.view(key)).body).toMatchObject({ reservationId: reused.body.id, status: 'held' });
-    } finally {
-      await rsv.close();
-    }
-  });
+    }));
 
-  it('a tombstone outlives its key: the late hold is still refused after the purge', async () => {
-    const rsv = await startReservations({ keyTtlMs: 200 });
-    try {
+  it('a tombstone outlives its key: the late hold is still refused after the purge', () =>
+    withService(startReservations({ keyTtlMs: 200 }), async (rsv) => {
       const sku = await rsv.newSku(10);
       const key = uniqueKey();
       await rsv.release(key);
@@ -49,14 +39,10 @@ describe('idempotency key TTL', () => {
       expect(late.status).toBe(410);
       expect(late.headers.get('idempotent-replayed')).toBe('false');
       expect(await rsv.stock(sku)).toEqual({ sku, available: 10, held: 0 });
-    } finally {
-      await rsv.close();
-    }
-  });
+    }));
 
   it('the key window is exact on the service clock, and purging once at start clears what expired while down', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'retrysafe-rsv-'));
-    dirs.push(dir);
+    const dir = tempDir();
     const clock = manualClock();
     const key = uniqueKey();
     const before = await startReservations({ dir, now: clock.now, keyTtlMs: 60_000 });
@@ -71,13 +57,10 @@ describe('idempotency key TTL', () => {
     await before.close();
 
     clock.advance(1);
-    const after = await startReservations({ dir, now: clock.now, keyTtlMs: 60_000 });
-    try {
+    await withService(startReservations({ dir, now: clock.now, keyTtlMs: 60_000 }), async (after) => {
       expect(after.keyRows(key)).toBe(0);
       expect(after.rows(key)).toMatchObject([{ status: 'held' }]);
       expect(await after.stock('sku_pen')).toEqual({ sku: 'sku_pen', available: 999, held: 1 });
-    } finally {
-      await after.close();
-    }
+    });
   });
 });

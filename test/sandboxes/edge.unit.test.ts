@@ -1,6 +1,8 @@
 // The HTTP edge both sandboxes share: the Idempotency-Key grammar, body limits and media
-// types, and unknown routes, all answered with problem documents and no key spent.
+// types, and unknown routes, all answered with problem documents and no key spent; the
+// health check; and a write lock held elsewhere, answered 409 and retried.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../downstream/shared/db.js';
 import { expectProblem, sandboxKey } from '../support/sandbox-harness.js';
 import { effect, SANDBOXES, type SandboxKind } from './kinds.js';
 
@@ -84,5 +86,32 @@ describe.each(SANDBOXES)('$name edge', (kind: SandboxKind) => {
   it('an unknown route → 404 not_found problem', async () => {
     expectProblem(await service.call('GET', '/nope'), 404, 'not_found');
     expectProblem(await service.call('DELETE', kind.effectPath), 404, 'not_found');
+  });
+
+  it('GET /healthz answers ok', async () => {
+    const res = await service.call('GET', '/healthz');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ status: 'ok' });
+  });
+
+  it('when another process holds the write lock past busy_timeout, answers 409 and a retry succeeds', async () => {
+    const impatient = await kind.start({ busyTimeoutMs: 0 });
+    const other = openDatabase(impatient.dbPath);
+    try {
+      const key = sandboxKey('edge');
+      other.exec('BEGIN IMMEDIATE');
+      expectProblem(await effect(kind, impatient.call, key), 409, 'request_in_progress');
+      // Reads never wait for the writer (WAL).
+      expect((await impatient.call('GET', kind.seededRead.path)).body).toEqual(kind.seededRead.before);
+      other.exec('ROLLBACK');
+
+      const retry = await effect(kind, impatient.call, key);
+      expect(retry.status).toBe(201);
+      expect(retry.headers.get('idempotent-replayed')).toBe('false');
+      expect((await impatient.call('GET', kind.seededRead.path)).body).toEqual(kind.seededRead.afterOneEffect);
+    } finally {
+      other.close();
+      await impatient.close();
+    }
   });
 });

@@ -6,9 +6,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NO_FAULTS } from '../../downstream/shared/faults.js';
-import { expectProblem, networkError, sandboxKey, sleep } from '../support/sandbox-harness.js';
+import { expectProblem, networkError, sandboxKey } from '../support/sandbox-harness.js';
 import { effect, SANDBOXES, type SandboxKind, type StartedSandbox } from './kinds.js';
 
 describe.each(SANDBOXES)('$name with SANDBOX_FAULTS=1', (kind: SandboxKind) => {

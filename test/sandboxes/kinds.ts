@@ -37,11 +37,14 @@ export interface StartOptions {
   /** Source of the fault probabilities' draws. */
   random?: () => number;
   dir?: string;
+  /** How long a request waits for another process's write lock (default 5 s). */
+  busyTimeoutMs?: number;
 }
 
 export interface StartedSandbox {
   call: Call;
   db: Database.Database;
+  dbPath: string;
   keyRows(key: string): number;
   putFaults(faults: Record<string, unknown>): Promise<Answer>;
   close(): Promise<void>;

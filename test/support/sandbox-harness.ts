@@ -8,9 +8,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
-import { expect } from 'vitest';
+import { afterAll, expect } from 'vitest';
 import { openDatabase } from '../../downstream/shared/db.js';
+import type { SandboxDeps } from '../../downstream/shared/app.js';
 import type { SandboxApp } from '../../downstream/shared/http.js';
+import { useForFile } from './use-for-file.js';
 
 export interface Answer {
   status: number;
@@ -67,6 +69,54 @@ export async function startSandboxApp(
   };
 }
 
+/** What a test may set of a service's deps, and where its file is (`dir`) and how long it waits for the lock. */
+export type ServiceOptions<D> = Partial<Omit<D, 'db'>> & { busyTimeoutMs?: number; dir?: string };
+
+/** A service from its `buildApp`: the test's options over quiet defaults (no faults, keys kept a week, seeded). */
+export function startSandboxService<D extends SandboxDeps>(
+  name: string,
+  buildApp: (deps: D) => SandboxApp,
+  opts: ServiceOptions<D>,
+): Promise<SandboxUnderTest> {
+  const { dir: _dir, busyTimeoutMs: _busy, ...deps } = opts;
+  return startSandboxApp(
+    name,
+    (db) => buildApp({ faults: false, keyTtlMs: 7 * 24 * 3600_000, seed: true, ...deps, db } as SandboxDeps as D),
+    opts,
+  );
+}
+
+/** The service for the file that calls this: started in its beforeAll, closed in its afterAll. */
+export function useSandbox<T extends SandboxUnderTest>(what: string, start: () => Promise<T>): T {
+  return useForFile(what, start, (service) => service.close());
+}
+
+/** Fresh temp dirs for the file that calls this (`retrysafe-<name>-…`), all removed after its tests. */
+export function useTempDirs(name: string): () => string {
+  const dirs: string[] = [];
+  afterAll(() => {
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+  return () => {
+    const dir = mkdtempSync(join(tmpdir(), `retrysafe-${name}-`));
+    dirs.push(dir);
+    return dir;
+  };
+}
+
+/** Runs `test` on a service started for it alone, and closes the service however `test` ends. */
+export async function withService<T extends SandboxUnderTest>(
+  start: Promise<T>,
+  test: (service: T) => Promise<void>,
+): Promise<void> {
+  const service = await start;
+  try {
+    await test(service);
+  } finally {
+    await service.close();
+  }
+}
+
 /** Listens on a free loopback port; returns the base URL. */
 export async function listenOnLoopback(app: SandboxApp): Promise<string> {
   await app.listen({ port: 0, host: '127.0.0.1' });
@@ -107,10 +157,6 @@ export async function networkError(p: Promise<unknown>): Promise<string | undefi
     const cause = (err as { cause?: { code?: string; message?: string } }).cause;
     return cause?.code ?? cause?.message ?? String(err);
   }
-}
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** Asserts the answer is a problem document with this status and code; returns its body. */

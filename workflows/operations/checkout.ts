@@ -13,7 +13,7 @@
 // inputs are in every checkout history recorded since the first release.
 import { Type } from 'typebox';
 import { defineOperation } from '../definition.js';
-import { Account, Amount, Currency, Description, formatAmount } from '../fields.js';
+import { Account, Amount, Currency, Description, formatAmount, RequestBody } from '../fields.js';
 import { chargePayment } from './payment.js';
 
 export const CheckoutItem = Type.Object(
@@ -24,16 +24,13 @@ export const CheckoutItem = Type.Object(
   { additionalProperties: false },
 );
 
-export const CheckoutRequest = Type.Object(
-  {
-    account: Account('Account to charge'),
-    amount: Amount,
-    currency: Currency,
-    description: Type.Optional(Description),
-    items: Type.Array(CheckoutItem, { minItems: 1, maxItems: 100 }),
-  },
-  { additionalProperties: false, description: 'A checkout: reserve the items, charge, confirm the reservation.' },
-);
+export const CheckoutRequest = RequestBody('A checkout: reserve the items, charge, confirm the reservation.', {
+  account: Account('Account to charge'),
+  amount: Amount,
+  currency: Currency,
+  description: Type.Optional(Description),
+  items: Type.Array(CheckoutItem, { minItems: 1, maxItems: 100 }),
+});
 
 export const checkout = defineOperation({
   type: 'checkout',

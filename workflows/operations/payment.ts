@@ -9,12 +9,14 @@
 // activity name and input are in every payment history recorded since the first release.
 import { Type } from 'typebox';
 import { defineOperation, type StepDefinition } from '../definition.js';
-import { Account, Amount, Currency, Description, formatAmount } from '../fields.js';
+import { Account, Amount, CHARGE_EFFECT, CHARGE_REFUSALS, Currency, Description, formatAmount, RequestBody } from '../fields.js';
 
-export const PaymentRequest = Type.Object(
-  { account: Account('Account to charge'), amount: Amount, currency: Currency, description: Type.Optional(Description) },
-  { additionalProperties: false, description: 'A payment: one charge.' },
-);
+export const PaymentRequest = RequestBody('A payment: one charge.', {
+  account: Account('Account to charge'),
+  amount: Amount,
+  currency: Currency,
+  description: Type.Optional(Description),
+});
 
 /** The charge as payment and checkout both make it. */
 export const chargePayment: StepDefinition<{ account: string; amount: number; currency: string }> = {
@@ -26,15 +28,11 @@ export const chargePayment: StepDefinition<{ account: string; amount: number; cu
     activity: 'chargePayment',
     input: ({ account, amount, currency }) => ({ account, amount, currency }),
   },
-  businessErrors: {
-    insufficient_funds: 'insufficient_funds',
-    account_not_found: 'account_not_found',
-    currency_mismatch: 'currency_mismatch',
-  },
+  businessErrors: CHARGE_REFUSALS,
   compensation: { name: 'reverse_charge', call: { kind: 'activity', activity: 'reverseCharge' } },
   result: { chargeId: 'chargeId' },
   unavailableCode: 'payment_unavailable',
-  effect: { path: '/charges/{key}', present: ['captured'] },
+  effect: CHARGE_EFFECT,
 };
 
 export const payment = defineOperation({

@@ -11,19 +11,16 @@
 // Both steps are declared calls: no activity code, the generic service activity makes them
 // with the derived key as Idempotency-Key and classifies the bank's answers.
 import { Type } from 'typebox';
-import { defineOperation } from '../definition.js';
-import { Account, Amount, Currency, Description, formatAmount } from '../fields.js';
+import { defineOperation, keyedHttpStep } from '../definition.js';
+import { Account, Amount, bankCharge, Currency, Description, formatAmount, RequestBody } from '../fields.js';
 
-export const TransferRequest = Type.Object(
-  {
-    from: Account('Account the money leaves'),
-    to: Account('Account the money arrives at (not `from`)'),
-    amount: Amount,
-    currency: Currency,
-    description: Type.Optional(Description),
-  },
-  { additionalProperties: false, description: 'A transfer: debit one account, credit another.' },
-);
+export const TransferRequest = RequestBody('A transfer: debit one account, credit another.', {
+  from: Account('Account the money leaves'),
+  to: Account('Account the money arrives at (not `from`)'),
+  amount: Amount,
+  currency: Currency,
+  description: Type.Optional(Description),
+});
 
 export const transfer = defineOperation({
   type: 'transfer',
@@ -32,40 +29,24 @@ export const transfer = defineOperation({
   request: TransferRequest,
   check: ({ from, to }) => (from === to ? [{ field: 'to', message: 'must not be the same account as from' }] : []),
   steps: [
-    {
+    bankCharge({
       name: 'debit_source',
       keySuffix: 'debit',
-      service: 'bank',
-      call: {
-        kind: 'http',
-        method: 'POST',
-        path: '/charges',
-        body: ({ from, amount, currency }) => ({ account: from, amount, currency }),
-      },
-      businessErrors: {
-        insufficient_funds: 'insufficient_funds',
-        account_not_found: 'account_not_found',
-        currency_mismatch: 'currency_mismatch',
-      },
-      compensation: { name: 'reverse_debit', call: { kind: 'http', method: 'POST', path: '/charges/{key}/reverse' } },
-      result: { debitId: 'id' },
-      effect: { path: '/charges/{key}', present: ['captured'] },
-    },
-    {
+      account: 'from',
+      undo: 'reverse_debit',
+      resultField: 'debitId',
+    }),
+    keyedHttpStep({
       name: 'credit_destination',
       keySuffix: 'credit',
       service: 'bank',
-      call: {
-        kind: 'http',
-        method: 'POST',
-        path: '/credits',
-        body: ({ to, amount, currency }) => ({ account: to, amount, currency }),
-      },
+      collection: '/credits',
+      body: { account: 'to', amount: 'amount', currency: 'currency' },
       businessErrors: { account_not_found: 'destination_not_found', currency_mismatch: 'currency_mismatch' },
-      compensation: { name: 'reverse_credit', call: { kind: 'http', method: 'POST', path: '/credits/{key}/reverse' } },
+      undo: { name: 'reverse_credit', action: 'reverse' },
       result: { creditId: 'id' },
-      effect: { path: '/credits/{key}', present: ['credited'] },
-    },
+      present: ['credited'],
+    }),
   ],
   unavailableCode: 'transfer_unavailable',
   summary: ({ amount, currency }) => formatAmount(amount, currency),

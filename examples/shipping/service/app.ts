@@ -8,20 +8,19 @@
 //   GET  /shipments/{key}         the row as stored, for auditors (never faulted)
 //
 // A refusal is a 4xx problem with a stable `code` (422 destination_not_served), stored and
-// replayed like a success. The idempotent executor, the problem details and the fault
-// injection are the sandboxes' own (downstream/shared), so this file holds only what is
-// about shipments.
-import Fastify from 'fastify';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type Database from 'better-sqlite3';
+// replayed like a success. The app's frame, its keyed routes and the fault injection are
+// the sandboxes' own (downstream/shared), so this file holds only what is about shipments.
 import { Type } from 'typebox';
 import { Problem } from '../../../common/http/problem.js';
-import type { Logger } from '../../../common/logger.js';
-import { FaultInjector, killConnection, registerFaultRoutes } from '../../../downstream/shared/faults.js';
-import { baseServerOptions, installHttpEdge, type SandboxApp } from '../../../downstream/shared/http.js';
-import { idempotencyKeyOf, keyFromPath, requireIdempotencyKey } from '../../../downstream/shared/idempotency-key.js';
-import { IdempotentExecutor, sendExecution, type EffectResponse } from '../../../downstream/shared/idempotency.js';
-import { bindRequestContext } from '../../../downstream/shared/log-context.js';
+import { createSandboxApp, type SandboxDeps } from '../../../downstream/shared/app.js';
+import type { SandboxApp } from '../../../downstream/shared/http.js';
+import type { EffectResponse } from '../../../downstream/shared/idempotency.js';
+import {
+  refusal,
+  registerKeyedActions,
+  registerKeyedEffect,
+  registerKeyedRead,
+} from '../../../downstream/shared/keyed-routes.js';
 import { ShipmentLedger, type CreateOutcome } from './ledger.js';
 
 const ShipmentRequestSchema = Type.Object(
@@ -61,19 +60,7 @@ const ShipmentViewSchema = Type.Object({
 
 const CancellationSchema = Type.Object({ key: Type.String(), shipmentId: Nullable(Type.String()), status: Status });
 
-export interface ShippingDeps {
-  db: Database.Database;
-  /** Registers /_faults and lets faults touch the effect endpoints (SANDBOX_FAULTS=1). */
-  faults: boolean;
-  /** How long an idempotency key is remembered (KEY_TTL). */
-  keyTtlMs: number;
-  logger?: Logger;
-}
-
-const refusal = (status: number, code: string, detail: string): EffectResponse => ({
-  status,
-  body: new Problem(status, code, detail).body(),
-});
+export type ShippingDeps = SandboxDeps;
 
 /** The answer a create outcome gets; refusals are answers too, stored and replayed. */
 function createAnswer(outcome: CreateOutcome): EffectResponse {
@@ -90,70 +77,34 @@ function createAnswer(outcome: CreateOutcome): EffectResponse {
 }
 
 export function buildApp(deps: ShippingDeps): SandboxApp {
-  const app = Fastify({
-    ...baseServerOptions(),
-    ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
-  }).withTypeProvider<TypeBoxTypeProvider>();
-  installHttpEdge(app);
-  bindRequestContext(app, [{ prefix: '/shipments/', suffixes: ['/cancel', ''] }]);
-
+  const { app, executor, faults } = createSandboxApp(deps, [{ prefix: '/shipments/', suffixes: ['/cancel', ''] }]);
   const ledger = new ShipmentLedger(deps.db);
-  const executor = new IdempotentExecutor(deps.db, { ttlMs: deps.keyTtlMs });
-  const faults = new FaultInjector(deps.faults);
-  let stopPurging = () => {};
-  app.addHook('onReady', async () => {
-    stopPurging = executor.startPurging((err) => app.log.warn({ err }, 'idempotency key purge failed'));
-  });
-  app.addHook('onClose', async () => stopPurging());
-  registerFaultRoutes(app, faults);
 
-  app.get('/healthz', async () => ({ status: 'ok' }));
-
-  app.post(
-    '/shipments',
+  registerKeyedEffect(
+    app,
+    { executor, faults },
     {
-      onRequest: faults.downHook,
-      preValidation: requireIdempotencyKey,
-      schema: { body: ShipmentRequestSchema, response: { 201: ShipmentSchema } },
-    },
-    async (request, reply) => {
-      const key = idempotencyKeyOf(request);
-      const execution = await executor.execute({
-        key,
-        endpoint: 'POST /shipments',
-        body: request.body,
-        effect: (claimedAt) => createAnswer(ledger.create(key, request.body, new Date(claimedAt).toISOString())),
-        beforeCommit: () => faults.beforeCommit(request.log),
-        afterCommit: () => faults.afterCommit(request.log, { key }),
-      });
-      return sendExecution(request, reply, execution, faults);
+      path: '/shipments',
+      schemas: { body: ShipmentRequestSchema, created: ShipmentSchema },
+      effect: (key, body, claimedAt) => createAnswer(ledger.create(key, body, new Date(claimedAt).toISOString())),
     },
   );
-
-  // Keys hold `/` (`default/order-7/shipment`): read from the raw path, encoded or not.
-  app.get('/shipments/*', { schema: { response: { 200: ShipmentViewSchema } } }, async (request) => {
-    const key = keyFromPath(request.raw.url ?? '', '/shipments/');
-    const found = key === undefined ? undefined : ledger.get(key);
-    if (!found) throw new Problem(404, 'shipment_not_found', `no shipment has been booked or fenced under key ${key ?? ''}`);
-    return found;
+  registerKeyedRead(app, {
+    prefix: '/shipments/',
+    view: ShipmentViewSchema,
+    read: (key) => ledger.get(key),
+    notFound: (key) => new Problem(404, 'shipment_not_found', `no shipment has been booked or fenced under key ${key}`),
   });
-
-  // Not keyed by a header: the path names the shipment, and a repeat finds it cancelled.
-  app.post(
-    '/shipments/*',
-    { onRequest: faults.downHook, schema: { response: { 200: CancellationSchema } } },
-    async (request, reply) => {
-      const key = keyFromPath(request.raw.url ?? '', '/shipments/', '/cancel');
-      if (key === undefined) throw new Problem(404, 'not_found', `no route for POST ${request.url.split('?')[0]}`);
-      await faults.beforeCommit(request.log);
-      const { view, changed } = ledger.cancel(key, new Date().toISOString());
-      if (changed) faults.afterCommit(request.log, { key });
-      if (changed && faults.dropsResponse(request.log, { key })) {
-        killConnection(request, reply);
-        return reply;
-      }
-      return reply.code(200).send({ key, shipmentId: view.shipmentId, status: view.status });
+  // A repeat finds the shipment cancelled (or fenced) and answers the same.
+  registerKeyedActions(app, faults, {
+    prefix: '/shipments/',
+    response: CancellationSchema,
+    actions: {
+      '/cancel': (key) => {
+        const { view, changed } = ledger.cancel(key, new Date().toISOString());
+        return { changed, answer: { key, shipmentId: view.shipmentId, status: view.status } };
+      },
     },
-  );
+  });
   return app;
 }

@@ -5,7 +5,7 @@
 // a prebuilt bundle, so start-up is not measured here and the two differ only in what they
 // run. The bench reads this process's CPU time and peak memory from /proc.
 import { NativeConnection, Runtime, Worker, makeTelemetryFilterString } from '@temporalio/worker';
-import { createWorker } from '../../../worker/create.js';
+import { createWorker, runUntilShutdown } from '../../../worker/create.js';
 import { baselineWorkerActivities, DOWNSTREAM_TIMEOUT_MS } from '../baseline/activities.js';
 import { benchWorkerOptions } from './worker-options.js';
 
@@ -46,11 +46,7 @@ async function run(): Promise<void> {
   process.once('SIGTERM', () => worker.shutdown());
   process.once('SIGINT', () => worker.shutdown());
   console.log(`bench worker ready (${kind}, task queue ${taskQueue})`);
-  try {
-    await worker.run();
-  } finally {
-    await connection.close();
-  }
+  await runUntilShutdown(worker, connection);
 }
 
 run().catch((err) => {
