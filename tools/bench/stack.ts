@@ -14,6 +14,7 @@ import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import Database from 'better-sqlite3';
 import type { PartSpec } from '../supervisor/part.js';
+import { quietLogger } from '../quiet-logger.js';
 import { freePort } from '../supervisor/ports.js';
 import { httpProbe, lineProbe, type Probe } from '../supervisor/ready.js';
 import { Supervisor } from '../supervisor/supervisor.js';
@@ -111,22 +112,13 @@ export interface Bundles {
   ms: number;
 }
 
-const quietBundler = {
-  log: () => undefined,
-  trace: () => undefined,
-  debug: () => undefined,
-  info: () => undefined,
-  warn: (m: string) => console.warn(m),
-  error: (m: string) => console.error(m),
-};
-
 /** Both workers' workflow bundles, built once per run and written under `dataDir`. */
 export async function bundleWorkflows(dataDir: string): Promise<Bundles> {
   mkdirSync(dataDir, { recursive: true });
   const started = performance.now();
   const [retrysafe, baseline] = await Promise.all([
-    bundleWorkflowCode({ ...WORKFLOW_BUNDLE_OPTIONS, logger: quietBundler }),
-    bundleWorkflowCode({ workflowsPath: BASELINE_WORKFLOWS, logger: quietBundler }),
+    bundleWorkflowCode({ ...WORKFLOW_BUNDLE_OPTIONS, logger: quietLogger() }),
+    bundleWorkflowCode({ workflowsPath: BASELINE_WORKFLOWS, logger: quietLogger() }),
   ]);
   const paths = { retrysafe: join(dataDir, 'retrysafe-bundle.js'), baseline: join(dataDir, 'baseline-bundle.js') };
   writeFileSync(paths.retrysafe, retrysafe.code);

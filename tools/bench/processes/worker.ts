@@ -6,6 +6,7 @@
 // run. The bench reads this process's CPU time and peak memory from /proc.
 import { NativeConnection, Runtime, Worker, makeTelemetryFilterString } from '@temporalio/worker';
 import { createWorker } from '../../../worker/create.js';
+import { quietLogger } from '../../quiet-logger.js';
 import { baselineWorkerActivities, DOWNSTREAM_TIMEOUT_MS } from '../baseline/activities.js';
 import { benchWorkerOptions } from './worker-options.js';
 
@@ -22,9 +23,8 @@ async function run(): Promise<void> {
   const codePath = need('BENCH_WORKFLOW_BUNDLE');
   const bankUrl = need('BANK_URL');
   const reservationsUrl = need('RESERVATIONS_URL');
-  const noop = () => undefined;
   Runtime.install({
-    logger: { log: noop, trace: noop, debug: noop, info: noop, warn: (m) => console.warn(m), error: (m) => console.error(m) },
+    logger: quietLogger(),
     telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} } },
   });
   const connection = await NativeConnection.connect({ address });

@@ -7,7 +7,8 @@ import type { HttpClient } from '../http.js';
 import type { Stack } from '../stack.js';
 import { mergeResources, resourcesOf, sampleRequest, type Request, type Resources } from './requests.js';
 
-export const TENANT = 'default';
+/** One tenant, as retrysafe runs without API keys: the peers' contract says so for every engine. */
+export { TENANT } from '../peers/contract.js';
 
 /** The operation types the bench runs, in the registry's order. */
 export const DEFINITIONS: readonly OperationDefinition[] = builtInRegistry.all;
