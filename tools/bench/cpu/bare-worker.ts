@@ -3,6 +3,7 @@
 // The runtime is set up as worker/main.ts sets it up.
 import { NativeConnection, Runtime, Worker, makeTelemetryFilterString } from '@temporalio/worker';
 import { quietLogger } from '../../quiet-logger.js';
+import { runUntilSignal } from '../processes/run-until-signal.js';
 import type { BareCall } from './bare-workflow.js';
 
 async function runBareWorker(): Promise<void> {
@@ -41,13 +42,7 @@ async function runBareWorker(): Promise<void> {
       },
     },
   });
-  process.once('SIGTERM', () => worker.shutdown());
-  process.once('SIGINT', () => worker.shutdown());
-  try {
-    await worker.run();
-  } finally {
-    await connection.close();
-  }
+  await runUntilSignal(worker, connection);
 }
 
 runBareWorker().catch((err) => {

@@ -8,6 +8,7 @@ import { NativeConnection, Runtime, Worker, makeTelemetryFilterString } from '@t
 import { createWorker } from '../../../worker/create.js';
 import { quietLogger } from '../../quiet-logger.js';
 import { baselineWorkerActivities, DOWNSTREAM_TIMEOUT_MS } from '../baseline/activities.js';
+import { runUntilSignal } from './run-until-signal.js';
 import { benchWorkerOptions } from './worker-options.js';
 
 function need(name: string): string {
@@ -43,14 +44,8 @@ async function run(): Promise<void> {
           activities: baselineWorkerActivities({ bank: bankUrl, reservations: reservationsUrl }),
           ...benchWorkerOptions,
         });
-  process.once('SIGTERM', () => worker.shutdown());
-  process.once('SIGINT', () => worker.shutdown());
   console.log(`bench worker ready (${kind}, task queue ${taskQueue})`);
-  try {
-    await worker.run();
-  } finally {
-    await connection.close();
-  }
+  await runUntilSignal(worker, connection);
 }
 
 run().catch((err) => {
