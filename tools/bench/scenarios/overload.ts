@@ -17,6 +17,9 @@
 // the first configuration measured it.
 import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
+// Not node:timers/promises: a tenant told to stop must wake from its Retry-After wait and
+// return, and this sleep resolves early on abort where that one rejects.
+import { sleep } from '../../supervisor/ready.js';
 import { httpClient, type HttpAnswer, type HttpClient } from '../http.js';
 import type { OverloadCounts } from '../modes.js';
 import { startStack, type Bundles, type Sandboxes, type Stack } from '../stack.js';
@@ -36,19 +39,6 @@ import {
 } from './overload-figures.js';
 import { resourcesOf, sampleRequest, type Request, type Resources } from './requests.js';
 import { DEFINITIONS, openResources, PLENTY } from './workload.js';
-
-/** Waits `ms`, or less when `signal` aborts first; leaves no listener behind on the shared signal. */
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal?.aborted) return resolve();
-    const done = () => {
-      clearTimeout(t);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const t = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
 
 /** A tenant as a client of the API: its key, its request, and what it met. */
 class Tenant {
