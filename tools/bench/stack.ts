@@ -269,6 +269,36 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   }
 }
 
+/** What a section that runs a fresh engine per row (the ablation, the overload section) is given. */
+export interface RowEngines {
+  /** The run's data folder: each row's engine gets a folder of its own under it. */
+  dataDir: string;
+  logLevel: string;
+  sandboxes: Sandboxes;
+  bundles: Bundles;
+  /** Called with each row's engine once it runs, so an abort can stop it. */
+  onEngine: (stack: Stack | undefined) => void;
+}
+
+/** One row's engine, on the run's sandboxes and bundles, without the row's settings; announced to `onEngine`. */
+export async function startRowEngine(
+  opts: RowEngines,
+  row: { folder: string; without: readonly string[]; apiEnv?: Record<string, string>; log: (line: string) => void },
+): Promise<Stack> {
+  const stack = await startStack({
+    dataDir: join(opts.dataDir, row.folder),
+    logLevel: opts.logLevel,
+    noCacheApi: false,
+    sandboxes: Promise.resolve(opts.sandboxes),
+    bundles: Promise.resolve(opts.bundles),
+    without: row.without,
+    apiEnv: row.apiEnv,
+    log: row.log,
+  });
+  opts.onEngine(stack);
+  return stack;
+}
+
 /** The journal mode the dev server left in its file, read back once it has stopped. */
 function readJournalMode(dbFile: string): string | undefined {
   try {
