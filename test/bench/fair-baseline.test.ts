@@ -11,6 +11,7 @@ import { baselineWorkerActivities } from '../../tools/bench/baseline/activities.
 import type { BareHttpInput } from '../../tools/bench/baseline/workflows.js';
 import { resourcesOf, sampleRequest } from '../../tools/bench/scenarios/requests.js';
 import { BASELINE_WORKFLOWS } from '../../tools/bench/stack.js';
+import { quietLogger } from '../../tools/quiet-logger.js';
 import { DEFAULT_HOLD_TTL_SECONDS } from '../../client/api/config.js';
 import { fingerprint } from '../../client/api/fingerprint.js';
 import { workflowStartOptions } from '../../client/api/start-options.js';
@@ -47,7 +48,7 @@ describe('the same-work baseline (bareHttp)', () => {
     ]);
     // First: it installs the tests' quiet runtime, which must precede any other worker.
     retrysafe = await startWorker({ taskQueue: queues.retrysafe, bankUrl: bank.url, reservationsUrl: reservations.url });
-    const bundle = await bundleWorkflowCode({ workflowsPath: BASELINE_WORKFLOWS, logger: quiet });
+    const bundle = await bundleWorkflowCode({ workflowsPath: BASELINE_WORKFLOWS, logger: quietLogger() });
     const connection = await NativeConnection.connect({ address: inject('temporalAddress') });
     const worker = await Worker.create({
       connection,
@@ -172,12 +173,3 @@ describe('the same-work baseline (bareHttp)', () => {
     await expect(failed).rejects.toMatchObject({ cause: { message: expect.stringContaining('no_such_type') } });
   });
 });
-
-const quiet = {
-  log: () => undefined,
-  trace: () => undefined,
-  debug: () => undefined,
-  info: () => undefined,
-  warn: (m: string) => console.warn(m),
-  error: (m: string) => console.error(m),
-};

@@ -2,8 +2,16 @@
 // a step fails, and the outcome they report. (The peers themselves run only under the
 // bench: their engines are installed on demand, not in the test suite.)
 import { describe, expect, it } from 'vitest';
-import { checkoutKeys, compensationsFor, failed, operationId, type Compensation } from '../../tools/bench/peers/contract.js';
-import { DownstreamRefusal, refusalOf } from '../../tools/bench/peers/downstream.js';
+import {
+  checkoutKeys,
+  compensationsFor,
+  failed,
+  operationId,
+  StepFailedError,
+  type Compensation,
+} from '../../tools/bench/peers/contract.js';
+import { DownstreamRefusal, refusalOf, type SandboxClients } from '../../tools/bench/peers/downstream.js';
+import { checkoutSaga, type SagaEngine } from '../../tools/bench/peers/saga.js';
 
 const registered = (
   ...names: Array<['release_reservation' | 'reverse_charge', 'reserve_items' | 'charge_payment']>
@@ -48,5 +56,66 @@ describe('peer checkout saga', () => {
     );
     expect(refusalOf(revived)).toEqual({ code: 'out_of_stock', business: true, message: 'gone' });
     expect(refusalOf(new Error('bank answered 503'))).toBeUndefined();
+  });
+});
+
+describe("the peers' one checkout saga", () => {
+  const keys = checkoutKeys(operationId('order-7'));
+  const request = { account: 'acc_alice', amount: 4200, currency: 'EUR', items: [{ sku: 'sku_mug', quantity: 2 }] };
+
+  /** An engine that runs each part at once, as on a first run, and gives a step up when it is refused. */
+  function run(declineCharge: boolean) {
+    const journal: string[] = [];
+    const engine: SagaEngine = {
+      async step(name, action) {
+        journal.push(name);
+        try {
+          return await action();
+        } catch (err) {
+          const refusal = refusalOf(err);
+          if (!refusal) throw err;
+          throw new StepFailedError({ step: name, businessCode: refusal.code, message: refusal.message });
+        }
+      },
+      async undo(name, action) {
+        journal.push(name);
+        return action();
+      },
+    };
+    const calls: string[] = [];
+    const downstream = {
+      hold: async (key: string) => (calls.push(`hold ${key}`), { reservationId: 'res_1' }),
+      confirm: async (key: string) => void calls.push(`confirm ${key}`),
+      release: async (key: string) => void calls.push(`release ${key}`),
+      charge: async (key: string) => {
+        calls.push(`charge ${key}`);
+        if (declineCharge) throw new DownstreamRefusal('insufficient_funds', true, 'declined');
+        return { chargeId: 'ch_1' };
+      },
+      reverse: async (key: string) => void calls.push(`reverse ${key}`),
+    } as unknown as SandboxClients;
+    return { outcome: checkoutSaga(engine, downstream, keys, request), journal, calls };
+  }
+
+  it('holds, charges and confirms under the derived keys, and answers both ids', async () => {
+    const { outcome, journal, calls } = run(false);
+    expect(await outcome).toEqual({
+      type: 'checkout',
+      status: 'succeeded',
+      result: { chargeId: 'ch_1', reservationId: 'res_1' },
+    });
+    expect(journal).toEqual(['reserve_items', 'charge_payment', 'confirm_reservation']);
+    expect(calls).toEqual(['hold default/order-7/reserve', 'charge default/order-7/charge', 'confirm default/order-7/reserve']);
+  });
+
+  it('when the charge is declined, releases the reservation and reports the refusal', async () => {
+    const { outcome, journal, calls } = run(true);
+    expect((await outcome).error).toEqual({
+      code: 'insufficient_funds',
+      message: 'declined',
+      compensations: ['release_reservation'],
+    });
+    expect(journal).toEqual(['reserve_items', 'charge_payment', 'release_reservation']);
+    expect(calls.at(-1)).toBe('release default/order-7/reserve');
   });
 });

@@ -6,68 +6,43 @@
 // without --peers and without the overload section, so nothing is installed and no peer
 // runs (their figures read "not measured"). No timing is asserted: performance numbers
 // belong to the bench's own report.
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { execa } from 'execa';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { BenchResults } from '../../tools/bench/results.js';
+import { describe, expect, it } from 'vitest';
+import { benchRun } from './bench-run.js';
 import { builtInRegistry } from '../../workflows/registry.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-
 describe('npm run bench -- --smoke', () => {
-  let outDir: string;
-  let results: BenchResults;
-  let run: { exitCode?: number; stdout: string; stderr: string };
-
-  beforeAll(async () => {
-    outDir = mkdtempSync(join(inject('tmpRoot'), 'bench-smoke-'));
-    run = await execa(
-      process.execPath,
-      ['--import', 'tsx', 'tools/bench/main.ts', '--smoke', '--out', outDir, '--name', 'smoke'],
-      {
-        cwd: ROOT,
-        reject: false,
-        timeout: 240_000,
-        env: { LOG_PRETTY: '0' },
-        stdin: 'ignore',
-      },
-    );
-    if (run.exitCode === 0) results = JSON.parse(readFileSync(join(outDir, 'smoke.json'), 'utf8')) as BenchResults;
-  }, 250_000);
-
-  afterAll(() => {
-    if (outDir) rmSync(outDir, { recursive: true, force: true });
-  });
+  const bench = benchRun('smoke', ['--smoke'], 240_000);
 
   it('exits 0 and writes the JSON results, the Markdown report and the chart', () => {
-    expect(run.exitCode, `${run.stdout}\n${run.stderr}`).toBe(0);
-    const report = readFileSync(join(outDir, 'smoke.md'), 'utf8');
+    expect(bench.run.exitCode, `${bench.run.stdout}\n${bench.run.stderr}`).toBe(0);
+    const report = readFileSync(join(bench.outDir, 'smoke.md'), 'utf8');
     expect(report).toMatch(/^# retrysafe benchmark/);
     expect(report).toContain('## Verdicts');
     expect(report).toContain('## Ratios');
     expect(report).toContain('## 4. Contention');
     expect(report).toContain('## 6. Where the time goes');
-    expect(readFileSync(join(outDir, 'smoke.svg'), 'utf8')).toMatch(/^<svg [^>]*xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+    expect(readFileSync(join(bench.outDir, 'smoke.svg'), 'utf8')).toMatch(/^<svg [^>]*xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
     // The PNG is optional (it needs Chromium); when the report links it, it exists.
-    if (results.chart.png) expect(existsSync(join(outDir, results.chart.png))).toBe(true);
-    expect(results.mode).toBe('smoke');
-    expect(results.schema).toBe(3);
-    expect(results.temporal.argv).toContain('--db-filename');
+    if (bench.results.chart.png) expect(existsSync(join(bench.outDir, bench.results.chart.png))).toBe(true);
+    expect(bench.results.mode).toBe('smoke');
+    expect(bench.results.schema).toBe(3);
+    expect(bench.results.temporal.argv).toContain('--db-filename');
     // The server's tuning is on the command line the run used.
-    for (const setting of results.tuning!.settings) expect(results.temporal.argv.join(' ')).toContain(setting.args.join(' '));
-    expect(results.peers).toBeNull();
-    expect(results.ablation).toBeNull();
-    expect(results.overload).toBeNull();
+    for (const setting of bench.results.tuning!.settings)
+      expect(bench.results.temporal.argv.join(' ')).toContain(setting.args.join(' '));
+    expect(bench.results.peers).toBeNull();
+    expect(bench.results.ablation).toBeNull();
+    expect(bench.results.overload).toBeNull();
   });
 
   it("compares with the bare baseline of the activity kind retrysafe's checkout recorded", () => {
-    const kind = results.activityKind!;
+    const kind = bench.results.activityKind!;
     expect(['regular', 'local']).toContain(kind.used);
     expect(kind.detected).toBe(kind.used);
-    const checkout = results.timeline!.find((t) => t.kind === 'checkout')!;
-    const bare = results.timeline!.find((t) => t.kind === 'bare3')!;
+    const checkout = bench.results.timeline!.find((t) => t.kind === 'checkout')!;
+    const bare = bench.results.timeline!.find((t) => t.kind === 'bare3')!;
     expect(checkout.stepNames).toEqual(['reserve_items', 'charge_payment', 'confirm_reservation']);
     expect(bare.stepNames).toEqual(['noop', 'noop', 'noop']);
     // The same kind shows as the same phases in both histories.
@@ -77,7 +52,7 @@ describe('npm run bench -- --smoke', () => {
   });
 
   it('judges every verdict from the run, and leaves the peer and overload figures unmeasured without them', () => {
-    const verdicts = results.verdicts!;
+    const verdicts = bench.results.verdicts!;
     // Two peer figures, R1, R1′, CPU per operation of each type, the API's CPU, R2, the peers' replay, contention, and three of the overload.
     expect(verdicts).toHaveLength(11 + builtInRegistry.types.length);
     expect(verdicts.filter((v) => v.met === 'not measured').map((v) => v.figure)).toEqual([
@@ -96,8 +71,8 @@ describe('npm run bench -- --smoke', () => {
   });
 
   it('under 100 identical concurrent requests, starts one execution and moves money once, for every type', () => {
-    expect(results.contention.map((t) => t.type).sort()).toEqual([...builtInRegistry.types].sort());
-    for (const trial of results.contention) {
+    expect(bench.results.contention.map((t) => t.type).sort()).toEqual([...builtInRegistry.types].sort());
+    for (const trial of bench.results.contention) {
       expect(trial.requests).toBe(100);
       expect(trial.statuses).toEqual({ 200: 100 });
       expect(trial.executions).toBe(1);
@@ -116,29 +91,32 @@ describe('npm run bench -- --smoke', () => {
   });
 
   it('measures every scenario without errors, and replays make no Temporal call', () => {
-    const kinds = new Set(results.scenarios.map((s) => `${s.kind}@${s.concurrency}`));
+    const kinds = new Set(bench.results.scenarios.map((s) => `${s.kind}@${s.concurrency}`));
     // Every type of the registry, each beside its no-op floor and the same work on bare Temporal.
-    expect(results.operations!.map((o) => o.own)).toEqual(builtInRegistry.types);
-    expect(results.operations!.find((o) => o.own === 'transfer')).toMatchObject({ bare: 'bare2', fair: 'bare-http-transfer' });
+    expect(bench.results.operations!.map((o) => o.own)).toEqual(builtInRegistry.types);
+    expect(bench.results.operations!.find((o) => o.own === 'transfer')).toMatchObject({
+      bare: 'bare2',
+      fair: 'bare-http-transfer',
+    });
     for (const c of [1, 4]) {
-      for (const op of results.operations!)
+      for (const op of bench.results.operations!)
         for (const kind of [op.own, op.bare, op.fair!]) expect(kinds).toContain(`${kind}@${c}`);
       for (const kind of ['replay', 'plain', 'replay-checkout']) expect(kinds).toContain(`${kind}@${c}`);
     }
-    for (const s of results.scenarios) {
+    for (const s of bench.results.scenarios) {
       expect(s.errors, `${s.kind} c=${s.concurrency}: ${s.errorSamples.join('; ')}`).toBe(0);
       expect(s.ops).toBeGreaterThan(0);
       if (s.kind === 'replay') expect(s.usage.rpcs).toEqual({});
     }
-    expect(results.ratios.map((r) => r.concurrency)).toEqual([1, 4]);
+    expect(bench.results.ratios.map((r) => r.concurrency)).toEqual([1, 4]);
     // Bookkeeping shows in the history: retrysafe's payment has more events than the bare workflow.
-    const events = (kind: string) => results.history.find((h) => h.kind === kind)!.historyEvents;
+    const events = (kind: string) => bench.results.history.find((h) => h.kind === kind)!.historyEvents;
     expect(events('payment')).toBeGreaterThan(events('bare1'));
     expect(events('checkout')).toBeGreaterThan(events('bare3'));
     // The same work without the books: as many events as the no-op floor, fewer than retrysafe's.
-    for (const op of results.operations!) {
+    for (const op of bench.results.operations!) {
       // Its steps are local activities, one marker each, as the no-op floor's are when retrysafe's are local.
-      if (results.activityKind!.used === 'local') expect(events(op.fair!)).toBe(events(op.bare));
+      if (bench.results.activityKind!.used === 'local') expect(events(op.fair!)).toBe(events(op.bare));
       expect(events(op.own)).toBeGreaterThan(events(op.fair!));
     }
   });

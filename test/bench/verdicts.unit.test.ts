@@ -4,7 +4,8 @@
 // retrysafe's activity kind, and how a history's timestamps become phases.
 import proto from '@temporalio/proto';
 import { describe, expect, it } from 'vitest';
-import { computeVerdicts, type BenchResults } from '../../tools/bench/results.js';
+import type { BenchResults } from '../../tools/bench/results.js';
+import { computeVerdicts } from '../../tools/bench/verdicts.js';
 import { ablationPlan, ALL_OFF, ALL_ON } from '../../tools/bench/scenarios/ablation.js';
 import { bareWorkflowType } from '../../tools/bench/scenarios/context.js';
 import type { Kind, ScenarioResult } from '../../tools/bench/scenarios/measure.js';

@@ -8,6 +8,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import type {} from 'vitest';
 import type { TestProject } from 'vitest/node';
 import { startDevServer, type DevServer } from '../../tools/dev-server.js';
+import { quietLogger } from '../../tools/quiet-logger.js';
 import { freePort } from '../../tools/supervisor/ports.js';
 import { ensureTemporalCli } from '../../tools/temporal-cli.js';
 import { WORKFLOW_BUNDLE_OPTIONS } from '../../worker/create.js';
@@ -31,7 +32,7 @@ export async function setup(project: TestProject): Promise<void> {
   const [port, uiPort] = [await freePort(), await freePort()];
   const [started, bundle] = await Promise.all([
     startDevServer({ bin, dbFile: join(tmpRoot, 'temporal.db'), port, uiPort, logLevel: 'error', retentionMs: 24 * 3600_000 }),
-    bundleWorkflowCode({ ...WORKFLOW_BUNDLE_OPTIONS, logger: quietBundlerLogger }),
+    bundleWorkflowCode({ ...WORKFLOW_BUNDLE_OPTIONS, logger: quietLogger() }),
   ]);
   server = started;
   const workflowBundlePath = join(tmpRoot, 'workflow-bundle.js');
@@ -47,12 +48,3 @@ export async function teardown(): Promise<void> {
   await server?.stop();
   if (tmpRoot && !process.env.RETRYSAFE_KEEP_TEST_DATA) rmSync(tmpRoot, { recursive: true, force: true });
 }
-
-const quietBundlerLogger = {
-  log: () => undefined,
-  trace: () => undefined,
-  debug: () => undefined,
-  info: () => undefined,
-  warn: (message: string) => console.warn(message),
-  error: (message: string) => console.error(message),
-};

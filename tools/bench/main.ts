@@ -6,33 +6,31 @@
 // fresh engines, and writes tools/bench/results/<name>.json, <name>.md and <name>.svg (and .png
 // when Chromium is there). --overload runs the overload section alone. It stops by itself:
 // fixed counts, a time budget per phase, and a hard time limit.
-import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join, relative, resolve } from 'node:path';
-import { postgresBinDir } from '../../tools/postgres.js';
 import { Supervisor } from '../supervisor/supervisor.js';
+import { ensureTemporalCli, temporalCliVersion } from '../temporal-cli.js';
 import { Accounting } from './accounting.js';
-import { latencyChartSvg, renderPng } from './chart.js';
 import { httpClient } from './http.js';
 import { machineInfo } from './machine.js';
 import { hardLimitMs, parseOptions, USAGE, type BenchOptions } from './modes.js';
-import { PEER_NAMES, PEERS_DIR, type PeerName } from './peers/index.js';
+import { PEER_NAMES } from './peers/index.js';
 import { ensurePeersInstalled } from './peers/install.js';
 import { startPeer } from './peers/supervised.js';
 import { clockHealth } from './proc.js';
 import { summarizeProfiles } from './profile.js';
-import { markdownReport } from './report/index.js';
-import { computeRatios, computeVerdicts, resultsJson, type BenchResults, type PeerInfo } from './results.js';
+import { computeRatios, type BenchResults, type PeerInfo } from './results.js';
+import { loadAverage, peerVersions, resultsHead, settingsOf, temporalOf } from './run-facts.js';
 import { runAblation } from './scenarios/ablation.js';
 import { runContention } from './scenarios/contention.js';
-import { emptyFinished, finishedOf, type ActivityKind, type BenchContext, type PeerTarget } from './scenarios/context.js';
+import { emptyFinished, type BenchContext, type PeerTarget } from './scenarios/context.js';
+import { readHistories } from './scenarios/histories.js';
 import { operationsMeasured, runNewOperations, warmUp } from './scenarios/new-operations.js';
 import { runOverload } from './scenarios/overload.js';
-import { REPLAYED, runReplays } from './scenarios/replays.js';
-import { requestFor, seedSandboxes, submit, TENANT } from './scenarios/workload.js';
-import { ensureTemporalCli, temporalCliVersion } from '../../tools/temporal-cli.js';
-import { downstreamKey } from '../../workflows/identity.js';
+import { probeActivityKind } from './scenarios/probe.js';
+import { runReplays, samplePlainBody } from './scenarios/replays.js';
+import { seedSandboxes } from './scenarios/workload.js';
 import {
   bundleWorkflows,
   removeDataDir,
@@ -44,79 +42,11 @@ import {
   type Stack,
 } from './stack.js';
 import { timeWorkerStartup } from './startup.js';
-import { recordedActivityKind, timelineOf, type Timeline } from './timeline.js';
-import { historyCost } from './transitions.js';
 import { devServerTuning } from './tuning.js';
-import { benchWorkerOptions } from './processes/worker-options.js';
+import { writeResults } from './write-results.js';
 
 function log(line: string): void {
   console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}`);
-}
-
-/** A finished operation of the replayed type as the API answers it, for the plain endpoint to send back. */
-function samplePlainBody(): string {
-  const key = 'bench-00000000-replayed-c1-r0-0';
-  const workflowId = `${TENANT}/${key}`;
-  const last = REPLAYED.steps.at(-1)!;
-  return JSON.stringify({
-    key,
-    type: REPLAYED.type,
-    status: 'succeeded',
-    step: last.name,
-    createdAt: '2025-01-01T00:00:00.000Z',
-    completedAt: '2025-01-01T00:00:00.100Z',
-    steps: REPLAYED.steps.map((s) => ({
-      name: s.name,
-      status: 'completed',
-      downstreamKey: downstreamKey(workflowId, s.keySuffix),
-    })),
-    needsAttention: false,
-    links: {
-      self: `/v1/operations/${key}`,
-      temporalUi: `http://localhost:8233/namespaces/default/workflows/${encodeURIComponent(workflowId)}`,
-    },
-    result: Object.fromEntries(
-      REPLAYED.steps.flatMap((s) => Object.keys(s.result ?? {})).map((f) => [f, 'id_00000000000000000000000000']),
-    ),
-  });
-}
-
-function packageVersion(dir: string, name: string): string {
-  try {
-    return (JSON.parse(readFileSync(join(dir, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
-  } catch {
-    return 'unknown';
-  }
-}
-
-function peerVersions(peer: PeerName): Record<string, string> {
-  if (peer === 'restate') {
-    return Object.fromEntries(
-      ['@restatedev/restate-server', '@restatedev/restate-sdk'].map((p) => [p, packageVersion(PEERS_DIR, p)]),
-    );
-  }
-  let postgres = 'unknown';
-  try {
-    postgres = execFileSync(join(postgresBinDir(), 'postgres'), ['--version'], { encoding: 'utf8' }).trim();
-  } catch {
-    // reported as unknown
-  }
-  return { '@dbos-inc/dbos-sdk': packageVersion(PEERS_DIR, '@dbos-inc/dbos-sdk'), postgresql: postgres };
-}
-
-function commandLine(opts: BenchOptions): string {
-  const flags = [
-    ...(opts.mode.name === 'default' ? [] : [`--${opts.mode.name}`]),
-    ...(opts.overload === 'only' ? ['--overload'] : []),
-    ...(opts.overload === 'none' && opts.mode.overloadByDefault ? ['--no-overload'] : []),
-    ...(opts.peers ? ['--peers'] : []),
-    ...(opts.overload !== 'only' && opts.ablation !== opts.mode.ablationByDefault
-      ? [opts.ablation ? '--ablation' : '--no-ablation']
-      : []),
-    ...(opts.activityKind === 'auto' ? [] : [`--activity-kind ${opts.activityKind}`]),
-    ...(opts.profile ? ['--profile'] : []),
-  ];
-  return `npm run bench${flags.length ? ` -- ${flags.join(' ')}` : ''}`;
 }
 
 async function run(opts: BenchOptions): Promise<void> {
@@ -183,54 +113,6 @@ async function run(opts: BenchOptions): Promise<void> {
   process.once('SIGINT', () => (console.error('bench: SIGINT, stopping the stack'), abandon(130)));
   process.once('SIGTERM', () => (console.error('bench: SIGTERM, stopping the stack'), abandon(130)));
 
-  /** Writes the results, the report and the chart, and logs the verdicts. */
-  const write = async (results: BenchResults) => {
-    // The chart shows latency scenarios: the overload section alone has none.
-    let png: Awaited<ReturnType<typeof renderPng>> = { ok: false, reason: 'no latency scenarios in this run' };
-    if (results.scenarios.length > 0) {
-      const svg = latencyChartSvg(results.scenarios, `retrysafe benchmark ${opts.name} (${mode.name})`);
-      writeFileSync(join(outDir, `${opts.name}.svg`), svg);
-      png = await renderPng(svg, join(outDir, `${opts.name}.png`));
-    }
-    results.chart = {
-      svg: results.scenarios.length > 0 ? `${opts.name}.svg` : '',
-      png: png.ok ? `${opts.name}.png` : null,
-      pngNote: png.ok ? 'rendered by Chromium' : png.reason,
-    };
-    results.durationMs = Date.now() - started;
-    results.verdicts = computeVerdicts(results);
-    const jsonPath = join(outDir, `${opts.name}.json`);
-    writeFileSync(jsonPath, resultsJson(results));
-    writeFileSync(
-      join(outDir, `${opts.name}.md`),
-      markdownReport(results, { json: `${opts.name}.json`, svg: `${opts.name}.svg`, png: results.chart.png }),
-    );
-    for (const v of results.verdicts)
-      log(`verdict: ${v.figure}: ${v.now} (target ${v.target}, moonshot ${v.moonshot}) → ${v.met}`);
-    log(
-      `wrote ${relative(ROOT, jsonPath)}, ${opts.name}.md${results.chart.svg ? `, ${results.chart.svg}` : ''}${png.ok ? `, ${opts.name}.png` : ` (no PNG: ${png.reason})`} in ` +
-        `${((Date.now() - started) / 1000).toFixed(0)} s; load average at the end ${results.machine.loadAverageEnd}`,
-    );
-  };
-  const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
-  const settings = (bundleMs: number, counts: Record<string, unknown>): BenchResults['settings'] => ({
-    logLevel: opts.logLevel,
-    workerOptions: Object.keys(benchWorkerOptions).length
-      ? JSON.stringify(benchWorkerOptions)
-      : 'SDK defaults (as worker/main.ts)',
-    apiCache: 'RETRYSAFE_CACHE_SIZE 10000, RETRYSAFE_CACHE_TTL 10m (defaults); second API: RETRYSAFE_CACHE_SIZE=0',
-    bundleMs,
-    batchMaxMs: mode.batchMaxMs,
-    profiled: opts.profile,
-    counts,
-  });
-  const temporalOf = (cli: string, argv: string[], dataFs: string): BenchResults['temporal'] => ({
-    cli: cli.split('\n')[0]!,
-    argv,
-    pragmasPassed: argv.flatMap((a, i, all) => (all[i - 1] === '--sqlite-pragma' ? [a] : [])),
-    journalMode,
-    dataFs,
-  });
   const overloadPhase = (sb: Sandboxes, bundles: Bundles) => {
     const o = mode.overload;
     log(
@@ -250,6 +132,8 @@ async function run(opts: BenchOptions): Promise<void> {
     });
   };
 
+  const write = (results: BenchResults) => writeResults(results, { outDir, started, log });
+
   try {
     const sandboxesStarting = startSandboxes({ dataDir, logLevel: opts.logLevel, plainBody: samplePlainBody(), execArgv }).then(
       (s) => (sandboxes = s),
@@ -267,15 +151,9 @@ async function run(opts: BenchOptions): Promise<void> {
       machine.loadAverageEnd = loadAverage();
       await stopEverything();
       await write({
-        schema: 3,
-        name: opts.name,
-        mode: mode.name,
-        command: commandLine(opts),
-        startedAt,
-        durationMs: 0,
-        machine,
-        temporal: temporalOf(cli, overload.rows[0]?.argv ?? [], machine.dataFs),
-        settings: settings(bundles.ms, { overload: mode.overload }),
+        ...resultsHead(opts, startedAt, machine),
+        temporal: temporalOf(cli, overload.rows[0]?.argv ?? [], machine.dataFs, journalMode),
+        settings: settingsOf(opts, bundles.ms, { overload: mode.overload }),
         ratios: [],
         skipped: overload.skipped.map((row) => `overload: ${row}`),
         scenarios: [],
@@ -346,33 +224,9 @@ async function run(opts: BenchOptions): Promise<void> {
     };
     await seedSandboxes(ctx);
     const operations = operationsMeasured();
-    // One operation of each type end to end before anything is timed: the whole path works,
-    // and their histories say which activity kind retrysafe's steps use.
-    const recorded = new Set<string>();
-    for (const op of operations) {
-      const probeKey = `bench-${runId}-probe-${op.own}`;
-      const probe = await submit(http, engine.urls.api, op.own, probeKey, requestFor(op.own));
-      if (probe.operation.status !== 'succeeded')
-        throw new Error(`probe ${op.own} did not succeed: ${JSON.stringify(probe.operation)}`);
-      const probeHistory = await engine.client.workflow.getHandle(`${TENANT}/${probeKey}`).fetchHistory();
-      recorded.add(recordedActivityKind(probeHistory.events ?? []));
-    }
-    const detected = recorded.size === 1 ? [...recorded][0]! : 'mixed';
-    let activityKind: ActivityKind;
-    let how: string;
-    if (opts.activityKind !== 'auto') {
-      activityKind = opts.activityKind;
-      how = `--activity-kind ${opts.activityKind} (the probe operations' histories showed ${detected})`;
-    } else if (detected === 'regular' || detected === 'local') {
-      activityKind = detected;
-      how = "read off the probe operations' histories";
-    } else {
-      throw new Error(
-        `the probe operations' histories show ${[...recorded].join(', ')} activities: say which baseline R1 compares with (--activity-kind regular|local)`,
-      );
-    }
-    ctx.activityKind = activityKind;
-    log(`retrysafe's steps run as ${activityKind} activities (${how}): the no-op baseline uses the same kind`);
+    const activityKind = await probeActivityKind(ctx, operations, opts.activityKind);
+    ctx.activityKind = activityKind.used;
+    log(`retrysafe's steps run as ${activityKind.used} activities (${activityKind.how}): the no-op baseline uses the same kind`);
 
     log(`warming up (${mode.warmupOps} of each kind)`);
     await warmUp(ctx);
@@ -385,26 +239,7 @@ async function run(opts: BenchOptions): Promise<void> {
     log(`contention: ${mode.contentionRequests} identical requests for one new key`);
     const contention = await runContention(ctx);
     log('state transitions, history and where the time goes');
-    // Operations through the API are recorded by key; everything else by workflow ID.
-    const owns = new Set(operations.map((o) => o.own));
-    const ids = (kind: string) => (owns.has(kind) ? finishedOf(ctx, kind).map((k) => `${TENANT}/${k}`) : finishedOf(ctx, kind));
-    const history = [];
-    const historyKinds = [
-      ...operations.map((o) => o.own),
-      ...operations.map((o) => o.fair!),
-      ...operations.map((o) => o.bare),
-      ...operations.map((o) => o.tracked),
-    ];
-    for (const kind of new Set(historyKinds)) {
-      if (ids(kind).length > 0) history.push(await historyCost(engine.client, kind, ids(kind), mode.transitionSample));
-    }
-    const timeline: Timeline[] = [];
-    const lowest = `-c${Math.min(...mode.concurrencies)}-`;
-    const bySteps = [...operations].sort((a, b) => b.activities - a.activities);
-    for (const kind of new Set(bySteps.flatMap((o) => [o.own, o.bare, o.fair!]))) {
-      const sample = ids(kind).filter((id) => id.includes(lowest));
-      if (sample.length > 0) timeline.push(await timelineOf(engine.client, kind, sample, mode.timelineSample));
-    }
+    const { history, timeline } = await readHistories(ctx, operations);
     let startup: BenchResults['startup'] = null;
     if (mode.startupRuns > 0) {
       log(`worker start-up (worker/main.ts, ${mode.startupRuns} times)`);
@@ -446,15 +281,9 @@ async function run(opts: BenchOptions): Promise<void> {
 
     const scenarios = [...newOps, ...replays];
     await write({
-      schema: 3,
-      name: opts.name,
-      mode: mode.name,
-      command: commandLine(opts),
-      startedAt,
-      durationMs: 0,
-      machine,
-      temporal: temporalOf(engine.temporal.version, mainArgv, machine.dataFs),
-      settings: settings(bundles.ms, {
+      ...resultsHead(opts, startedAt, machine),
+      temporal: temporalOf(engine.temporal.version, mainArgv, machine.dataFs, journalMode),
+      settings: settingsOf(opts, bundles.ms, {
         concurrencies: mode.concurrencies,
         rounds: mode.rounds,
         opsPerRound: Object.fromEntries(mode.concurrencies.map((c) => [c, mode.ops(c)])),
@@ -473,7 +302,7 @@ async function run(opts: BenchOptions): Promise<void> {
       startup,
       profiles,
       chart: { svg: '', png: null, pngNote: '' },
-      activityKind: { used: activityKind, detected, how },
+      activityKind,
       tuning: { source: tuning.source, settings: [...tuning.settings] },
       peers: peerInfo,
       verdicts: [],

@@ -5,7 +5,8 @@ import { basename, dirname, join } from 'node:path';
 import { latencyChartSvg, renderPng } from './chart.js';
 import { markdownReport } from './report/index.js';
 import { operationsOf } from './report/kinds.js';
-import { computeRatios, computeVerdicts, resultsJson, type BenchResults } from './results.js';
+import { computeRatios, resultsJson, type BenchResults } from './results.js';
+import { computeVerdicts } from './verdicts.js';
 
 const file = process.argv[2];
 if (!file) {

@@ -14,6 +14,7 @@ import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import Database from 'better-sqlite3';
 import type { PartSpec } from '../supervisor/part.js';
+import { quietLogger } from '../quiet-logger.js';
 import { freePort } from '../supervisor/ports.js';
 import { httpProbe, lineProbe, type Probe } from '../supervisor/ready.js';
 import { Supervisor } from '../supervisor/supervisor.js';
@@ -111,22 +112,13 @@ export interface Bundles {
   ms: number;
 }
 
-const quietBundler = {
-  log: () => undefined,
-  trace: () => undefined,
-  debug: () => undefined,
-  info: () => undefined,
-  warn: (m: string) => console.warn(m),
-  error: (m: string) => console.error(m),
-};
-
 /** Both workers' workflow bundles, built once per run and written under `dataDir`. */
 export async function bundleWorkflows(dataDir: string): Promise<Bundles> {
   mkdirSync(dataDir, { recursive: true });
   const started = performance.now();
   const [retrysafe, baseline] = await Promise.all([
-    bundleWorkflowCode({ ...WORKFLOW_BUNDLE_OPTIONS, logger: quietBundler }),
-    bundleWorkflowCode({ workflowsPath: BASELINE_WORKFLOWS, logger: quietBundler }),
+    bundleWorkflowCode({ ...WORKFLOW_BUNDLE_OPTIONS, logger: quietLogger() }),
+    bundleWorkflowCode({ workflowsPath: BASELINE_WORKFLOWS, logger: quietLogger() }),
   ]);
   const paths = { retrysafe: join(dataDir, 'retrysafe-bundle.js'), baseline: join(dataDir, 'baseline-bundle.js') };
   writeFileSync(paths.retrysafe, retrysafe.code);
@@ -275,6 +267,36 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     await stopAll();
     throw err;
   }
+}
+
+/** What a section that runs a fresh engine per row (the ablation, the overload section) is given. */
+export interface RowEngines {
+  /** The run's data folder: each row's engine gets a folder of its own under it. */
+  dataDir: string;
+  logLevel: string;
+  sandboxes: Sandboxes;
+  bundles: Bundles;
+  /** Called with each row's engine once it runs, so an abort can stop it. */
+  onEngine: (stack: Stack | undefined) => void;
+}
+
+/** One row's engine, on the run's sandboxes and bundles, without the row's settings; announced to `onEngine`. */
+export async function startRowEngine(
+  opts: RowEngines,
+  row: { folder: string; without: readonly string[]; apiEnv?: Record<string, string>; log: (line: string) => void },
+): Promise<Stack> {
+  const stack = await startStack({
+    dataDir: join(opts.dataDir, row.folder),
+    logLevel: opts.logLevel,
+    noCacheApi: false,
+    sandboxes: Promise.resolve(opts.sandboxes),
+    bundles: Promise.resolve(opts.bundles),
+    without: row.without,
+    apiEnv: row.apiEnv,
+    log: row.log,
+  });
+  opts.onEngine(stack);
+  return stack;
 }
 
 /** The journal mode the dev server left in its file, read back once it has stopped. */

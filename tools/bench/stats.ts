@@ -1,5 +1,5 @@
-// Latency summaries. Percentiles are nearest-rank on the sorted samples, so p99 of 100
-// samples is the 99th value, never an interpolation between two.
+// Latency summaries, ratios and samples. Percentiles are nearest-rank on the sorted samples,
+// so p99 of 100 samples is the 99th value, never an interpolation between two.
 export interface LatencySummary {
   n: number;
   mean: number;
@@ -40,4 +40,10 @@ export function median(values: number[]): number {
 /** a ÷ b, or NaN when either is missing. */
 export function ratio(a: number | undefined, b: number | undefined): number {
   return a === undefined || b === undefined || !Number.isFinite(a) || !Number.isFinite(b) || b === 0 ? Number.NaN : a / b;
+}
+
+/** At most `n` of `items`, spread over the list (first, middle, last …), not just the first few. */
+export function spreadSample<T>(items: T[], n: number): T[] {
+  const step = Math.max(1, Math.floor(items.length / n));
+  return items.filter((_, i) => i % step === 0).slice(0, n);
 }

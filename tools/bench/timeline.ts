@@ -8,7 +8,7 @@
 // another operation.
 import type { Client } from '@temporalio/client';
 import proto from '@temporalio/proto';
-import { median } from './stats.js';
+import { median, spreadSample } from './stats.js';
 
 const EventType = proto.temporal.api.enums.v1.EventType;
 type HistoryEvent = proto.temporal.api.history.v1.IHistoryEvent;
@@ -157,8 +157,7 @@ export function phasesOf(events: HistoryEvent[]): {
  * the median of each phase, and what the rows do not cover of start → close.
  */
 export async function timelineOf(client: Client, kind: string, workflowIds: string[], sample: number): Promise<Timeline> {
-  const step = Math.max(1, Math.floor(workflowIds.length / sample));
-  const picked = workflowIds.filter((_, i) => i % step === 0).slice(0, sample);
+  const picked = spreadSample(workflowIds, sample);
   const perOp: OperationPhases[] = [];
   const tasks: number[] = [];
   let order: string[] = [];

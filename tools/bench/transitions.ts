@@ -3,7 +3,7 @@
 // event types of one history per kind, retrysafe next to the bare workflow it maps to.
 import type { Client } from '@temporalio/client';
 import proto from '@temporalio/proto';
-import { median } from './stats.js';
+import { median, spreadSample } from './stats.js';
 
 const EventType = proto.temporal.api.enums.v1.EventType;
 
@@ -18,9 +18,7 @@ export interface HistoryCost {
 }
 
 export async function historyCost(client: Client, kind: string, workflowIds: string[], sample: number): Promise<HistoryCost> {
-  // Spread over the run (first, middle, last …), not just the first few.
-  const step = Math.max(1, Math.floor(workflowIds.length / sample));
-  const picked = workflowIds.filter((_, i) => i % step === 0).slice(0, sample);
+  const picked = spreadSample(workflowIds, sample);
   const transitions: number[] = [];
   const lengths: number[] = [];
   const sizes: number[] = [];

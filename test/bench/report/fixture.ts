@@ -41,9 +41,9 @@ export function scenario(r: BenchResults, kind: Kind, c: number): ScenarioResult
   return s;
 }
 
-/** The lines of `text` that start with `prefix` (a table's rows for one system, say). */
-export function linesStarting(text: string, prefix: string): string[] {
-  return text.split('\n').filter((l) => l.startsWith(prefix));
+/** The lines of `text` that start with any of `prefixes` (a table's rows for some systems, say), in their order. */
+export function linesStarting(text: string, ...prefixes: string[]): string[] {
+  return text.split('\n').filter((l) => prefixes.some((p) => l.startsWith(p)));
 }
 
 /** The scenario kinds of the fixture's two operations, as today's bench records them (with the same-work baseline). */

@@ -11,24 +11,7 @@ describe('report machine, versions and flags', () => {
     expect(
       text.startsWith('## Machine, versions, flags\n\n| what | value |\n|---|---|\n| CPU | AMD EPYC, 2 cores (shared) |\n'),
     ).toBe(true);
-    expect(row(text, 'load average (1, 5, 15 min)')).toEqual([
-      '| load average (1, 5, 15 min) | 4.95 4.48 4.56 at the start, 3.61 3.54 3.96 at the end |',
-    ]);
-    expect(row(text, 'latency clock (performance.now)')).toEqual([
-      '| latency clock (performance.now) | start: 0% of reads stalled, largest step 11.71 ms; end: 0% of reads stalled, largest step 4.06 ms |',
-    ]);
     expect(row(text, 'fastify')).toEqual(['| fastify | 5.12.8 |']);
-    expect(row(text, 'SQLite pragmas passed (`--sqlite-pragma`)')).toEqual([
-      '| SQLite pragmas passed (`--sqlite-pragma`) | journal_mode=wal, synchronous=full |',
-    ]);
-    expect(row(text, 'SQLite synchronous')).toEqual(['| SQLite synchronous | synchronous=full |']);
-    expect(row(text, 'server tuning')).toEqual([
-      '| server tuning | transfer-poll-rps, timer-poll-rps, visibility-poll-rps, one-task-queue-partition, sqlite-wal ' +
-        '(from tools/dev-server.ts DEV_SERVER_TUNING) |',
-    ]);
-    expect(row(text, 'activity kind of the steps (and the bare baseline)')).toEqual([
-      "| activity kind of the steps (and the bare baseline) | local (read off the probe checkout's history) |",
-    ]);
     expect(text).toContain('| Temporal dev server argv | `server start-dev --ip 127.0.0.1 --port 32748 ');
     expect(text).toContain('| counts | `{"concurrencies":[1,8,32],"rounds":3,');
     expect(text.endsWith('`node --import tsx tools/bench/render.ts <results.json>` re-renders a report from its JSON.\n')).toBe(
@@ -37,7 +20,8 @@ describe('report machine, versions and flags', () => {
     expect(text).toContain('Reproduce: `npm run bench -- --peers` (this run). The full report is');
   });
 
-  it('says what the defaults were when the run passed no pragmas, read no journal mode and recorded no tuning or activity kind', () => {
+  /** The fixture as a run that passed no pragmas, read no journal mode and recorded no tuning, activity kind or end. */
+  const unrecorded = () => {
     const r = fixture();
     r.temporal.pragmasPassed = [];
     r.temporal.journalMode = undefined;
@@ -45,24 +29,32 @@ describe('report machine, versions and flags', () => {
     delete r.activityKind;
     delete r.machine.loadAverageEnd;
     delete r.machine.clock.end;
-    const text = render(machine, r);
-    expect(row(text, 'SQLite pragmas passed (`--sqlite-pragma`)')).toEqual([
-      "| SQLite pragmas passed (`--sqlite-pragma`) | none: the dev server's defaults (connect attributes `mode=rwc` only, one connection) |",
-    ]);
-    expect(row(text, 'SQLite journal_mode (read back from the file)')).toEqual([
-      '| SQLite journal_mode (read back from the file) | unknown |',
-    ]);
-    expect(row(text, 'SQLite synchronous')).toEqual([
-      "| SQLite synchronous | not set: SQLite's default, FULL (each commit is fsynced) |",
-    ]);
-    expect(row(text, 'server tuning')).toEqual(['| server tuning | n/a |']);
-    expect(row(text, 'activity kind of the steps (and the bare baseline)')).toEqual([
-      '| activity kind of the steps (and the bare baseline) | regular |',
-    ]);
-    expect(row(text, 'load average (1, 5, 15 min)')).toEqual(['| load average (1, 5, 15 min) | 4.95 4.48 4.56 at the start |']);
-    expect(row(text, 'latency clock (performance.now)')).toEqual([
-      '| latency clock (performance.now) | start: 0% of reads stalled, largest step 11.71 ms |',
-    ]);
+    return r;
+  };
+
+  it.each([
+    [
+      'SQLite pragmas passed (`--sqlite-pragma`)',
+      'journal_mode=wal, synchronous=full',
+      "none: the dev server's defaults (connect attributes `mode=rwc` only, one connection)",
+    ],
+    ['SQLite journal_mode (read back from the file)', 'wal', 'unknown'],
+    ['SQLite synchronous', 'synchronous=full', "not set: SQLite's default, FULL (each commit is fsynced)"],
+    [
+      'server tuning',
+      'transfer-poll-rps, timer-poll-rps, visibility-poll-rps, one-task-queue-partition, sqlite-wal (from tools/dev-server.ts DEV_SERVER_TUNING)',
+      'n/a',
+    ],
+    ['activity kind of the steps (and the bare baseline)', "local (read off the probe checkout's history)", 'regular'],
+    ['load average (1, 5, 15 min)', '4.95 4.48 4.56 at the start, 3.61 3.54 3.96 at the end', '4.95 4.48 4.56 at the start'],
+    [
+      'latency clock (performance.now)',
+      'start: 0% of reads stalled, largest step 11.71 ms; end: 0% of reads stalled, largest step 4.06 ms',
+      'start: 0% of reads stalled, largest step 11.71 ms',
+    ],
+  ])('shows %s as the run recorded it, and what it was when the run did not', (what, recorded, unrecordedValue) => {
+    expect(row(render(machine), what)).toEqual([`| ${what} | ${recorded} |`]);
+    expect(row(render(machine, unrecorded()), what)).toEqual([`| ${what} | ${unrecordedValue} |`]);
   });
 
   it('says none when the tuning had no settings', () => {

@@ -37,13 +37,9 @@ describe('report where the time goes', () => {
       '| operation | c | all ms/op | api | worker | temporal | bank | reservations | bench (Temporal client) | ' +
         'restate-server | restate-service | PostgreSQL | dbos-service |',
     );
-    expect(linesStarting(text, '| payment | 1 |')).toEqual([
+    expect(linesStarting(text, '| payment | 1 |', '| bare, 1 activity | 32 |', '| checkout on DBOS | 32 |')).toEqual([
       '| payment | 1 | 84.3 | 10.0 | 28.1 | 43.9 | 2.3 | 0.0 |  |  |  |  |  |',
-    ]);
-    expect(linesStarting(text, '| bare, 1 activity | 32 |')).toEqual([
       '| bare, 1 activity | 32 | 63.7 |  | 16.6 | 41.9 |  |  | 5.2 |  |  |  |  |',
-    ]);
-    expect(linesStarting(text, '| checkout on DBOS | 32 |')).toEqual([
       '| checkout on DBOS | 32 | 25.3 |  |  |  | 1.1 | 2.2 |  |  |  | 10.4 | 11.6 |',
     ]);
     expect(text.endsWith('|\n')).toBe(true);
@@ -90,10 +86,8 @@ describe('report where the time goes', () => {
     });
     const text = render(timeGoes, r);
     expect(text).toContain("### checkout vs bare + checkout's HTTP calls and bare, 3 activities (local activities), ms");
-    expect(linesStarting(text, '| phase | checkout')).toEqual([
+    expect(linesStarting(text, '| phase | checkout', '| start → close (in the history) |')).toEqual([
       "| phase | checkout | bare + checkout's HTTP calls | bare, 3 activities |",
-    ]);
-    expect(linesStarting(text, '| start → close (in the history) |')).toEqual([
       '| start → close (in the history) | 77.5 | 60.0 | 43.4 |',
       '| start → close (in the history) | 49.1 | 35.4 |',
     ]);

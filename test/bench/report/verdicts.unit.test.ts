@@ -2,7 +2,7 @@
 // stored none, judged now from its own numbers.
 import { describe, expect, it } from 'vitest';
 import { verdicts } from '../../../tools/bench/report/verdicts.js';
-import { computeVerdicts } from '../../../tools/bench/results.js';
+import { computeVerdicts } from '../../../tools/bench/verdicts.js';
 import { fixture, linesStarting, overloadRun, render, sameWorkRun } from './fixture.js';
 
 const figure = (r: Parameters<typeof computeVerdicts>[0], start: string) =>

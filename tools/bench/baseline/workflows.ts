@@ -58,7 +58,7 @@ export interface TrackedInput {
 }
 
 async function tracked(noop: Noop, { key, names }: TrackedInput): Promise<{ ok: true }> {
-  const progress = names.map((name) => ({ name, status: 'pending', downstreamKey: `${key}/${name}` }));
+  const progress = names.map((name) => ({ name, status: 'pending', downstreamKey: downstreamKey(key, name) }));
   const publish = (step: StepName, status: string) => {
     upsertMemo({ step, steps: progress.map((s) => ({ ...s })) });
     upsertSearchAttributes([

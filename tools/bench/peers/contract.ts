@@ -59,15 +59,8 @@ function unavailableCode(name: StepName): string {
   return step(name).unavailableCode ?? checkout.unavailableCode;
 }
 
-/** Business outcomes the sandboxes answer with: final, and the step took no effect. */
-export const BUSINESS_CODES = new Set([
-  'insufficient_funds',
-  'account_not_found',
-  'currency_mismatch',
-  'out_of_stock',
-  'unknown_sku',
-  'reservation_expired',
-]);
+/** Business outcomes the sandboxes answer with, as the checkout definition's steps declare them: final, and the step took no effect. */
+export const BUSINESS_CODES: ReadonlySet<string> = new Set(checkout.steps.flatMap((s) => Object.keys(s.businessErrors)));
 
 /**
  * Why a step failed for good, as the saga sees it: a business refusal (`businessCode`), or an

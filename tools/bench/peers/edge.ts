@@ -47,6 +47,14 @@ export function buildEdge(runCheckout: RunCheckout): FastifyInstance {
   return app;
 }
 
+/** Listens on PEER_HOST:PEER_PORT (loopback and 3100 unless set) and says where. */
+export async function listenEdge(app: FastifyInstance, peer: string): Promise<void> {
+  const host = process.env.PEER_HOST ?? '127.0.0.1';
+  const port = Number(process.env.PEER_PORT ?? 3100);
+  await app.listen({ host, port });
+  console.log(`${peer} checkout peer listening at http://${host}:${port}`);
+}
+
 /** Stops `close` on SIGTERM/SIGINT and exits: 0 when it closed cleanly. */
 export function exitOnSignal(close: () => Promise<unknown>): void {
   let closing = false;

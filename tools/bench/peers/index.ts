@@ -9,6 +9,7 @@ import { createRequire } from 'node:module';
 import { arch, platform } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ensureDatabase, initPostgres, postgresBinDir, postgresCommand, postgresUrl, psql } from '../../../tools/postgres.js';
 
 export const PEERS_DIR = fileURLToPath(new URL('.', import.meta.url));
@@ -83,6 +84,27 @@ function sandboxEnv(opts: { bankUrl: string; reservationsUrl: string }): Record<
   return { BANK_URL: opts.bankUrl, RESERVATIONS_URL: opts.reservationsUrl, DOWNSTREAM_TIMEOUT_MS: '5000' };
 }
 
+/**
+ * A peer's Node process (`entry` under tools/bench/peers): its saga behind retrysafe's
+ * checkout contract on the service port, ready once /healthz answers, with the sandboxes'
+ * URLs and the peer's own settings in `env`.
+ */
+function peerService(
+  name: string,
+  entry: string,
+  opts: Omit<PeerOptions<PeerName>, 'ports'> & { ports: { service: number } },
+  env: Record<string, string>,
+): ProcessSpec {
+  const port = opts.ports.service;
+  return {
+    name,
+    ...nodeEntry(entry, opts.execArgv),
+    env: { ...sandboxEnv(opts), PEER_HOST: LOOPBACK, PEER_PORT: String(port), ...env },
+    ready: { http: `http://${LOOPBACK}:${port}/healthz` },
+    stopSignal: 'SIGTERM',
+  };
+}
+
 /** The restate-server binary the npm package ships for this platform (its `bin` is a Node wrapper around it). */
 function restateServerBinary(): string {
   const require = createRequire(join(PEERS_DIR, 'package.json'));
@@ -139,20 +161,11 @@ export function restatePeer(opts: PeerOptions<'restate'>): PeerStack {
     stopSignal: 'SIGTERM',
     dataDir: opts.dataDir,
   };
-  const service: ProcessSpec = {
-    name: 'restate-service',
-    ...nodeEntry('restate/server.ts', opts.execArgv),
-    env: {
-      ...sandboxEnv(opts),
-      PEER_HOST: LOOPBACK,
-      PEER_PORT: String(ports.service),
-      ENDPOINT_PORT: String(ports.endpoint),
-      RESTATE_INGRESS_URL: ingress,
-      RESTATE_LOGGING: (opts.logLevel ?? 'warn').toUpperCase(),
-    },
-    ready: { http: `http://${LOOPBACK}:${ports.service}/healthz` },
-    stopSignal: 'SIGTERM',
-  };
+  const service = peerService('restate-service', 'restate/server.ts', opts, {
+    ENDPOINT_PORT: String(ports.endpoint),
+    RESTATE_INGRESS_URL: ingress,
+    RESTATE_LOGGING: (opts.logLevel ?? 'warn').toUpperCase(),
+  });
   return {
     peer: 'restate',
     prepare: () => mkdirSync(opts.dataDir, { recursive: true }),
@@ -179,7 +192,7 @@ async function registerRestateDeployment(admin: string, uri: string): Promise<vo
   const deadline = Date.now() + 30_000;
   while ((await fetch(`${admin}/services/Checkout`, { signal: AbortSignal.timeout(5_000) })).status !== 200) {
     if (Date.now() > deadline) throw new Error('restate-server registered the deployment but does not list the Checkout service');
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
 }
 
@@ -207,21 +220,12 @@ export function dbosPeer(opts: PeerOptions<'dbos'>): PeerStack {
     dataDir: pg.dataDir,
     afterReady: async () => ensureDatabase(pg.port, database),
   };
-  const service: ProcessSpec = {
-    name: 'dbos-service',
-    ...nodeEntry('dbos/server.ts', opts.execArgv),
-    env: {
-      ...sandboxEnv(opts),
-      PEER_HOST: LOOPBACK,
-      PEER_PORT: String(ports.service),
-      DBOS_SYSTEM_DATABASE_URL: postgresUrl(pg.port, database),
-      // One connection per concurrent client of the bench's widest batch.
-      DBOS_POOL_SIZE: '32',
-      LOG_LEVEL: opts.logLevel ?? 'warn',
-    },
-    ready: { http: `http://${LOOPBACK}:${ports.service}/healthz` },
-    stopSignal: 'SIGTERM',
-  };
+  const service = peerService('dbos-service', 'dbos/server.ts', opts, {
+    DBOS_SYSTEM_DATABASE_URL: postgresUrl(pg.port, database),
+    // One connection per concurrent client of the bench's widest batch.
+    DBOS_POOL_SIZE: '32',
+    LOG_LEVEL: opts.logLevel ?? 'warn',
+  });
   return {
     peer: 'dbos',
     prepare: () => {

@@ -19,6 +19,7 @@ import { httpClient, type HttpClient } from '../http.js';
 import { closedLoop, type BatchResult } from '../load.js';
 import { treeCpuMs } from '../proc.js';
 import { summarize } from '../stats.js';
+import { checkoutKeys, operationId } from './contract.js';
 import { PEER_NAMES, PEERS_DIR, type PeerName } from './index.js';
 import { startLocal, type LocalPeer } from './local.js';
 
@@ -147,7 +148,7 @@ async function run(): Promise<void> {
     for (const [key, chargeId] of sample) {
       const charge = await getJson<{ chargeId: string; status: string }>(
         http,
-        `${bank}/charges/${encodeURIComponent(`default/${key}/charge`)}`,
+        `${bank}/charges/${encodeURIComponent(checkoutKeys(operationId(key)).charge)}`,
       );
       if (charge.chargeId !== chargeId || charge.status !== 'captured')
         throw new Error(`${key}: the bank holds ${JSON.stringify(charge)}`);
@@ -166,7 +167,7 @@ async function run(): Promise<void> {
     const bobAccount = await getJson<{ balance: number }>(http, `${bank}/accounts/acc_bob`);
     const bobHold = await getJson<{ status: string }>(
       http,
-      `${reservations}/reservations/${encodeURIComponent(`default/${bobKey}/reserve`)}`,
+      `${reservations}/reservations/${encodeURIComponent(checkoutKeys(operationId(bobKey)).reserve)}`,
     );
     const bobReplay = await checkout(http, stack.checkoutUrl, bobKey, {
       ...body,

@@ -5,8 +5,10 @@
 // a prebuilt bundle, so start-up is not measured here and the two differ only in what they
 // run. The bench reads this process's CPU time and peak memory from /proc.
 import { NativeConnection, Runtime, Worker, makeTelemetryFilterString } from '@temporalio/worker';
-import { createWorker, runUntilShutdown } from '../../../worker/create.js';
+import { createWorker } from '../../../worker/create.js';
+import { quietLogger } from '../../quiet-logger.js';
 import { baselineWorkerActivities, DOWNSTREAM_TIMEOUT_MS } from '../baseline/activities.js';
+import { runUntilSignal } from './run-until-signal.js';
 import { benchWorkerOptions } from './worker-options.js';
 
 function need(name: string): string {
@@ -22,9 +24,8 @@ async function run(): Promise<void> {
   const codePath = need('BENCH_WORKFLOW_BUNDLE');
   const bankUrl = need('BANK_URL');
   const reservationsUrl = need('RESERVATIONS_URL');
-  const noop = () => undefined;
   Runtime.install({
-    logger: { log: noop, trace: noop, debug: noop, info: noop, warn: (m) => console.warn(m), error: (m) => console.error(m) },
+    logger: quietLogger(),
     telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} } },
   });
   const connection = await NativeConnection.connect({ address });
@@ -43,10 +44,8 @@ async function run(): Promise<void> {
           activities: baselineWorkerActivities({ bank: bankUrl, reservations: reservationsUrl }),
           ...benchWorkerOptions,
         });
-  process.once('SIGTERM', () => worker.shutdown());
-  process.once('SIGINT', () => worker.shutdown());
   console.log(`bench worker ready (${kind}, task queue ${taskQueue})`);
-  await runUntilShutdown(worker, connection);
+  await runUntilSignal(worker, connection);
 }
 
 run().catch((err) => {

@@ -21,6 +21,18 @@ export function pct(s: ScenarioResult | undefined): string {
   return s ? `${ms(s.latencyMs.p50)} / ${ms(s.latencyMs.p95)} / ${ms(s.latencyMs.p99)}` : 'n/a';
 }
 
+/**
+ * Two scenarios side by side, as the tables that set one against its baseline show them:
+ * both rates (per second, `rate` of each), then both latencies (p50 / p95 / p99).
+ */
+export function sideBySide(
+  a: ScenarioResult | undefined,
+  b: ScenarioResult | undefined,
+  rate: 'opsPerSec' | 'steadyOpsPerSec',
+): string[] {
+  return [n1(a?.[rate] ?? Number.NaN), n1(b?.[rate] ?? Number.NaN), pct(a), pct(b)];
+}
+
 /** CPU ms per operation of one process over a scenario (NaN: not metered, or no operations). */
 export function cpuPerOp(s: ScenarioResult, proc: string): number {
   const cpu = s.usage.cpuMs[proc];

@@ -3,7 +3,7 @@
 // the operation types a run measured with the workflows each is measured against (kept
 // in the results, so the report names no type itself). The sections loop over that list.
 import { PEER_NAMES } from '../peers/index.js';
-import type { OperationRatios, RatioRow } from '../results.js';
+import { find, type OperationRatios, type RatioRow } from '../results.js';
 import type { OperationKinds } from '../scenarios/kinds.js';
 import type { Kind, ScenarioResult } from '../scenarios/measure.js';
 import { activities, cpuPerOp } from './format.js';
@@ -73,10 +73,37 @@ const PART_LABEL: Record<string, string> = {
 };
 export const partLabel = (p: string) => PART_LABEL[p] ?? p;
 
-/** CPU ms per operation of each process that does `s`'s work, and their sum. */
-export function systemCpu(s: ScenarioResult): { total: number; parts: Array<[string, number]> } {
+/** CPU ms per operation of each process that does a scenario's work, and their sum. */
+export interface SystemCpu {
+  total: number;
+  parts: Array<[string, number]>;
+}
+
+export function systemCpu(s: ScenarioResult): SystemCpu {
   const parts = (kindFacts(s.kind).parts ?? []).map((p): [string, number] => [p, cpuPerOp(s, p)]);
   return { total: parts.reduce((a, [, v]) => a + (Number.isFinite(v) ? v : 0), 0), parts };
+}
+
+/**
+ * A table's rows, one per kind and concurrency (`outer` says which loops outermost), each
+ * opened by the kind's label and c, then `cells` of the kind's scenario at c (undefined:
+ * not in the run) and the CPU of the processes that did its work.
+ */
+export function kindRows(
+  scenarios: ScenarioResult[],
+  kinds: readonly Kind[],
+  cs: readonly number[],
+  outer: 'kind' | 'c',
+  cells: (s: ScenarioResult | undefined, cpu: SystemCpu | undefined, kind: Kind) => Array<string | number>,
+): Array<Array<string | number>> {
+  const pairs =
+    outer === 'kind'
+      ? kinds.flatMap((k) => cs.map((c) => [k, c] as const))
+      : cs.flatMap((c) => kinds.map((k) => [k, c] as const));
+  return pairs.map(([k, c]) => {
+    const s = find(scenarios, k, c);
+    return [label(k), c, ...cells(s, s ? systemCpu(s) : undefined, k)];
+  });
 }
 
 /** One of retrysafe's operations and the workflows it is measured against, each a scenario kind. */

@@ -2,7 +2,7 @@
 // no-op activities, at every concurrency, and the errors any scenario of the run met.
 import { find } from '../results.js';
 import type { Section } from './context.js';
-import { activities, n1, n2, pct, table } from './format.js';
+import { activities, n2, sideBySide, table } from './format.js';
 import { operationsOf, ratiosOf } from './kinds.js';
 
 export const newOperations: Section = ({ r, cs }) => {
@@ -44,10 +44,7 @@ export const newOperations: Section = ({ r, cs }) => {
             n2(row.r1),
             n2(row.r2p50),
             n2(row.r2p99),
-            n1(s?.steadyOpsPerSec ?? Number.NaN),
-            n1(b?.steadyOpsPerSec ?? Number.NaN),
-            pct(s),
-            pct(b),
+            ...sideBySide(s, b, 'steadyOpsPerSec'),
             `${s?.ops ?? 0} / ${b?.ops ?? 0}`,
             `${s?.errors ?? 0} / ${b?.errors ?? 0}`,
             s?.answered202 ?? 0,

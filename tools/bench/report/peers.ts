@@ -5,7 +5,7 @@ import type { Kind } from '../scenarios/measure.js';
 import type { Section } from './context.js';
 import { ms, n1, pct, table } from './format.js';
 import { PEER_OPERATION } from '../peers/contract.js';
-import { label, operationsOf, partLabel, systemCpu } from './kinds.js';
+import { kindRows, label, operationsOf, partLabel } from './kinds.js';
 
 /** The replays of a finished checkout, ours (from the API's cache) first. */
 const OUR_REPLAY: Kind = `replay-${PEER_OPERATION}`;
@@ -30,22 +30,14 @@ export const peers: Section = ({ r, cs }) => {
   out.push(
     table(
       ['system', 'c', 'ops/s', 'p50 / p95 / p99 ms', 'n', 'errors', 'CPU ms/checkout', 'of it'],
-      cs.flatMap((c) =>
-        systems.map((k) => {
-          const s = find(r.scenarios, k, c);
-          const cpu = s ? systemCpu(s) : undefined;
-          return [
-            label(k),
-            c,
-            n1(s?.steadyOpsPerSec ?? Number.NaN),
-            pct(s),
-            s?.ops ?? 0,
-            s?.errors ?? 0,
-            n1(cpu?.total ?? Number.NaN),
-            cpu ? cpu.parts.map(([p, v]) => `${partLabel(p)} ${n1(v)}`).join(' · ') : '',
-          ];
-        }),
-      ),
+      kindRows(r.scenarios, systems, cs, 'c', (s, cpu) => [
+        n1(s?.steadyOpsPerSec ?? Number.NaN),
+        pct(s),
+        s?.ops ?? 0,
+        s?.errors ?? 0,
+        n1(cpu?.total ?? Number.NaN),
+        cpu ? cpu.parts.map(([p, v]) => `${partLabel(p)} ${n1(v)}`).join(' · ') : '',
+      ]),
     ),
   );
   out.push('');

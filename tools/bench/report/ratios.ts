@@ -1,6 +1,7 @@
 // The ratios behind R1, R2 and R4 at each concurrency, what the clock and the time budget
 // did to them, and the latency chart.
-import { TARGETS, clockTrouble, type OperationRatios, type RatioRow } from '../results.js';
+import { clockTrouble, type OperationRatios, type RatioRow } from '../results.js';
+import { TARGETS } from '../verdicts.js';
 import { clocksOf, type Section } from './context.js';
 import { activities, check, n2, table } from './format.js';
 import { label, operationsOf, ratiosOf } from './kinds.js';

@@ -3,7 +3,7 @@
 import { find } from '../results.js';
 import type { Kind } from '../scenarios/measure.js';
 import type { Section } from './context.js';
-import { n1, n2, pct, rpcsPerOp, table } from './format.js';
+import { n2, pct, rpcsPerOp, sideBySide, table } from './format.js';
 
 const REPLAY: Kind = 'replay';
 const PLAIN: Kind = 'plain';
@@ -39,10 +39,7 @@ export const replays: Section = ({ r, cs }) => [
         c,
         n2(row.r4),
         n2(row.r4P99),
-        n1(s?.opsPerSec ?? Number.NaN),
-        n1(p?.opsPerSec ?? Number.NaN),
-        pct(s),
-        pct(p),
+        ...sideBySide(s, p, 'opsPerSec'),
         pct(u),
         s ? rpcsPerOp(s) : 'n/a',
         u ? rpcsPerOp(u) : 'n/a',

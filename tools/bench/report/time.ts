@@ -6,7 +6,7 @@ import type { Kind } from '../scenarios/measure.js';
 import type { Timeline } from '../timeline.js';
 import type { ReportContext, Section } from './context.js';
 import { cpuPerOp, ms, n1, table } from './format.js';
-import { kindFacts, label, operationsOf, PEER_ENGINES, partLabel, systemCpu, type Operation } from './kinds.js';
+import { kindFacts, kindRows, label, operationsOf, PEER_ENGINES, partLabel, type Operation } from './kinds.js';
 
 function phases({ r, cs }: ReportContext, op: Operation, a: Timeline): string[] {
   const b = r.timeline?.find((t) => t.kind === op.bare);
@@ -68,21 +68,13 @@ function cpuByProcess({ r, cs }: ReportContext): string {
   const columns = [...new Set(kinds.flatMap((k) => parts(k).map(column)))];
   return table(
     ['operation', 'c', 'all ms/op', ...columns.map(partLabel)],
-    kinds.flatMap((k) =>
-      cs.map((c) => {
-        const s = find(r.scenarios, k, c);
-        const cpu = s ? systemCpu(s) : undefined;
-        return [
-          label(k),
-          c,
-          n1(cpu?.total ?? Number.NaN),
-          ...columns.map((col) => {
-            const p = parts(k).find((x) => column(x) === col);
-            return p && s ? n1(cpuPerOp(s, p)) : '';
-          }),
-        ];
+    kindRows(r.scenarios, kinds, cs, 'kind', (s, cpu, k) => [
+      n1(cpu?.total ?? Number.NaN),
+      ...columns.map((col) => {
+        const p = parts(k).find((x) => column(x) === col);
+        return p && s ? n1(cpuPerOp(s, p)) : '';
       }),
-    ),
+    ]),
   );
 }
 

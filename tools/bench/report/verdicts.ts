@@ -1,6 +1,6 @@
 // The verdicts first: each figure retrysafe is held to, judged against its target and
 // moonshot from the run's own numbers.
-import { computeVerdicts, type Met } from '../results.js';
+import { computeVerdicts, type Met } from '../verdicts.js';
 import type { Section } from './context.js';
 import { table } from './format.js';
 

@@ -5,11 +5,10 @@
 // with as many no-op steps of the same activity kind at concurrency 1 (p50) and 32
 // (operations/s). The sandboxes are the run's own;
 // the run's engine and the peers are stopped first, so a row has the machine to itself.
-import { join } from 'node:path';
 import { Accounting } from '../accounting.js';
 import { closedLoop } from '../load.js';
 import type { AblationCounts } from '../modes.js';
-import { startStack, type Bundles, type Sandboxes, type Stack } from '../stack.js';
+import { startRowEngine, type RowEngines } from '../stack.js';
 import type { Tuning } from '../tuning.js';
 import { emptyFinished, type BenchContext } from './context.js';
 import { measured, merge, type Batch } from './measure.js';
@@ -73,16 +72,7 @@ function figures(c1: Batch[], c32: Batch[]): AblationFigures {
 
 export async function runAblation(
   base: BenchContext,
-  opts: {
-    dataDir: string;
-    logLevel: string;
-    sandboxes: Sandboxes;
-    bundles: Bundles;
-    tuning: Tuning;
-    counts: AblationCounts;
-    /** Called with each row's engine once it runs, so an abort can stop it. */
-    onEngine: (stack: Stack | undefined) => void;
-  },
+  opts: RowEngines & { tuning: Tuning; counts: AblationCounts },
 ): Promise<AblationResult> {
   const { counts, tuning } = opts;
   const started = performance.now();
@@ -97,16 +87,7 @@ export async function runAblation(
       continue;
     }
     base.log(`ablation ${i + 1}/${plan.length}: ${row.name}`);
-    const stack = await startStack({
-      dataDir: join(opts.dataDir, `ablation-${i}`),
-      logLevel: opts.logLevel,
-      noCacheApi: false,
-      sandboxes: Promise.resolve(opts.sandboxes),
-      bundles: Promise.resolve(opts.bundles),
-      without: row.without,
-      log: base.log,
-    });
-    opts.onEngine(stack);
+    const stack = await startRowEngine(opts, { folder: `ablation-${i}`, without: row.without, log: base.log });
     try {
       const ctx: BenchContext = {
         ...base,

@@ -2,7 +2,9 @@
 // trial, and what they left behind: Temporal executions, claims the API won, the money
 // moved on each account and the units taken of each SKU the request names, and how many
 // distinct outcomes the answers carried.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
+import { operationRef } from '../../../workflows/identity.js';
 import { httpClient, type HttpClient } from '../http.js';
 import { summarize, type LatencySummary } from '../stats.js';
 import type { Usage } from '../accounting.js';
@@ -56,7 +58,7 @@ async function countExecutions(client: Client, workflowId: string): Promise<numb
     count = (await client.workflow.count(query)).count;
     // Closed and visible: visibility has caught up with the one run there can be.
     if (count > 0 && (await client.workflow.count(`${query} AND ExecutionStatus != 'Running'`)).count === count) break;
-    await new Promise((r) => setTimeout(r, 250));
+    await sleep(250);
   }
   return count;
 }
@@ -86,7 +88,7 @@ export async function runContention(ctx: BenchContext): Promise<ContentionTrial[
         // Open the sockets first, so that the burst measures the API and not TCP handshakes.
         await Promise.all(Array.from({ length: n }, () => burst.send('GET', `${api}/healthz`)));
         const claimsBefore = await claimsWon(ctx.http, api, type);
-        await new Promise((r) => setTimeout(r, 300));
+        await sleep(300);
         const stop = await ctx.accounting.start();
         const tally: Tally = { answered202: 0, retried503: 0 };
         const answers = await Promise.all(
@@ -101,7 +103,7 @@ export async function runContention(ctx: BenchContext): Promise<ContentionTrial[
         for (const a of answers) statuses[a.status] = (statuses[a.status] ?? 0) + 1;
         const winners = answers.filter((a) => !a.replayed);
         const waiters = answers.filter((a) => a.replayed).map((a) => a.ms);
-        const workflowId = `${TENANT}/${key}`;
+        const { workflowId } = operationRef(TENANT, key);
         const executions = await countExecutions(ctx.stack.client, workflowId);
         const effects: Record<string, number> = {};
         const moves: number[] = [];

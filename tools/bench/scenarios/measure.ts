@@ -1,5 +1,6 @@
 // How a scenario is measured: closed-loop batches, each with what it cost every process,
 // merged per scenario into one result with its latency summary and throughput.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { addUsage, type Usage } from '../accounting.js';
 import { closedLoop, type BatchResult } from '../load.js';
 import { summarize, type LatencySummary } from '../stats.js';
@@ -59,7 +60,7 @@ export async function measured(
 ): Promise<Batch> {
   const tally: Tally = { answered202: 0, retried503: 0 };
   // Let the previous batch's tail (visibility, timers) settle before the meter starts.
-  await new Promise((r) => setTimeout(r, 300));
+  await sleep(300);
   const stop = await ctx.accounting.start();
   const result = await closedLoop(total, concurrency, (i) => op(i, tally), maxMs);
   const usage = await stop();

@@ -16,10 +16,12 @@
 // configured rate for tenant A (RETRYSAFE_TENANT_LIMITS), half the engine's throughput as
 // the first configuration measured it.
 import { setMaxListeners } from 'node:events';
-import { join } from 'node:path';
+// Not node:timers/promises: a tenant told to stop must wake from its Retry-After wait and
+// return, and this sleep resolves early on abort where that one rejects.
+import { sleep } from '../../supervisor/ready.js';
 import { httpClient, type HttpAnswer, type HttpClient } from '../http.js';
 import type { OverloadCounts } from '../modes.js';
-import { startStack, type Bundles, type Sandboxes, type Stack } from '../stack.js';
+import { startRowEngine, type RowEngines } from '../stack.js';
 import { summarize } from '../stats.js';
 import {
   FAIRNESS_SETTING,
@@ -36,19 +38,6 @@ import {
 } from './overload-figures.js';
 import { resourcesOf, sampleRequest, type Request, type Resources } from './requests.js';
 import { DEFINITIONS, openResources, PLENTY } from './workload.js';
-
-/** Waits `ms`, or less when `signal` aborts first; leaves no listener behind on the shared signal. */
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal?.aborted) return resolve();
-    const done = () => {
-      clearTimeout(t);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const t = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
 
 /** A tenant as a client of the API: its key, its request, and what it met. */
 class Tenant {
@@ -282,18 +271,9 @@ async function audit(
   };
 }
 
-export async function runOverload(opts: {
-  runId: string;
-  dataDir: string;
-  logLevel: string;
-  sandboxes: Sandboxes;
-  bundles: Bundles;
-  counts: OverloadCounts;
-  http: HttpClient;
-  log: (line: string) => void;
-  /** Called with each row's engine once it runs, so an abort can stop it. */
-  onEngine: (stack: Stack | undefined) => void;
-}): Promise<OverloadResult> {
+export async function runOverload(
+  opts: RowEngines & { runId: string; counts: OverloadCounts; http: HttpClient; log: (line: string) => void },
+): Promise<OverloadResult> {
   const { counts, log, runId } = opts;
   // The cheapest operation: a flood of requests, not of downstream work.
   const definition = [...DEFINITIONS].sort((x, y) => x.steps.length - y.steps.length)[0]!;
@@ -314,17 +294,12 @@ export async function runOverload(opts: {
       }
       const rate = row.rated ? `${TENANTS.flood}=${counts.tenantRate ?? tenantRate(rows[0]?.reference.opsPerSec)}/s` : null;
       log(`overload ${i + 1}/${plan.length}: ${row.name}${rate ? ` (${rate})` : ''}`);
-      const stack = await startStack({
-        dataDir: join(opts.dataDir, `overload-${i}`),
-        logLevel: opts.logLevel,
-        noCacheApi: false,
-        sandboxes: Promise.resolve(opts.sandboxes),
-        bundles: Promise.resolve(opts.bundles),
+      const stack = await startRowEngine(opts, {
+        folder: `overload-${i}`,
         without: row.without,
         apiEnv: { RETRYSAFE_API_KEYS: apiKeys, ...(rate ? { RETRYSAFE_TENANT_LIMITS: rate } : {}) },
         log,
       });
-      opts.onEngine(stack);
       try {
         const balance = PLENTY.balance;
         const make = (who: 'flood' | 'steady', http: HttpClient) => {

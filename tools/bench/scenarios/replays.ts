@@ -3,14 +3,43 @@
 // Fastify endpoint answering a body of the same size; and finished checkouts POSTed again,
 // retrysafe's and (with --peers) each peer's, each checked to answer the chargeId the first
 // answer carried.
+import { downstreamKey, operationRef } from '../../../workflows/identity.js';
 import { PEER_OPERATION } from '../peers/contract.js';
 import type { BenchContext } from './context.js';
 import { finishedOf, overBudget, startPhase } from './context.js';
 import { measured, merge, type Batch, type Kind, type ScenarioResult } from './measure.js';
-import { definitionOf, DEFINITIONS, requestFor, submitToPeer } from './workload.js';
+import { definitionOf, DEFINITIONS, requestFor, submitToPeer, TENANT } from './workload.js';
 
 /** The type whose replays R4 measures: the registry's first, whose resource the plain endpoint's body mimics. */
 export const REPLAYED = DEFINITIONS[0]!;
+
+/** A finished operation of the replayed type as the API answers it, for the plain endpoint to send back. */
+export function samplePlainBody(): string {
+  const key = 'bench-00000000-replayed-c1-r0-0';
+  const { workflowId } = operationRef(TENANT, key);
+  const last = REPLAYED.steps.at(-1)!;
+  return JSON.stringify({
+    key,
+    type: REPLAYED.type,
+    status: 'succeeded',
+    step: last.name,
+    createdAt: '2025-01-01T00:00:00.000Z',
+    completedAt: '2025-01-01T00:00:00.100Z',
+    steps: REPLAYED.steps.map((s) => ({
+      name: s.name,
+      status: 'completed',
+      downstreamKey: downstreamKey(workflowId, s.keySuffix),
+    })),
+    needsAttention: false,
+    links: {
+      self: `/v1/operations/${key}`,
+      temporalUi: `http://localhost:8233/namespaces/default/workflows/${encodeURIComponent(workflowId)}`,
+    },
+    result: Object.fromEntries(
+      REPLAYED.steps.flatMap((s) => Object.keys(s.result ?? {})).map((f) => [f, 'id_00000000000000000000000000']),
+    ),
+  });
+}
 
 export async function runReplays(ctx: BenchContext): Promise<ScenarioResult[]> {
   const keys = finishedOf(ctx, REPLAYED.type);

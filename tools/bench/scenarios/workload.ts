@@ -1,13 +1,15 @@
 // What the bench sends and how, as a client of the API would: the operation types (every
 // one the registry defines), the request of each naming the bench's own accounts and SKUs,
 // and one operation from POST to its terminal outcome.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { builtInRegistry } from '../../../workflows/registry.js';
 import type { OperationDefinition } from '../../../workflows/definition.js';
 import type { HttpClient } from '../http.js';
 import type { Stack } from '../stack.js';
 import { mergeResources, resourcesOf, sampleRequest, type Request, type Resources } from './requests.js';
 
-export const TENANT = 'default';
+/** One tenant, as retrysafe runs without API keys: the peers' contract says so for every engine. */
+export { TENANT } from '../peers/contract.js';
 
 /** The operation types the bench runs, in the registry's order. */
 export const DEFINITIONS: readonly OperationDefinition[] = builtInRegistry.all;
@@ -87,7 +89,7 @@ export async function submit(
     });
     if (res.status !== 503 || Date.now() > deadline) break;
     if (tally) tally.retried503++;
-    await new Promise((r) => setTimeout(r, Number(res!.headers['retry-after'] ?? 1) * 1000));
+    await sleep(Number(res!.headers['retry-after'] ?? 1) * 1000);
   }
   const replayed = res.headers['idempotent-replayed'] === 'true';
   if (res.status !== 200 && res.status !== 202) throw new Error(`POST ${path} → ${res.status} ${res.text.slice(0, 200)}`);
@@ -95,7 +97,7 @@ export async function submit(
   let operation = JSON.parse(res.text) as Record<string, unknown>;
   while (operation.status === 'processing') {
     if (Date.now() > deadline) throw new Error(`${key} still processing after 60 s`);
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
     const poll = await http.send('GET', `${apiUrl}/v1/operations/${encodeURIComponent(key)}`);
     if (poll.status !== 200) throw new Error(`GET operation → ${poll.status}`);
     operation = JSON.parse(poll.text) as Record<string, unknown>;

@@ -1,29 +1,12 @@
-// checkout on DBOS Transact: hold the goods, take the money, keep the goods.
-//
-//   release_reservation registered ─▶ reserve_items(<tenant>/<key>/reserve)
-//   reverse_charge registered      ─▶ charge_payment(<tenant>/<key>/charge)
-//                                   ─▶ confirm_reservation(<tenant>/<key>/reserve) ─▶ succeeded
-//
-//   a step refused (business) ─▶ its own compensation dropped, the earlier ones run
-//   a step still failing after its retries ─▶ fenced: every registered compensation runs
+// checkout on DBOS Transact: the peers' one saga (../saga.ts), each step a checkpointed
+// DBOS step retried with the same key, each compensation a step retried until it succeeds.
 //
 // The workflow ID is `<tenant>/<key>`: DBOS runs one workflow per ID, checkpoints each
 // step's outcome in PostgreSQL, and hands a second start of the same ID the stored result.
 import { DBOS, Error as DBOSErrors } from '@dbos-inc/dbos-sdk';
-import {
-  compensationsFor,
-  failed,
-  HOLD_TTL_SECONDS,
-  StepFailedError,
-  succeeded,
-  type CheckoutKeys,
-  type CheckoutOutcome,
-  type CheckoutRequest,
-  type Compensation,
-  type CompensationName,
-  type StepName,
-} from '../contract.js';
+import { StepFailedError, type CheckoutKeys, type CheckoutOutcome, type CheckoutRequest, type StepName } from '../contract.js';
 import { refusalOf, type SandboxClients } from '../downstream.js';
+import { checkoutSaga, type SagaEngine } from '../saga.js';
 
 /**
  * A forward step: retried with the same key for about a minute (retrysafe's default
@@ -46,38 +29,16 @@ export interface CheckoutInput {
   request: CheckoutRequest;
 }
 
+/** Steps are checkpointed DBOS steps; compensations, DBOS steps retried until they succeed. */
+const engine: SagaEngine = {
+  step,
+  undo: (name, action) => DBOS.runStep(action, { name, ...UNDO_RETRIES }),
+};
+
 /** Registers the workflow (before DBOS.launch) and returns the function to start it with. */
 export function registerCheckout(downstream: SandboxClients) {
   async function checkout({ keys, request }: CheckoutInput): Promise<CheckoutOutcome> {
-    const compensations: Compensation[] = [];
-    try {
-      compensations.push({
-        name: 'release_reservation',
-        undoes: 'reserve_items',
-        run: () => DBOS.runStep(() => downstream.release(keys.reserve), { name: 'release_reservation', ...UNDO_RETRIES }),
-      });
-      const { reservationId } = await step('reserve_items', () => downstream.hold(keys.reserve, request.items, HOLD_TTL_SECONDS));
-
-      compensations.push({
-        name: 'reverse_charge',
-        undoes: 'charge_payment',
-        run: () => DBOS.runStep(() => downstream.reverse(keys.charge), { name: 'reverse_charge', ...UNDO_RETRIES }),
-      });
-      const { chargeId } = await step('charge_payment', () =>
-        downstream.charge(keys.charge, { account: request.account, amount: request.amount, currency: request.currency }),
-      );
-
-      await step('confirm_reservation', () => downstream.confirm(keys.reserve));
-      return succeeded({ chargeId, reservationId });
-    } catch (err) {
-      if (!(err instanceof StepFailedError)) throw err;
-      const ran: CompensationName[] = [];
-      for (const compensation of compensationsFor(compensations, err.failure)) {
-        await compensation.run();
-        ran.push(compensation.name);
-      }
-      return failed(err.failure, ran);
-    }
+    return checkoutSaga(engine, downstream, keys, request);
   }
   return DBOS.registerWorkflow(checkout, { name: 'checkout' });
 }

@@ -7,7 +7,7 @@
 import { DBOS } from '@dbos-inc/dbos-sdk';
 import { checkoutKeys } from '../contract.js';
 import { sandboxClients, sandboxUrlsFromEnv } from '../downstream.js';
-import { buildEdge, exitOnSignal } from '../edge.js';
+import { buildEdge, exitOnSignal, listenEdge } from '../edge.js';
 import { registerCheckout } from './checkout.js';
 
 async function run(): Promise<void> {
@@ -30,10 +30,7 @@ async function run(): Promise<void> {
     return handle.getResult();
   });
   exitOnSignal(() => app.close().then(() => DBOS.shutdown()));
-  const host = env.PEER_HOST ?? '127.0.0.1';
-  const port = Number(env.PEER_PORT ?? 3100);
-  await app.listen({ host, port });
-  console.log(`dbos checkout peer listening at http://${host}:${port}`);
+  await listenEdge(app, 'dbos');
 }
 
 run().catch((err) => {

@@ -1,11 +1,5 @@
-// checkout on Restate: hold the goods, take the money, keep the goods.
-//
-//   release_reservation pushed ─▶ reserve_items(<tenant>/<key>/reserve)
-//   reverse_charge pushed      ─▶ charge_payment(<tenant>/<key>/charge)
-//                               ─▶ confirm_reservation(<tenant>/<key>/reserve) ─▶ succeeded
-//
-//   a step refused (business) ─▶ its own compensation dropped, the earlier ones run
-//   a step still failing after its retries ─▶ fenced: every pushed compensation runs
+// checkout on Restate: the peers' one saga (../saga.ts), each step and each compensation
+// journaled with ctx.run.
 //
 // A Workflow whose ID is `<tenant>/<key>`: Restate runs `run` once per ID and answers a
 // later or concurrent submission of the same ID with that run's stored result, and the
@@ -13,20 +7,9 @@
 // ingress `idempotency-key` on a plain service deduplicates too, but the handler cannot
 // read that key, so it could not derive `<tenant>/<key>/charge` from it.)
 import * as restate from '@restatedev/restate-sdk';
-import {
-  checkoutKeys,
-  compensationsFor,
-  failed,
-  HOLD_TTL_SECONDS,
-  StepFailedError,
-  succeeded,
-  type CheckoutOutcome,
-  type CheckoutRequest,
-  type Compensation,
-  type CompensationName,
-  type StepName,
-} from '../contract.js';
+import { checkoutKeys, StepFailedError, type CheckoutOutcome, type CheckoutRequest, type StepName } from '../contract.js';
 import { refusalOf, type SandboxClients } from '../downstream.js';
+import { checkoutSaga, type SagaEngine } from '../saga.js';
 
 /**
  * A forward step: retried with the same key for up to a minute (retrysafe's default
@@ -43,42 +26,14 @@ export function checkoutWorkflow(downstream: SandboxClients) {
     options: { workflowRetention: KEY_RETENTION },
     handlers: {
       run: async (ctx: restate.WorkflowContext, request: CheckoutRequest): Promise<CheckoutOutcome> => {
-        const keys = checkoutKeys(ctx.key);
-        const step = <T>(name: StepName, action: () => Promise<T>) => runStep(ctx, name, action);
         // Compensations get no retry bound of their own: Restate retries them under the
         // server's invocation retry policy (1.7: 70 attempts, then the invocation pauses
         // for an operator to resume; it is never dropped).
-        const compensations: Compensation[] = [];
-        try {
-          compensations.push({
-            name: 'release_reservation',
-            undoes: 'reserve_items',
-            run: () => ctx.run('release_reservation', () => downstream.release(keys.reserve)),
-          });
-          const { reservationId } = await step('reserve_items', () =>
-            downstream.hold(keys.reserve, request.items, HOLD_TTL_SECONDS),
-          );
-
-          compensations.push({
-            name: 'reverse_charge',
-            undoes: 'charge_payment',
-            run: () => ctx.run('reverse_charge', () => downstream.reverse(keys.charge)),
-          });
-          const { chargeId } = await step('charge_payment', () =>
-            downstream.charge(keys.charge, { account: request.account, amount: request.amount, currency: request.currency }),
-          );
-
-          await step('confirm_reservation', () => downstream.confirm(keys.reserve));
-          return succeeded({ chargeId, reservationId });
-        } catch (err) {
-          if (!(err instanceof StepFailedError)) throw err;
-          const ran: CompensationName[] = [];
-          for (const compensation of compensationsFor(compensations, err.failure)) {
-            await compensation.run();
-            ran.push(compensation.name);
-          }
-          return failed(err.failure, ran);
-        }
+        const engine: SagaEngine = {
+          step: (name, action) => runStep(ctx, name, action),
+          undo: (name, action) => ctx.run(name, action),
+        };
+        return checkoutSaga(engine, downstream, checkoutKeys(ctx.key), request);
       },
     },
   });

@@ -10,7 +10,7 @@ import http2 from 'node:http2';
 import * as restate from '@restatedev/restate-sdk';
 import type { CheckoutOutcome } from '../contract.js';
 import { sandboxClients, sandboxUrlsFromEnv } from '../downstream.js';
-import { buildEdge, exitOnSignal } from '../edge.js';
+import { buildEdge, exitOnSignal, listenEdge } from '../edge.js';
 import { checkoutWorkflow } from './checkout.js';
 
 async function run(): Promise<void> {
@@ -47,9 +47,7 @@ async function run(): Promise<void> {
   // The endpoint is not closed first: restate-server keeps its HTTP/2 connections open,
   // and they end with the process.
   exitOnSignal(() => app.close());
-  const port = Number(env.PEER_PORT ?? 3100);
-  await app.listen({ host, port });
-  console.log(`restate checkout peer listening at http://${host}:${port}`);
+  await listenEdge(app, 'restate');
 }
 
 run().catch((err) => {

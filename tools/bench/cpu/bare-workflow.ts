@@ -1,4 +1,4 @@
-// The fair bare baseline of tools/bench/cpu-per-op.ts: plain Temporal making the same keyed HTTP
+// The fair bare baseline of tools/bench/cpu-per-op.ts (its worker: ./bare-worker.ts): plain Temporal making the same keyed HTTP
 // calls an operation makes, in the same order, each one local activity, and nothing else:
 // no memo or search-attribute upserts, no compensation stack, no progress, no logs. What
 // an operation costs beyond this workflow is retrysafe's own.
