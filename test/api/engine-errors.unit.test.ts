@@ -3,6 +3,7 @@
 // demand), reached through a real SDK client with the API's own retry interceptor, so each
 // status arrives exactly as the SDK raises it. Never a 500 for a known engine answer; the
 // cause goes to the log, never into the answer.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import type { LightMyRequestResponse } from 'fastify';
@@ -47,7 +48,7 @@ afterAll(async () => {
   await app?.close();
   // A retried call's last attempt fails on its deadline at most one back-off after it: let
   // it, so no attempt meets a closed channel.
-  await new Promise((r) => setTimeout(r, ENGINE_TIMEOUT_MS + 1_500));
+  await sleep(ENGINE_TIMEOUT_MS + 1_500);
   connection?.close();
   await engine?.close();
 });

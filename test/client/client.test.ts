@@ -1,6 +1,7 @@
 // The client against the real stack: dev server, worker, sandbox bank and reservations on
 // SQLite, the API on real ports. Each test counts what the bank and the reservation
 // service recorded, not just what the client returned.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -282,7 +283,7 @@ describe('operations', () => {
       const page = await client().operations.list({ type: 'payment', status: 'succeeded', limit: 100 });
       expect(page.operations.every((o) => o.type === 'payment' && o.status === 'succeeded')).toBe(true);
       found = page.operations.some((o) => o.key === key);
-      if (!found) await new Promise((r) => setTimeout(r, 250));
+      if (!found) await sleep(250);
     }
     expect(found).toBe(true);
     const failedOnly = await client().operations.list({ status: 'failed', limit: 100 });

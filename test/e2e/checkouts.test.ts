@@ -1,5 +1,6 @@
 // The checkout saga end to end: API, dev server, worker, bank and reservation service, all
 // real. Each test checks balances and inventory, not just the operation's status.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { startApi } from '../support/api.js';
 import { useFullStack } from '../support/full-stack.js';
@@ -131,7 +132,7 @@ describe('POST /v1/checkouts', () => {
       );
       expect(started.status).toBe(202);
       // Down a little past the 3 s deadline of charge_payment (reserve took a moment too).
-      await new Promise((r) => setTimeout(r, 4_000));
+      await sleep(4_000);
     } finally {
       await stack.bank.setFaults({ down: false });
     }
@@ -213,7 +214,7 @@ describe('POST /v1/checkouts', () => {
     );
     expect(started.status).toBe(202);
     for (let i = 0; i < 40 && (await stack.reservations.reservation(`default/${key}/reserve`)).status !== 200; i++) {
-      await new Promise((r) => setTimeout(r, 50));
+      await sleep(50);
     }
     await stack.reservations.setFaults({ down: true });
     try {
@@ -221,7 +222,7 @@ describe('POST /v1/checkouts', () => {
       for (let i = 0; i < 60; i++) {
         seen = (await stack.api.request('GET', `/v1/operations/${key}`)).body;
         if (seen.needsAttention === true) break;
-        await new Promise((r) => setTimeout(r, 250));
+        await sleep(250);
       }
       expect(seen).toMatchObject({ status: 'processing', needsAttention: true });
       expect((await stack.reservations.stock(sku)).held).toBe(1);

@@ -1,5 +1,6 @@
 // Idempotent payments end to end: real HTTP API, real dev server, real worker, real bank.
 // Every test counts effects at the bank (balance, charge records), not just statuses.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { useFullStack } from '../support/full-stack.js';
 import { uniqueId } from '../support/stack.js';
@@ -185,7 +186,7 @@ describe('POST /v1/payments', () => {
     expect(started.status).toBe(202);
     expect(started.headers.get('location')).toBe(`/v1/operations/${key}`);
     expect(Number(started.headers.get('retry-after'))).toBeGreaterThan(0);
-    await new Promise((r) => setTimeout(r, 3_500));
+    await sleep(3_500);
     await stack.bank.setFaults({ down: false });
     const final = await stack.api.waitTerminal(key, ACME);
     expect(final).toMatchObject({
@@ -244,7 +245,7 @@ describe('GET /v1/operations/{key}', () => {
       expect(res.status).toBe(200);
       listed = res.body.operations as Array<Record<string, unknown>>;
       if (listed.some((o) => o.key === key)) break;
-      await new Promise((r) => setTimeout(r, 250));
+      await sleep(250);
     }
     expect(listed.some((o) => o.key === key)).toBe(true);
     expect(listed.every((o) => o.type === 'payment' && o.status === 'succeeded')).toBe(true);

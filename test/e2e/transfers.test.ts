@@ -2,6 +2,7 @@
 // keyed HTTP calls, no activity code), through the real API, worker and bank. Every test
 // counts effects on the bank's ledger: the debit under `<wf>/debit`, the credit under
 // `<wf>/credit`, and both balances.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { auditOperation } from '../support/invariants.js';
 import { useFullStack } from '../support/full-stack.js';
@@ -134,7 +135,7 @@ describe('POST /v1/transfers', () => {
       first = await transfer(key, { from, to, amount: 300, currency: 'EUR' }, 'respond-async');
       expect(first.status).toBe(202);
       // Every answer is lost; the effects are committed under their keys all the same.
-      await new Promise((r) => setTimeout(r, 1_000));
+      await sleep(1_000);
     } finally {
       await stack.bank.setFaults({ dropResponseAfterCommit: 0 });
     }
@@ -153,7 +154,7 @@ describe('POST /v1/transfers', () => {
     await stack.bank.setFaults({ down: true });
     const started = await transfer(key, { from, to, amount: 400, currency: 'EUR' }, 'respond-async');
     expect(started.status).toBe(202);
-    await new Promise((r) => setTimeout(r, 4_000));
+    await sleep(4_000);
     await stack.bank.setFaults({ down: false });
     const final = await stack.api.waitTerminal(key, ACME);
     expect(final).toMatchObject({
@@ -178,7 +179,7 @@ describe('POST /v1/transfers', () => {
     for (let i = 0; i < 40 && !listed.some((o) => o.key === key); i++) {
       const page = await stack.api.request('GET', '/v1/operations?type=transfer&limit=100', { headers: { authorization: ACME } });
       listed = page.body.operations as typeof listed;
-      if (!listed.some((o) => o.key === key)) await new Promise((r) => setTimeout(r, 250));
+      if (!listed.some((o) => o.key === key)) await sleep(250);
     }
     expect(listed.some((o) => o.key === key)).toBe(true);
     expect(listed.every((o) => o.type === 'transfer')).toBe(true);

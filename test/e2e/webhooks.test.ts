@@ -4,6 +4,7 @@
 // it once it is back; a tenant without a URL gets nothing, and its operation's history
 // holds nothing the feature would have added.
 import { randomBytes, randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { startWebhookReceiver, type Delivery, type WebhookReceiver } from '../../tools/chaos/webhook-receiver.js';
@@ -64,7 +65,7 @@ async function settledNotification(key: string, timeoutMs = 60_000): Promise<Rec
     const notification = body.notification as { status: string } | undefined;
     if (notification && notification.status !== 'pending') return body;
     if (Date.now() > until) throw new Error(`notification of ${key} still pending: ${JSON.stringify(body)}`);
-    await new Promise((r) => setTimeout(r, 250));
+    await sleep(250);
   }
 }
 
@@ -74,7 +75,7 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T 
     const value = await probe();
     if (value !== undefined) return value;
     if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
+    await sleep(250);
   }
 }
 

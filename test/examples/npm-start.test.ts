@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../tools/supervisor/ports.js';
 import { descendants, freeStackPorts, isAlive, LauncherProcess, launcherEnv, processesMentioning } from '../launcher/harness.js';
@@ -119,7 +120,7 @@ describe('npm start -- --operations examples/shipping', () => {
     const result = await launcher.exit(25_000);
     running.delete(launcher);
     expect(result.code, launcher.tail()).toBe(0);
-    await new Promise((r) => setTimeout(r, 300));
+    await sleep(300);
     expect(family.filter(isAlive)).toEqual([]);
   });
 });

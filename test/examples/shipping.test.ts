@@ -8,6 +8,7 @@
 // the bank's balance and charge, the shipping service's row, and the audit of the
 // definition's steps. (`npm start -- --operations` itself: npm-start.test.ts.)
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createClient, OperationFailedError } from '../../client/lib/index.js';
 import { loadOperations } from '../../common/operations.js';
@@ -230,7 +231,7 @@ describe('an operation loaded from examples/shipping', () => {
       const started = await fulfil(key, parcel(acc), 'respond-async');
       expect(started.status).toBe(202);
       // Longer than the 5 s deadline of create_shipment.
-      await new Promise((r) => setTimeout(r, 6_500));
+      await sleep(6_500);
     } finally {
       await shipping('PUT', '/_faults', { body: { down: false } });
     }

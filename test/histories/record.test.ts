@@ -11,6 +11,7 @@
 // end of the last step). A change that makes new histories worth keeping records them under
 // the next prefix, beside these.
 import { writeFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { execa } from 'execa';
 import type { WorkflowHandle } from '@temporalio/client';
@@ -102,9 +103,9 @@ async function cancelWhileFirstStepRuns(handle: WorkflowHandle, afterMs = 300): 
   const deadline = Date.now() + 30_000;
   while ((await handle.describe()).raw.pendingWorkflowTask?.state !== started) {
     if (Date.now() > deadline) throw new Error(`${handle.workflowId}: its first workflow task never started`);
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(20);
   }
-  await new Promise((r) => setTimeout(r, afterMs));
+  await sleep(afterMs);
   await handle.cancel();
 }
 

@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } 
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   childRunning,
@@ -70,7 +71,7 @@ async function stopCleanly(launcher: LauncherProcess, markers: string[]): Promis
   expect(result.ms).toBeLessThan(20_000);
   expect(result.code, launcher.tail()).toBe(0);
   expect(launcher.output).toMatch(/\[retrysafe\] stopped/);
-  await new Promise((r) => setTimeout(r, 300));
+  await sleep(300);
   expect(family.filter(isAlive)).toEqual([]);
   expect(processesMentioning(markers)).toEqual([]);
 }
@@ -173,7 +174,7 @@ describe('npm start', STACK_TEST, () => {
     await launcher.exit(5_000);
     running.delete(launcher);
     const deadline = Date.now() + 15_000;
-    while (family.some(isAlive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    while (family.some(isAlive) && Date.now() < deadline) await sleep(200);
     expect(family.filter(isAlive)).toEqual([]);
     leftoverDevServer = lock.temporal;
   });

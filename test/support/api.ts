@@ -1,6 +1,7 @@
 // The HTTP API on a real port (127.0.0.1:0) against the shared dev server, configured
 // through the same environment parsing as production, and a small fetch-based caller that
 // speaks to an API wherever it runs (here, or as a process: full-stack.ts).
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import { Registry } from 'prom-client';
 import { inject } from 'vitest';
@@ -95,7 +96,7 @@ export function apiClient(url: string, close: () => Promise<void>): ApiClient {
         });
         if (res.status === 200 && res.body.status !== 'processing') return res.body;
         if (Date.now() > deadline) throw new Error(`operation ${key} still ${String(res.body.status ?? res.status)}`);
-        await new Promise((r) => setTimeout(r, 250));
+        await sleep(250);
       }
     },
     close,

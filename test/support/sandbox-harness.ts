@@ -12,6 +12,9 @@ import { expect } from 'vitest';
 import { openDatabase } from '../../downstream/shared/db.js';
 import type { SandboxApp } from '../../downstream/shared/http.js';
 
+// The sandboxes' suites import their sleep from here, with the rest of the harness.
+export { setTimeout as sleep } from 'node:timers/promises';
+
 export interface Answer {
   status: number;
   headers: Headers;
@@ -107,10 +110,6 @@ export async function networkError(p: Promise<unknown>): Promise<string | undefi
     const cause = (err as { cause?: { code?: string; message?: string } }).cause;
     return cause?.code ?? cause?.message ?? String(err);
   }
-}
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** Asserts the answer is a problem document with this status and code; returns its body. */
