@@ -3,7 +3,7 @@
 // 500 and then 204 gets the same event twice; one that is down past a worker restart gets
 // it once it is back; a tenant without a URL gets nothing, and its operation's history
 // holds nothing the feature would have added.
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
@@ -11,11 +11,8 @@ import { startWebhookReceiver, type Delivery, type WebhookReceiver } from '../..
 import { startApi, type ApiHandle } from '../support/api.js';
 import { startBank, startWorker, temporalClient, uniqueId, type BankHandle, type WorkerHandle } from '../support/stack.js';
 import type { WorkerWebhooks } from '../../worker/config.js';
+import { acme, API_KEYS, umbrella } from './tenants.js';
 
-const ACME = `sk_acme_${randomUUID()}`;
-const UMBRELLA = `sk_umbrella_${randomUUID()}`;
-const acme = { authorization: `Bearer ${ACME}` };
-const umbrella = { authorization: `Bearer ${UMBRELLA}` };
 const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
 
 let bank: BankHandle;
@@ -34,7 +31,7 @@ beforeAll(async () => {
   // A short deadline keeps the back-off between redeliveries near a second.
   api = await startApi({
     taskQueue,
-    apiKeys: `${ACME}=acme,${UMBRELLA}=umbrella`,
+    apiKeys: API_KEYS,
     env: { RETRYSAFE_WEBHOOKS: `acme=${receiver.url}`, RETRYSAFE_WEBHOOK_DEADLINE: '2m' },
   });
   temporal = await temporalClient();

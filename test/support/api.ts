@@ -4,7 +4,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import { Registry } from 'prom-client';
-import { inject } from 'vitest';
+import { expect, inject } from 'vitest';
 import { buildApp } from '../../client/api/app.js';
 import { loadApiConfig } from '../../client/api/config.js';
 import { createLogger } from '../../common/logger.js';
@@ -101,4 +101,36 @@ export function apiClient(url: string, close: () => Promise<void>): ApiClient {
     },
     close,
   };
+}
+
+/**
+ * A 200 carrying a succeeded operation of this type and key, each step completed under the
+ * downstream key given (in order), the last one its current step.
+ */
+export function expectSucceeded(res: ApiAnswer, type: string, key: string, steps: Array<[name: string, downstreamKey: string]>) {
+  expect(res.status).toBe(200);
+  expect(res.body).toMatchObject({
+    key,
+    type,
+    status: 'succeeded',
+    step: steps.at(-1)?.[0],
+    steps: steps.map(([name, downstreamKey]) => ({ name, status: 'completed', downstreamKey })),
+  });
+}
+
+/**
+ * A failed operation: its error code, the compensations that ran (in order), and each step's
+ * status in step order, as `name:status` words (`debit_source:compensated credit_destination:failed`).
+ */
+export function expectFailedOperation(operation: Record<string, unknown>, code: string, compensations: string[], steps: string) {
+  expect(operation).toMatchObject({ status: 'failed', error: { code, compensations } });
+  const statuses = (operation.steps as Array<{ name: string; status: string }>).map((s) => `${s.name}:${s.status}`);
+  expect(statuses.join(' ')).toBe(steps);
+}
+
+/** The same request again: the first answer, replayed as it was, and marked so. */
+export function expectReplayed(again: ApiAnswer, first: ApiAnswer) {
+  expect(again.status).toBe(first.status);
+  expect(again.headers.get('idempotent-replayed')).toBe('true');
+  expect(again.body).toEqual(first.body);
 }
