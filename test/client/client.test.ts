@@ -16,7 +16,7 @@ import {
 import { freePort } from '../../tools/supervisor/ports.js';
 import { useFullStack } from '../support/full-stack.js';
 import { uniqueId } from '../support/stack.js';
-import { startApiAt, startGateway, startLossyProxy } from './helpers.js';
+import { failedPayment, startApiAt, startGateway, startLossyProxy } from './helpers.js';
 
 const SECRET = 'secret-client-0123456789';
 const API_KEYS = `${SECRET}=acme`;
@@ -27,11 +27,7 @@ function client(opts: ClientOptions = {}): RetrySafe {
   return createClient({ baseUrl: stack.api.url, apiKey: SECRET, timeoutMs: 30_000, ...opts });
 }
 
-async function newAccount(balance: number): Promise<string> {
-  const id = uniqueId('acc');
-  await stack.bank.openAccount(id, balance);
-  return id;
-}
+const newAccount = (balance: number) => stack.bank.newAccount(balance);
 
 /** The bank's record of the charge made under this operation key: one row per key. */
 async function chargeOf(key: string) {
@@ -259,11 +255,7 @@ describe('checkouts.create', () => {
 
 describe('operations', () => {
   it('get returns a failed operation as it is, and an unknown key is an ApiError operation_not_found', async () => {
-    const account = await newAccount(0);
-    const key = uniqueId('get');
-    await client()
-      .payments.create({ account, amount: 10, currency: 'EUR' }, { idempotencyKey: key })
-      .catch(() => undefined);
+    const key = await failedPayment(client(), stack.bank, 'get');
     const op = await client().operations.get(key);
     expect(op).toMatchObject({ key, status: 'failed', error: { code: 'insufficient_funds' } });
     await expect(client().operations.get(uniqueId('nobody'))).rejects.toMatchObject({
