@@ -4,7 +4,6 @@ import { describe, expect, it } from 'vitest';
 import { auth, useEdgeApps } from './edge.js';
 
 const edge = useEdgeApps();
-const { post } = edge;
 
 describe('documents', () => {
   it('serves an OpenAPI 3 document that documents every answer of the POST routes', async () => {
@@ -58,7 +57,7 @@ describe('documents', () => {
 
   it('exposes the API metrics, with bounded labels', async () => {
     // A refused start and a read of a key, for the request durations to label.
-    expect((await post('/v1/payments', { payload: { amount: -1 } })).statusCode).toBe(400);
+    expect((await edge.post('/v1/payments', { payload: { amount: -1 } })).statusCode).toBe(400);
     expect((await edge.app.inject({ url: '/v1/operations/order-42', headers: auth })).statusCode).toBe(503);
     const res = await edge.app.inject({ url: '/metrics', headers: auth });
     expect(res.statusCode).toBe(200);

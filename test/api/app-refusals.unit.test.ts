@@ -5,11 +5,10 @@ import { describe, expect, it } from 'vitest';
 import { useEdgeApps, expectProblem, ACME, auth, checkout, payment } from './edge.js';
 
 const edge = useEdgeApps();
-const { post } = edge;
 
 describe('authentication', () => {
   it('answers 401 unauthorized with WWW-Authenticate when the API key is missing', async () => {
-    const res = await post('/v1/payments', { headers: { 'idempotency-key': 'k' }, payload: payment });
+    const res = await edge.post('/v1/payments', { headers: { 'idempotency-key': 'k' }, payload: payment });
     expectProblem(res, 401, 'unauthorized');
     expect(res.headers['www-authenticate']).toBe('Bearer');
   });
@@ -20,12 +19,12 @@ describe('authentication', () => {
     ['another scheme', `Basic ${ACME}`],
     ['no token', 'Bearer'],
   ])('answers 401 for %s', async (_name, authorization) => {
-    const res = await post('/v1/payments', { headers: { authorization, 'idempotency-key': 'k' }, payload: payment });
+    const res = await edge.post('/v1/payments', { headers: { authorization, 'idempotency-key': 'k' }, payload: payment });
     expectProblem(res, 401, 'unauthorized');
   });
 
   it('checks the API key before the Idempotency-Key and the body', async () => {
-    const res = await post('/v1/payments', { headers: {}, payload: { amount: 'x' } });
+    const res = await edge.post('/v1/payments', { headers: {}, payload: { amount: 'x' } });
     expectProblem(res, 401, 'unauthorized');
   });
 
@@ -35,12 +34,12 @@ describe('authentication', () => {
   });
 
   it('accepts the scheme in any case', async () => {
-    const res = await post('/v1/payments', { headers: { authorization: `bearer ${ACME}` }, payload: payment });
+    const res = await edge.post('/v1/payments', { headers: { authorization: `bearer ${ACME}` }, payload: payment });
     expectProblem(res, 400, 'idempotency_key_missing');
   });
 
   it('in dev mode needs no API key', async () => {
-    const res = await post('/v1/payments', { headers: {}, payload: payment, target: edge.devApp });
+    const res = await edge.post('/v1/payments', { headers: {}, payload: payment, target: edge.devApp });
     expectProblem(res, 400, 'idempotency_key_missing');
   });
 
@@ -57,7 +56,7 @@ describe('authentication', () => {
 
 describe('Idempotency-Key on POST', () => {
   it('answers 400 idempotency_key_missing without the header, before looking at the body', async () => {
-    const res = await post('/v1/payments', { headers: auth, payload: { amount: -1 } });
+    const res = await edge.post('/v1/payments', { headers: auth, payload: { amount: -1 } });
     expectProblem(res, 400, 'idempotency_key_missing');
   });
 
@@ -68,7 +67,7 @@ describe('Idempotency-Key on POST', () => {
     ['a space', 'order 42'],
     ['a broken quoted string', '"order-42'],
   ])('answers 400 idempotency_key_invalid for %s', async (_name, key) => {
-    const res = await post('/v1/checkouts', { headers: { ...auth, 'idempotency-key': key }, payload: checkout });
+    const res = await edge.post('/v1/checkouts', { headers: { ...auth, 'idempotency-key': key }, payload: checkout });
     expectProblem(res, 400, 'idempotency_key_invalid');
     expect(edge.startSpy).not.toHaveBeenCalled();
   });
@@ -100,14 +99,14 @@ describe('body validation', () => {
   ];
 
   it.each(cases)('refuses %s with invalid_request naming the field', async (_name, path, payload, field) => {
-    const res = await post(path, { payload });
+    const res = await edge.post(path, { payload });
     const body = expectProblem(res, 400, 'invalid_request');
     expect(body.errors?.map((e) => e.field)).toContain(field);
     expect(edge.startSpy).not.toHaveBeenCalled();
   });
 
   it('lists every bad field at once', async () => {
-    const res = await post('/v1/payments', { payload: { amount: '1', currency: 'XXQ', extra: 1 } });
+    const res = await edge.post('/v1/payments', { payload: { amount: '1', currency: 'XXQ', extra: 1 } });
     const body = expectProblem(res, 400, 'invalid_request');
     expect(body.errors?.map((e) => e.field).sort()).toEqual(['account', 'amount', 'currency', 'extra']);
   });
@@ -125,7 +124,7 @@ describe('body validation', () => {
   });
 
   it('refuses malformed JSON with invalid_request', async () => {
-    const res = await post('/v1/payments', {
+    const res = await edge.post('/v1/payments', {
       headers: { ...auth, 'idempotency-key': 'k', 'content-type': 'application/json' },
       payload: '{"account": "acc_alice",',
     });
@@ -133,7 +132,7 @@ describe('body validation', () => {
   });
 
   it('refuses an empty JSON body with invalid_request', async () => {
-    const res = await post('/v1/payments', {
+    const res = await edge.post('/v1/payments', {
       headers: { ...auth, 'idempotency-key': 'k', 'content-type': 'application/json' },
       payload: '',
     });
@@ -141,11 +140,11 @@ describe('body validation', () => {
   });
 
   it('refuses a missing body with invalid_request', async () => {
-    expectProblem(await post('/v1/payments'), 400, 'invalid_request');
+    expectProblem(await edge.post('/v1/payments'), 400, 'invalid_request');
   });
 
   it('refuses another content type with 415', async () => {
-    const res = await post('/v1/payments', {
+    const res = await edge.post('/v1/payments', {
       headers: { ...auth, 'idempotency-key': 'k', 'content-type': 'text/plain' },
       payload: JSON.stringify(payment),
     });
@@ -153,13 +152,13 @@ describe('body validation', () => {
   });
 
   it('refuses an oversized body with 413 payload_too_large', async () => {
-    const res = await post('/v1/payments', { payload: { ...payment, description: 'd'.repeat(2000) } });
+    const res = await edge.post('/v1/payments', { payload: { ...payment, description: 'd'.repeat(2000) } });
     expectProblem(res, 413, 'payload_too_large');
   });
 
   it('refuses a bad Prefer wait with invalid_request naming the header', async () => {
     for (const prefer of ['wait=61', 'wait=soon', 'wait=-1']) {
-      const res = await post('/v1/payments', { headers: { ...auth, 'idempotency-key': 'k', prefer }, payload: payment });
+      const res = await edge.post('/v1/payments', { headers: { ...auth, 'idempotency-key': 'k', prefer }, payload: payment });
       const body = expectProblem(res, 400, 'invalid_request');
       expect(body.errors).toEqual([{ field: 'Prefer', message: expect.any(String) }]);
     }

@@ -5,12 +5,11 @@ import { describe, expect, it } from 'vitest';
 import { useEdgeApps, expectProblem, auth, checkout, payment } from './edge.js';
 
 const edge = useEdgeApps();
-const { post } = edge;
 
 describe('with Temporal unreachable', () => {
   it('answers a valid POST with 503 engine_unavailable and Retry-After, not 500', async () => {
     const started = Date.now();
-    const res = await post('/v1/payments', { headers: { ...auth, 'idempotency-key': '"order-42"' }, payload: payment });
+    const res = await edge.post('/v1/payments', { headers: { ...auth, 'idempotency-key': '"order-42"' }, payload: payment });
     const body = expectProblem(res, 503, 'engine_unavailable');
     expect(res.headers['retry-after']).toBe('2');
     expect(Date.now() - started).toBeLessThan(3_000);
@@ -25,7 +24,7 @@ describe('with Temporal unreachable', () => {
   });
 
   it('answers a valid checkout with 503 too', async () => {
-    const res = await post('/v1/checkouts', { payload: checkout });
+    const res = await edge.post('/v1/checkouts', { payload: checkout });
     expectProblem(res, 503, 'engine_unavailable');
   });
 
@@ -93,22 +92,25 @@ describe('reads that need no engine', () => {
 });
 
 describe('a method a known path does not support', () => {
-  it.each([
-    ['PUT', '/v1/payments', 'POST'],
-    ['TRACE', '/v1/payments', 'POST'],
-    ['DELETE', '/v1/checkouts', 'POST'],
-    ['QUERY', '/v1/operations', 'GET, HEAD'],
-    ['PATCH', '/v1/operations/order-42', 'GET, HEAD'],
-    ['POST', '/v1/operations/order-42', 'GET, HEAD'],
-    ['DELETE', '/v1/operations/a/b/cancel', 'POST'],
-    ['OPTIONS', '/v1/operations/order-42/cancel', 'POST'],
-    ['POST', '/healthz', 'GET, HEAD'],
-  ])('%s %s answers 405 method_not_allowed with Allow: %s', async (method, url, allow) => {
-    const res = await edge.app.inject({ method: method as 'GET', url, headers: auth });
-    expectProblem(res, 405, 'method_not_allowed');
-    expect(res.headers.allow).toBe(allow);
-    expect(edge.startSpy).not.toHaveBeenCalled();
-  });
+  /** Each known path, the methods it allows, and methods tried on it that it does not. */
+  const PATHS: Array<[url: string, allow: string, refused: string[]]> = [
+    ['/v1/payments', 'POST', ['PUT', 'TRACE']],
+    ['/v1/checkouts', 'POST', ['DELETE']],
+    ['/v1/operations', 'GET, HEAD', ['QUERY']],
+    ['/v1/operations/order-42', 'GET, HEAD', ['PATCH', 'POST']],
+    ['/v1/operations/a/b/cancel', 'POST', ['DELETE']],
+    ['/v1/operations/order-42/cancel', 'POST', ['OPTIONS']],
+    ['/healthz', 'GET, HEAD', ['POST']],
+  ];
+  it.each(PATHS.flatMap(([url, allow, refused]) => refused.map((method) => [method, url, allow])))(
+    '%s %s answers 405 method_not_allowed with Allow: %s',
+    async (method, url, allow) => {
+      const res = await edge.app.inject({ method: method as 'GET', url, headers: auth });
+      expectProblem(res, 405, 'method_not_allowed');
+      expect(res.headers.allow).toBe(allow);
+      expect(edge.startSpy).not.toHaveBeenCalled();
+    },
+  );
 
   it('answers 405 without an API key too, as an unknown path answers 404: the methods tell nothing', async () => {
     const res = await edge.app.inject({ method: 'PUT', url: '/v1/payments' });
@@ -124,17 +126,17 @@ describe('a method a known path does not support', () => {
 describe('POST /v1/operations/{key}/cancel, refused at the edge', () => {
   it('answers a key that cannot exist with 404 operation_not_found, without asking the engine', async () => {
     for (const key of ['k'.repeat(256), 'cl%C3%A9']) {
-      const res = await post(`/v1/operations/${key}/cancel`, { headers: auth });
+      const res = await edge.post(`/v1/operations/${key}/cancel`, { headers: auth });
       expectProblem(res, 404, 'operation_not_found');
     }
   });
 
   it('needs an API key', async () => {
-    expectProblem(await post('/v1/operations/order-42/cancel', { headers: {} }), 401, 'unauthorized');
+    expectProblem(await edge.post('/v1/operations/order-42/cancel', { headers: {} }), 401, 'unauthorized');
   });
 
   it('answers 503 engine_unavailable with Retry-After when Temporal is unreachable', async () => {
-    const res = await post('/v1/operations/order-42/cancel', { headers: auth });
+    const res = await edge.post('/v1/operations/order-42/cancel', { headers: auth });
     expectProblem(res, 503, 'engine_unavailable');
     expect(res.headers['retry-after']).toBeDefined();
   });

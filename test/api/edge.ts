@@ -3,13 +3,13 @@
 // and the calls that do happen must turn into 503 engine_unavailable, never a 500. One app
 // has API keys (tenants acme and beta), a 1 KiB body limit and its own metrics registry;
 // the other runs in dev mode. A spy counts the workflow starts the edge let through.
-import type { Client } from '@temporalio/client';
 import type { LightMyRequestResponse } from 'fastify';
 import { Registry } from 'prom-client';
-import { afterAll, afterEach, beforeAll, expect, vi } from 'vitest';
+import { afterEach, expect, vi } from 'vitest';
 import { buildApp, type App } from '../../client/api/app.js';
 import { loadApiConfig } from '../../client/api/config.js';
 import { deadEngine, type DeadEngine } from '../support/dead-engine.js';
+import { useForFile } from '../support/use-for-file.js';
 
 export const ACME = 'sk_acme_0123456789abcdef';
 export const BETA = 'sk_beta_0123456789abcdef';
@@ -34,55 +34,42 @@ export interface EdgeApps {
 
 /** The apps for the file that calls this: built in its beforeAll, closed in its afterAll. */
 export function useEdgeApps(): EdgeApps {
-  let engine: DeadEngine | undefined;
-  let client: Client;
-  let apps: Omit<EdgeApps, 'post'> | undefined;
-  beforeAll(async () => {
-    engine = deadEngine();
-    client = engine.client;
-    const startSpy = vi.spyOn(client.workflow, 'start');
-    const registry = new Registry();
-    const config = loadApiConfig({
-      RETRYSAFE_API_KEYS: `${ACME}=acme,${BETA}=beta`,
-      RETRYSAFE_BODY_LIMIT: '1024',
-      RETRYSAFE_ENGINE_TIMEOUT: '300ms',
-      LOG_LEVEL: 'silent',
-    });
-    const app = buildApp({ config, client, namespace: 'default', registry });
-    const devApp = buildApp({
-      config: loadApiConfig({ RETRYSAFE_ENGINE_TIMEOUT: '300ms', LOG_LEVEL: 'silent' }),
-      client,
-      namespace: 'default',
-    });
-    await Promise.all([app.ready(), devApp.ready()]);
-    apps = { app, devApp, registry, startSpy };
+  const edge = useForFile('the edge apps', buildEdgeApps, async ({ app, devApp, engine }) => {
+    await Promise.all([app.close(), devApp.close()]);
+    await engine.close();
   });
   afterEach(() => {
-    apps?.startSpy.mockClear();
+    edge.startSpy.mockClear();
   });
-  afterAll(async () => {
-    await Promise.all([apps?.app.close(), apps?.devApp.close()]);
-    await engine?.close();
+  return edge;
+}
+
+async function buildEdgeApps(): Promise<EdgeApps & { engine: DeadEngine }> {
+  const engine = deadEngine();
+  const { client } = engine;
+  const startSpy = vi.spyOn(client.workflow, 'start');
+  const registry = new Registry();
+  const config = loadApiConfig({
+    RETRYSAFE_API_KEYS: `${ACME}=acme,${BETA}=beta`,
+    RETRYSAFE_BODY_LIMIT: '1024',
+    RETRYSAFE_ENGINE_TIMEOUT: '300ms',
+    LOG_LEVEL: 'silent',
   });
-  const built = () => {
-    if (!apps) throw new Error('the edge apps are used before their beforeAll built them');
-    return apps;
-  };
+  const app = buildApp({ config, client, namespace: 'default', registry });
+  const devApp = buildApp({
+    config: loadApiConfig({ RETRYSAFE_ENGINE_TIMEOUT: '300ms', LOG_LEVEL: 'silent' }),
+    client,
+    namespace: 'default',
+  });
+  await Promise.all([app.ready(), devApp.ready()]);
   return {
-    get app() {
-      return built().app;
-    },
-    get devApp() {
-      return built().devApp;
-    },
-    get registry() {
-      return built().registry;
-    },
-    get startSpy() {
-      return built().startSpy;
-    },
+    engine,
+    app,
+    devApp,
+    registry,
+    startSpy,
     post: (path, opts = {}) =>
-      (opts.target ?? built().app).inject({
+      (opts.target ?? app).inject({
         method: 'POST',
         url: path,
         headers: opts.headers ?? { ...auth, 'idempotency-key': 'order-42' },

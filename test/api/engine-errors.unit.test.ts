@@ -3,6 +3,7 @@
 // demand), reached through a real SDK client with the API's own retry interceptor, so each
 // status arrives exactly as the SDK raises it. Never a 500 for a known engine answer; the
 // cause goes to the log, never into the answer.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import type { LightMyRequestResponse } from 'fastify';
@@ -47,7 +48,7 @@ afterAll(async () => {
   await app?.close();
   // A retried call's last attempt fails on its deadline at most one back-off after it: let
   // it, so no attempt meets a closed channel.
-  await new Promise((r) => setTimeout(r, ENGINE_TIMEOUT_MS + 1_500));
+  await sleep(ENGINE_TIMEOUT_MS + 1_500);
   connection?.close();
   await engine?.close();
 });
@@ -92,148 +93,128 @@ const rateLimited = errordetails.v1.ResourceExhaustedFailure.encode({
   scope: enums.v1.ResourceExhaustedScope.RESOURCE_EXHAUSTED_SCOPE_NAMESPACE,
 }).finish();
 
-/** Each answer, the routes it is tried on, and what they answer (the messages are Temporal's own). */
-const CASES: Array<[why: string, answer: EngineAnswer, routes: Route[], expected: Expected]> = [
+const ALL: Route[] = ['start', 'get', 'list', 'cancel'];
+const said = (code: keyof typeof GrpcCode, details: string, failure?: EngineAnswer['failure']): EngineAnswer => ({
+  code: GrpcCode[code],
+  details,
+  ...(failure ? { failure } : {}),
+});
+
+/** An engine answer (the messages are Temporal's own), when it comes, and the routes it is tried on. */
+type Case = [why: string, answer: EngineAnswer, routes: Route[]];
+
+/** What the API answers, and each engine answer that must come to it. */
+const OUTCOMES: Array<[expected: Expected, cases: Case[]]> = [
+  // An operator must act: the setup, the credentials or the server are not what the API needs.
   [
-    'search attributes not registered in the namespace',
-    { code: GrpcCode.INVALID_ARGUMENT, details: 'Namespace default has no mapping defined for search attribute OperationType' },
-    ['start', 'get', 'cancel'],
     unavailable('error'),
+    [
+      [
+        'search attributes not registered in the namespace',
+        said('INVALID_ARGUMENT', 'Namespace default has no mapping defined for search attribute OperationType'),
+        ['start', 'get', 'cancel'],
+      ],
+      [
+        'a visibility query on a search attribute not registered',
+        said('INVALID_ARGUMENT', 'invalid query: invalid search attribute: OperationStatus'),
+        ['list'],
+      ],
+      ['a wrong API key (Temporal Cloud)', said('PERMISSION_DENIED', 'Request unauthorized.'), ALL],
+      ['no credentials', said('UNAUTHENTICATED', 'missing or invalid API key'), ALL],
+      [
+        'a namespace that does not exist, on a call the SDK passes on as it is',
+        said('NOT_FOUND', 'Namespace default is not found.', { type: 'NamespaceNotFoundFailure', value: namespaceNotFound }),
+        ['list'],
+      ],
+      [
+        'a namespace not active in this cluster',
+        said('FAILED_PRECONDITION', 'Namespace: default is active in cluster: b, while current cluster a is a standby cluster.'),
+        ALL,
+      ],
+      ['an API the server lacks', said('UNIMPLEMENTED', 'unknown method StartWorkflowExecution'), ALL],
+    ],
   ],
   [
-    'a visibility query on a search attribute not registered',
-    { code: GrpcCode.INVALID_ARGUMENT, details: 'invalid query: invalid search attribute: OperationStatus' },
-    ['list'],
-    unavailable('error'),
+    { ...unavailable('error'), cause: /namespace default does not exist/ },
+    [
+      [
+        'a namespace that does not exist',
+        said('NOT_FOUND', 'Namespace default is not found.', { type: 'NamespaceNotFoundFailure', value: namespaceNotFound }),
+        ['start', 'get', 'cancel'],
+      ],
+    ],
+  ],
+  // Passing trouble at the engine: a retry later may go through.
+  [
+    unavailable('warn'),
+    [
+      [
+        'an execution gone past its retention while the request ran',
+        said('NOT_FOUND', 'workflow not found for ID: acme/order-1'),
+        ['start', 'list'],
+      ],
+      [
+        'a history gone past its retention',
+        said('INVALID_ARGUMENT', 'Requested workflow history not found, may have passed retention period.'),
+        ['list'],
+      ],
+      ['an existing thing, outside a start', said('ALREADY_EXISTS', 'already exists'), ['get']],
+      ['a deadline the server ran out of', said('DEADLINE_EXCEEDED', 'context deadline exceeded'), ['start', 'get']],
+      ['a call the server cancelled', said('CANCELLED', 'context canceled'), ['start', 'get']],
+      ['an internal error of the server', said('INTERNAL', 'shard status unknown'), ['start', 'get']],
+    ],
+  ],
+  // The SDK retries these until the engine deadline ends the call: the log says so.
+  [
+    timedOut,
+    [
+      ['an unavailable server', said('UNAVAILABLE', 'connection refused'), ['start']],
+      ['an unknown error', said('UNKNOWN', 'unknown'), ['start']],
+      ['an aborted call', said('ABORTED', 'conflict'), ['start']],
+      ['a value out of range', said('OUT_OF_RANGE', 'newer build exists'), ['start']],
+      ['lost data', said('DATA_LOSS', 'corrupted'), ['start']],
+    ],
   ],
   [
-    'a workflow ID over the engine limit',
-    { code: GrpcCode.INVALID_ARGUMENT, details: 'WorkflowId exceeds maximum allowed length (1202/1000)' },
-    ['start', 'get', 'cancel'],
     {
       status: 400,
       code: 'invalid_request',
       level: 'warn',
       errors: [{ field: 'key', message: 'is longer than the workflow engine accepts' }],
     },
+    [
+      [
+        'a workflow ID over the engine limit',
+        said('INVALID_ARGUMENT', 'WorkflowId exceeds maximum allowed length (1202/1000)'),
+        ['start', 'get', 'cancel'],
+      ],
+    ],
   ],
   [
-    'any other malformed request',
-    { code: GrpcCode.INVALID_ARGUMENT, details: 'Invalid WorkflowIdReusePolicy.' },
-    ['start', 'get', 'list', 'cancel'],
     { status: 400, code: 'invalid_request', level: 'warn', errors: [] },
+    [['any other malformed request', said('INVALID_ARGUMENT', 'Invalid WorkflowIdReusePolicy.'), ALL]],
   ],
   [
-    'a payload over the blob size limit',
-    { code: GrpcCode.INVALID_ARGUMENT, details: 'Blob data size exceeds limit.' },
-    ['start'],
     { status: 413, code: 'payload_too_large', level: 'warn' },
+    [
+      ['a payload over the blob size limit', said('INVALID_ARGUMENT', 'Blob data size exceeds limit.'), ['start']],
+      [
+        "a message over gRPC's size limit",
+        said('RESOURCE_EXHAUSTED', 'grpc: received message larger than max (4401002 vs. 4194304)'),
+        ['start'],
+      ],
+    ],
   ],
   [
-    "a message over gRPC's size limit",
-    { code: GrpcCode.RESOURCE_EXHAUSTED, details: 'grpc: received message larger than max (4401002 vs. 4194304)' },
-    ['start'],
-    { status: 413, code: 'payload_too_large', level: 'warn' },
-  ],
-  [
-    'an overloaded engine (rate limit)',
-    {
-      code: GrpcCode.RESOURCE_EXHAUSTED,
-      details: 'namespace rate limit exceeded',
-      failure: { type: 'ResourceExhaustedFailure', value: rateLimited },
-    },
-    ['start', 'get', 'list', 'cancel'],
     { status: 503, code: 'engine_busy', level: 'warn' },
+    [
+      [
+        'an overloaded engine (rate limit)',
+        said('RESOURCE_EXHAUSTED', 'namespace rate limit exceeded', { type: 'ResourceExhaustedFailure', value: rateLimited }),
+        ALL,
+      ],
+    ],
   ],
-  [
-    'a wrong API key (Temporal Cloud)',
-    { code: GrpcCode.PERMISSION_DENIED, details: 'Request unauthorized.' },
-    ['start', 'get', 'list', 'cancel'],
-    unavailable('error'),
-  ],
-  [
-    'no credentials',
-    { code: GrpcCode.UNAUTHENTICATED, details: 'missing or invalid API key' },
-    ['start', 'get', 'list', 'cancel'],
-    unavailable('error'),
-  ],
-  [
-    'a namespace that does not exist',
-    {
-      code: GrpcCode.NOT_FOUND,
-      details: 'Namespace default is not found.',
-      failure: { type: 'NamespaceNotFoundFailure', value: namespaceNotFound },
-    },
-    ['start', 'get', 'cancel'],
-    { ...unavailable('error'), cause: /namespace default does not exist/ },
-  ],
-  [
-    'a namespace that does not exist, on a call the SDK passes on as it is',
-    {
-      code: GrpcCode.NOT_FOUND,
-      details: 'Namespace default is not found.',
-      failure: { type: 'NamespaceNotFoundFailure', value: namespaceNotFound },
-    },
-    ['list'],
-    unavailable('error'),
-  ],
-  [
-    'a namespace not active in this cluster',
-    {
-      code: GrpcCode.FAILED_PRECONDITION,
-      details: 'Namespace: default is active in cluster: b, while current cluster a is a standby cluster.',
-    },
-    ['start', 'get', 'list', 'cancel'],
-    unavailable('error'),
-  ],
-  [
-    'an API the server lacks',
-    { code: GrpcCode.UNIMPLEMENTED, details: 'unknown method StartWorkflowExecution' },
-    ['start', 'get', 'list', 'cancel'],
-    unavailable('error'),
-  ],
-  [
-    'an execution gone past its retention while the request ran',
-    { code: GrpcCode.NOT_FOUND, details: 'workflow not found for ID: acme/order-1' },
-    ['start', 'list'],
-    unavailable('warn'),
-  ],
-  [
-    'a history gone past its retention',
-    { code: GrpcCode.INVALID_ARGUMENT, details: 'Requested workflow history not found, may have passed retention period.' },
-    ['list'],
-    unavailable('warn'),
-  ],
-  [
-    'an existing thing, outside a start',
-    { code: GrpcCode.ALREADY_EXISTS, details: 'already exists' },
-    ['get'],
-    unavailable('warn'),
-  ],
-  [
-    'a deadline the server ran out of',
-    { code: GrpcCode.DEADLINE_EXCEEDED, details: 'context deadline exceeded' },
-    ['start', 'get'],
-    unavailable('warn'),
-  ],
-  [
-    'a call the server cancelled',
-    { code: GrpcCode.CANCELLED, details: 'context canceled' },
-    ['start', 'get'],
-    unavailable('warn'),
-  ],
-  [
-    'an internal error of the server',
-    { code: GrpcCode.INTERNAL, details: 'shard status unknown' },
-    ['start', 'get'],
-    unavailable('warn'),
-  ],
-  // The SDK retries these until the engine deadline ends the call: the log says so.
-  ['an unavailable server', { code: GrpcCode.UNAVAILABLE, details: 'connection refused' }, ['start'], timedOut],
-  ['an unknown error', { code: GrpcCode.UNKNOWN, details: 'unknown' }, ['start'], timedOut],
-  ['an aborted call', { code: GrpcCode.ABORTED, details: 'conflict' }, ['start'], timedOut],
-  ['a value out of range', { code: GrpcCode.OUT_OF_RANGE, details: 'newer build exists' }, ['start'], timedOut],
-  ['lost data', { code: GrpcCode.DATA_LOSS, details: 'corrupted' }, ['start'], timedOut],
 ];
 
 const LEVELS = { warn: 40, error: 50 } as const;
@@ -251,7 +232,9 @@ describe('an engine answer', () => {
     expect(engine.calls.filter((m) => m === 'StartWorkflowExecution')).toHaveLength(1);
   });
 
-  const rows = CASES.flatMap(([why, answer, routes, expected]) => routes.map((route) => ({ why, answer, route, expected })));
+  const rows = OUTCOMES.flatMap(([expected, cases]) =>
+    cases.flatMap(([why, answer, routes]) => routes.map((route) => ({ why, answer, route, expected }))),
+  );
   it.each(rows)('$why ($answer.code) on $route answers $expected.status $expected.code', async ({ answer, route, expected }) => {
     engine.answer = answer;
     const res = await ROUTES[route]();

@@ -4,6 +4,7 @@
 // a worker: the test polls the task queues itself over gRPC, so it sees exactly which task
 // the server hands out next and what priority the task carries.
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import Long from 'long';
@@ -71,7 +72,7 @@ async function backlogOf(type: temporal.api.enums.v1.TaskQueueType): Promise<num
 async function untilBacklog(type: temporal.api.enums.v1.TaskQueueType, count: number): Promise<void> {
   for (let i = 0; (await backlogOf(type)) < count; i++) {
     if (i >= 100) throw new Error(`the backlog never reached ${count} tasks`);
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
 }
 

@@ -2,6 +2,7 @@
 // with a problem (503 shutting_down, Retry-After), never Fastify's bare JSON 503, and
 // starts nothing for it.
 import { connect } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, expect, it, vi } from 'vitest';
 import { buildApp } from '../../client/api/app.js';
@@ -10,7 +11,7 @@ import { loadApiConfig } from '../../client/api/config.js';
 const connection = Connection.lazy({ address: '127.0.0.1:1' });
 afterAll(async () => {
   // Let the SDK's pending retries of the dead address settle before closing the channel.
-  await new Promise((r) => setTimeout(r, 1_500));
+  await sleep(1_500);
   await connection.close().catch(() => undefined);
 });
 
@@ -42,7 +43,7 @@ it('answers 503 shutting_down with Retry-After to a request that arrives while i
   });
   const ended = new Promise<void>((resolve) => socket.on('close', () => resolve()));
   socket.write(first);
-  await new Promise((r) => setTimeout(r, 200));
+  await sleep(200);
   const closing = app.close();
   await ended;
   await closing;

@@ -3,6 +3,7 @@
 // execution: memo, search attributes, status and times. Against the real dev server; the
 // workflows start on a task queue no worker polls, so each stays as the test leaves it.
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection, type WorkflowExecutionDescription } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { engineDeadline } from '../../client/api/operations/engine-deadline.js';
@@ -35,7 +36,7 @@ async function rowOf(workflowId: string, ready: (row: VisibleExecution) => boole
     const row = page.executions.find((e) => e.workflowId === workflowId);
     if (row && ready(row)) return row;
     if (i >= 80) throw new Error(`no visibility row for ${workflowId}`);
-    await new Promise((r) => setTimeout(r, 250));
+    await sleep(250);
   }
 }
 
@@ -95,7 +96,7 @@ describe('visibility rows', () => {
     const query = visibilityQuery(pageTenant, {});
     for (let i = 0; (await listPage(client, 'default', call(), { query, pageSize: 10 })).executions.length < 3; i++) {
       if (i >= 80) throw new Error('rows did not become visible');
-      await new Promise((r) => setTimeout(r, 250));
+      await sleep(250);
     }
     const first = await listPage(client, 'default', call(), { query, pageSize: 2 });
     expect(first.executions).toHaveLength(2);

@@ -81,19 +81,15 @@ describe('retrysafe cancel', () => {
     expect(run.stderr).toBe('nothing to cancel: k-x has already completed\n');
   });
 
-  it('404: exit 4 with operation_not_found', async () => {
-    api.script = [problem(404, 'operation_not_found')];
-    const run = await cancel('k-404');
+  it.each([
+    ['404: exit 4 with operation_not_found', 404, 'operation_not_found', ''],
+    ['401: exit 4 and how to send an API key', 401, 'unauthorized', 'send an API key with --api-key or RETRYSAFE_API_KEY\n'],
+  ])('%s', async (_name, status, code, hint) => {
+    api.script = [problem(status, code)];
+    const run = await cancel(`k-${status}`);
     expect(run.exitCode).toBe(4);
     expect(run.stdout).toBe('');
-    expect(run.stderr).toBe('error: 404 operation_not_found: operation_not_found detail\n');
-  });
-
-  it('401: exit 4 and how to send an API key', async () => {
-    api.script = [problem(401, 'unauthorized')];
-    const run = await cancel('k-401');
-    expect(run.exitCode).toBe(4);
-    expect(run.stderr).toContain('send an API key with --api-key or RETRYSAFE_API_KEY');
+    expect(run.stderr).toBe(`error: ${status} ${code}: ${code} detail\n${hint}`);
   });
 
   it('as a process, with nothing listening: exit 4 and where the API was expected', async () => {

@@ -5,7 +5,7 @@ import { createClient } from '../../client/lib/index.js';
 import { startApi } from '../support/api.js';
 import { useFullStack } from '../support/full-stack.js';
 import { startWorker, uniqueId, type WorkerHandle } from '../support/stack.js';
-import { runCli, type CliRun } from '../client/helpers.js';
+import { failedPayment, runCli, type CliRun } from '../client/helpers.js';
 
 const SECRET = 'secret-cli-0123456789ab';
 
@@ -15,11 +15,7 @@ const stack = useFullStack({ name: 'cli', apiKeys: `${SECRET}=shop`, stepDeadlin
 const cli = (args: string[], env: Record<string, string> = {}): Promise<CliRun> =>
   runCli(args, { RETRYSAFE_API_URL: stack.api.url, RETRYSAFE_API_KEY: SECRET, ...env });
 
-async function newAccount(balance: number): Promise<string> {
-  const id = uniqueId('acc');
-  await stack.bank.openAccount(id, balance);
-  return id;
-}
+const newAccount = (balance: number) => stack.bank.newAccount(balance);
 
 /** The library, to set things up without paying for a process. */
 const lib = () => createClient({ baseUrl: stack.api.url, apiKey: SECRET });
@@ -162,11 +158,7 @@ describe('retrysafe checkout', () => {
 
 describe('retrysafe status and list', () => {
   it('status of a failed operation exits 1; of an unknown key exits 4 with operation_not_found', async () => {
-    const account = await newAccount(0);
-    const key = uniqueId('cli-failed');
-    await lib()
-      .payments.create({ account, amount: 10, currency: 'EUR' }, { idempotencyKey: key })
-      .catch(() => undefined);
+    const key = await failedPayment(lib(), stack.bank, 'cli-failed');
     const failed = await cli(['status', key]);
     const unknown = await cli(['status', uniqueId('nobody'), '--json']);
     expect(failed.exitCode).toBe(1);

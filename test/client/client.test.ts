@@ -1,6 +1,7 @@
 // The client against the real stack: dev server, worker, sandbox bank and reservations on
 // SQLite, the API on real ports. Each test counts what the bank and the reservation
 // service recorded, not just what the client returned.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -15,7 +16,7 @@ import {
 import { freePort } from '../../tools/supervisor/ports.js';
 import { useFullStack } from '../support/full-stack.js';
 import { uniqueId } from '../support/stack.js';
-import { startApiAt, startGateway, startLossyProxy } from './helpers.js';
+import { failedPayment, startApiAt, startGateway, startLossyProxy } from './helpers.js';
 
 const SECRET = 'secret-client-0123456789';
 const API_KEYS = `${SECRET}=acme`;
@@ -26,11 +27,7 @@ function client(opts: ClientOptions = {}): RetrySafe {
   return createClient({ baseUrl: stack.api.url, apiKey: SECRET, timeoutMs: 30_000, ...opts });
 }
 
-async function newAccount(balance: number): Promise<string> {
-  const id = uniqueId('acc');
-  await stack.bank.openAccount(id, balance);
-  return id;
-}
+const newAccount = (balance: number) => stack.bank.newAccount(balance);
 
 /** The bank's record of the charge made under this operation key: one row per key. */
 async function chargeOf(key: string) {
@@ -258,11 +255,7 @@ describe('checkouts.create', () => {
 
 describe('operations', () => {
   it('get returns a failed operation as it is, and an unknown key is an ApiError operation_not_found', async () => {
-    const account = await newAccount(0);
-    const key = uniqueId('get');
-    await client()
-      .payments.create({ account, amount: 10, currency: 'EUR' }, { idempotencyKey: key })
-      .catch(() => undefined);
+    const key = await failedPayment(client(), stack.bank, 'get');
     const op = await client().operations.get(key);
     expect(op).toMatchObject({ key, status: 'failed', error: { code: 'insufficient_funds' } });
     await expect(client().operations.get(uniqueId('nobody'))).rejects.toMatchObject({
@@ -282,7 +275,7 @@ describe('operations', () => {
       const page = await client().operations.list({ type: 'payment', status: 'succeeded', limit: 100 });
       expect(page.operations.every((o) => o.type === 'payment' && o.status === 'succeeded')).toBe(true);
       found = page.operations.some((o) => o.key === key);
-      if (!found) await new Promise((r) => setTimeout(r, 250));
+      if (!found) await sleep(250);
     }
     expect(found).toBe(true);
     const failedOnly = await client().operations.list({ status: 'failed', limit: 100 });

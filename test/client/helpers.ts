@@ -1,16 +1,19 @@
 // Test parts for the client and the CLI: the API on a fixed port (so it can be stopped and
 // started again where the client expects it), a TCP proxy that loses the API's answer, an
-// HTTP gateway that answers 503 while the API is down, and the CLI (or the demo) as a process.
+// HTTP gateway that answers 503 while the API is down, the CLI (or the demo) as a process,
+// and an operation that failed.
 import { createServer as createHttpServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { connect, createServer, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { execa } from 'execa';
-import { inject } from 'vitest';
+import { expect, inject } from 'vitest';
 import { buildApp } from '../../client/api/app.js';
 import { loadApiConfig } from '../../client/api/config.js';
+import { OperationFailedError, type RetrySafe } from '../../client/lib/index.js';
 import { createLogger } from '../../common/logger.js';
 import { listenOnFreePort } from '../support/loopback.js';
+import { uniqueId, type BankHandle } from '../support/stack.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -220,4 +223,13 @@ function withoutRetrysafeVars(env: NodeJS.ProcessEnv): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(env)) if (v !== undefined && !k.startsWith('RETRYSAFE_')) out[k] = v;
   return out;
+}
+
+/** A payment from an empty account, which the bank declines: the key of an operation that failed. */
+export async function failedPayment(rs: RetrySafe, bank: BankHandle, prefix: string): Promise<string> {
+  const account = await bank.newAccount(0);
+  const key = uniqueId(prefix);
+  const create = rs.payments.create({ account, amount: 10, currency: 'EUR' }, { idempotencyKey: key });
+  await expect(create).rejects.toBeInstanceOf(OperationFailedError);
+  return key;
 }

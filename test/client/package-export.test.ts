@@ -10,6 +10,7 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { execa } from 'execa';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -252,7 +253,7 @@ export async function cancel(key: string): Promise<Operation['notification']> {
     child.stdout?.on('data', (c: Buffer) => (stdout += c.toString()));
     while (!/on (http:\S+)/.test(stderr)) {
       if (child.exitCode !== null) throw new Error(`the listener exited early: ${stderr}`);
-      await new Promise((r) => setTimeout(r, 20));
+      await sleep(20);
     }
     const url = /on (http:\S+)/.exec(stderr)?.[1] as string;
     const body = JSON.stringify({
@@ -274,7 +275,7 @@ export async function cancel(key: string): Promise<Operation['notification']> {
     };
     expect((await send(secret)).status).toBe(204);
     expect((await send(`whsec_${Buffer.alloc(32, 4).toString('base64')}`)).status).toBe(400);
-    while (!stdout.includes('\n')) await new Promise((r) => setTimeout(r, 20));
+    while (!stdout.includes('\n')) await sleep(20);
     child.kill('SIGINT');
     expect((await child).exitCode).toBe(0);
     expect(stdout).toBe(

@@ -5,19 +5,15 @@
 // which steps were undone and which only fenced, as the ledgers do), and cancels racing the
 // last step: every cancel answered 202 ends cancelled, one answered 409 found it finished.
 import { describe, expect, it } from 'vitest';
-import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { useFullStack } from '../support/full-stack.js';
 import { auditOperation } from '../support/invariants.js';
 import { sample, scrape } from '../support/metrics.js';
 import { uniqueId } from '../support/stack.js';
 import { pendingActivity } from '../workflows/wait-for.js';
+import { acme, API_KEYS, umbrella } from './tenants.js';
 
-const ACME = `sk_acme_${randomUUID()}`;
-const UMBRELLA = `sk_umbrella_${randomUUID()}`;
-const acme = { authorization: `Bearer ${ACME}` };
-const umbrella = { authorization: `Bearer ${UMBRELLA}` };
-
-const stack = useFullStack({ name: 'cancel-e2e', apiKeys: `${ACME}=acme,${UMBRELLA}=umbrella`, stepDeadlineMs: 20_000 });
+const stack = useFullStack({ name: 'cancel-e2e', apiKeys: API_KEYS, stepDeadlineMs: 20_000 });
 
 async function setUp(balance: number, stock: number) {
   const account = uniqueId('acc');
@@ -189,7 +185,7 @@ describe('POST /v1/operations/{key}/cancel', () => {
     await stack.reservations.setFaults({ delayMs: 1_500 });
     try {
       expect((await start(key, body)).status).toBe(202);
-      await new Promise((r) => setTimeout(r, 300));
+      await sleep(300);
       expect((await cancel(key)).status).toBe(202);
     } finally {
       await stack.reservations.setFaults({ delayMs: 0 });
@@ -238,7 +234,7 @@ describe('POST /v1/operations/{key}/cancel', () => {
           const key = uniqueId(`race-${i}`);
           keys.push(key);
           await start(key, { account, amount: 500, currency: 'EUR', items: [{ sku, quantity: 1 }] });
-          await new Promise((r) => setTimeout(r, 250 * i));
+          await sleep(250 * i);
           const res = await cancel(key);
           expect([202, 409]).toContain(res.status);
           answered.set(key, res.status);

@@ -2,24 +2,20 @@
 // keyed HTTP calls, no activity code), through the real API, worker and bank. Every test
 // counts effects on the bank's ledger: the debit under `<wf>/debit`, the credit under
 // `<wf>/credit`, and both balances.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { auditOperation } from '../support/invariants.js';
+import { expectFailedOperation, expectReplayed, expectSucceeded } from '../support/api.js';
 import { useFullStack } from '../support/full-stack.js';
 import { uniqueId } from '../support/stack.js';
+import { acme, API_KEYS } from './tenants.js';
 
-const stack = useFullStack({
-  name: 'transfers-e2e',
-  reservations: false,
-  apiKeys: 'secret-acme-0123456789=acme',
-  stepDeadlineMs: 3_000,
-});
-
-const ACME = 'Bearer secret-acme-0123456789';
+const stack = useFullStack({ name: 'transfers-e2e', reservations: false, apiKeys: API_KEYS, stepDeadlineMs: 3_000 });
 
 function transfer(key: string, body: unknown, prefer = 'wait=20') {
   return stack.api.request('POST', '/v1/transfers', {
     body,
-    headers: { authorization: ACME, 'idempotency-key': key, prefer },
+    headers: { ...acme, 'idempotency-key': key, prefer },
   });
 }
 
@@ -45,25 +41,15 @@ describe('POST /v1/transfers', () => {
     const key = uniqueId('t');
     const body = { from, to, amount: 500, currency: 'EUR', description: 'rent' };
     const first = await transfer(key, body);
-    expect(first.status).toBe(200);
-    expect(first.body).toMatchObject({
-      key,
-      type: 'transfer',
-      status: 'succeeded',
-      step: 'credit_destination',
-      steps: [
-        { name: 'debit_source', status: 'completed', downstreamKey: `acme/${key}/debit` },
-        { name: 'credit_destination', status: 'completed', downstreamKey: `acme/${key}/credit` },
-      ],
-    });
+    expectSucceeded(first, 'transfer', key, [
+      ['debit_source', `acme/${key}/debit`],
+      ['credit_destination', `acme/${key}/credit`],
+    ]);
     const result = first.body.result as Record<string, string>;
     expect(result.debitId).toBe((await ledger('charges', `acme/${key}/debit`)).body.chargeId);
     expect(result.creditId).toBe((await ledger('credits', `acme/${key}/credit`)).body.creditId);
 
-    const again = await transfer(key, body);
-    expect(again.status).toBe(200);
-    expect(again.headers.get('idempotent-replayed')).toBe('true');
-    expect(again.body).toEqual(first.body);
+    expectReplayed(await transfer(key, body), first);
     expect([await stack.bank.balance(from), await stack.bank.balance(to)]).toEqual([9_500, 2_500]);
     expect(await audit(key, 500, first.body)).toEqual([]);
   });
@@ -88,14 +74,7 @@ describe('POST /v1/transfers', () => {
     const key = uniqueId('t');
     const res = await transfer(key, { from, to, amount: 500, currency: 'EUR' });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({
-      status: 'failed',
-      error: { code: 'insufficient_funds', compensations: [] },
-      steps: [
-        { name: 'debit_source', status: 'failed' },
-        { name: 'credit_destination', status: 'pending' },
-      ],
-    });
+    expectFailedOperation(res.body, 'insufficient_funds', [], 'debit_source:failed credit_destination:pending');
     expect(await stack.bank.balance(from)).toBe(50);
     expect(await audit(key, 500, res.body)).toEqual([]);
   });
@@ -105,14 +84,12 @@ describe('POST /v1/transfers', () => {
     const key = uniqueId('t');
     const res = await transfer(key, { from, to: uniqueId('nobody'), amount: 700, currency: 'EUR' });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({
-      status: 'failed',
-      error: { code: 'destination_not_found', compensations: ['reverse_debit'] },
-      steps: [
-        { name: 'debit_source', status: 'compensated' },
-        { name: 'credit_destination', status: 'failed' },
-      ],
-    });
+    expectFailedOperation(
+      res.body,
+      'destination_not_found',
+      ['reverse_debit'],
+      'debit_source:compensated credit_destination:failed',
+    );
     expect((await ledger('charges', `acme/${key}/debit`)).body.status).toBe('reversed');
     expect(await stack.bank.balance(from)).toBe(10_000);
     expect(await audit(key, 700, res.body)).toEqual([]);
@@ -128,17 +105,12 @@ describe('POST /v1/transfers', () => {
   it('lost responses at the bank: both calls retried with their keys, each applied once', async () => {
     const { from, to } = await accounts(10_000, 0);
     const key = uniqueId('t');
-    await stack.bank.setFaults({ dropResponseAfterCommit: 1 });
-    let first;
-    try {
-      first = await transfer(key, { from, to, amount: 300, currency: 'EUR' }, 'respond-async');
-      expect(first.status).toBe(202);
+    await stack.bank.withFaults({ dropResponseAfterCommit: 1 }, async () => {
+      expect((await transfer(key, { from, to, amount: 300, currency: 'EUR' }, 'respond-async')).status).toBe(202);
       // Every answer is lost; the effects are committed under their keys all the same.
-      await new Promise((r) => setTimeout(r, 1_000));
-    } finally {
-      await stack.bank.setFaults({ dropResponseAfterCommit: 0 });
-    }
-    const final = await stack.api.waitTerminal(key, ACME);
+      await sleep(1_000);
+    });
+    const final = await stack.api.waitTerminal(key, acme.authorization);
     expect(final).toMatchObject({ status: 'succeeded' });
     expect([await stack.bank.balance(from), await stack.bank.balance(to)]).toEqual([9_700, 300]);
     expect(await audit(key, 300, final)).toEqual([]);
@@ -153,17 +125,15 @@ describe('POST /v1/transfers', () => {
     await stack.bank.setFaults({ down: true });
     const started = await transfer(key, { from, to, amount: 400, currency: 'EUR' }, 'respond-async');
     expect(started.status).toBe(202);
-    await new Promise((r) => setTimeout(r, 4_000));
+    await sleep(4_000);
     await stack.bank.setFaults({ down: false });
-    const final = await stack.api.waitTerminal(key, ACME);
-    expect(final).toMatchObject({
-      status: 'failed',
-      error: { code: 'transfer_unavailable', compensations: ['reverse_credit', 'reverse_debit'] },
-      steps: [
-        { name: 'debit_source', status: 'fenced' },
-        { name: 'credit_destination', status: 'fenced' },
-      ],
-    });
+    const final = await stack.api.waitTerminal(key, acme.authorization);
+    expectFailedOperation(
+      final,
+      'transfer_unavailable',
+      ['reverse_credit', 'reverse_debit'],
+      'debit_source:fenced credit_destination:fenced',
+    );
     expect((await ledger('charges', `acme/${key}/debit`)).body.status).toBe('fenced');
     expect((await ledger('credits', `acme/${key}/credit`)).body.status).toBe('fenced');
     expect([await stack.bank.balance(from), await stack.bank.balance(to)]).toEqual([10_000, 0]);
@@ -176,15 +146,15 @@ describe('POST /v1/transfers', () => {
     expect((await transfer(key, { from, to, amount: 1, currency: 'EUR' })).status).toBe(200);
     let listed: Array<{ key: string; type: string }> = [];
     for (let i = 0; i < 40 && !listed.some((o) => o.key === key); i++) {
-      const page = await stack.api.request('GET', '/v1/operations?type=transfer&limit=100', { headers: { authorization: ACME } });
+      const page = await stack.api.request('GET', '/v1/operations?type=transfer&limit=100', { headers: acme });
       listed = page.body.operations as typeof listed;
-      if (!listed.some((o) => o.key === key)) await new Promise((r) => setTimeout(r, 250));
+      if (!listed.some((o) => o.key === key)) await sleep(250);
     }
     expect(listed.some((o) => o.key === key)).toBe(true);
     expect(listed.every((o) => o.type === 'transfer')).toBe(true);
 
     // The API description is not open: it needs an API key like the operations.
-    const doc = (await stack.api.request('GET', '/openapi.json', { headers: { authorization: ACME } })).body as {
+    const doc = (await stack.api.request('GET', '/openapi.json', { headers: acme })).body as {
       paths: Record<string, { post?: { operationId?: string; requestBody?: unknown } }>;
     };
     expect(doc.paths['/v1/transfers']?.post?.operationId).toBe('start_transfer');

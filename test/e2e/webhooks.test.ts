@@ -3,18 +3,16 @@
 // 500 and then 204 gets the same event twice; one that is down past a worker restart gets
 // it once it is back; a tenant without a URL gets nothing, and its operation's history
 // holds nothing the feature would have added.
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { startWebhookReceiver, type Delivery, type WebhookReceiver } from '../../tools/chaos/webhook-receiver.js';
 import { startApi, type ApiHandle } from '../support/api.js';
 import { startBank, startWorker, temporalClient, uniqueId, type BankHandle, type WorkerHandle } from '../support/stack.js';
 import type { WorkerWebhooks } from '../../worker/config.js';
+import { acme, API_KEYS, umbrella } from './tenants.js';
 
-const ACME = `sk_acme_${randomUUID()}`;
-const UMBRELLA = `sk_umbrella_${randomUUID()}`;
-const acme = { authorization: `Bearer ${ACME}` };
-const umbrella = { authorization: `Bearer ${UMBRELLA}` };
 const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
 
 let bank: BankHandle;
@@ -33,7 +31,7 @@ beforeAll(async () => {
   // A short deadline keeps the back-off between redeliveries near a second.
   api = await startApi({
     taskQueue,
-    apiKeys: `${ACME}=acme,${UMBRELLA}=umbrella`,
+    apiKeys: API_KEYS,
     env: { RETRYSAFE_WEBHOOKS: `acme=${receiver.url}`, RETRYSAFE_WEBHOOK_DEADLINE: '2m' },
   });
   temporal = await temporalClient();
@@ -64,7 +62,7 @@ async function settledNotification(key: string, timeoutMs = 60_000): Promise<Rec
     const notification = body.notification as { status: string } | undefined;
     if (notification && notification.status !== 'pending') return body;
     if (Date.now() > until) throw new Error(`notification of ${key} still pending: ${JSON.stringify(body)}`);
-    await new Promise((r) => setTimeout(r, 250));
+    await sleep(250);
   }
 }
 
@@ -74,7 +72,7 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T 
     const value = await probe();
     if (value !== undefined) return value;
     if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
+    await sleep(250);
   }
 }
 

@@ -1,5 +1,6 @@
 // Killing the worker process (SIGKILL) while payments are in flight loses none of them
 // and charges none twice: Temporal holds the state, the bank deduplicates on the key.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, expect, it } from 'vitest';
 import { useFullStack } from '../support/full-stack.js';
 import type { ChildHandle } from '../support/processes.js';
@@ -48,7 +49,7 @@ it('when the worker is killed mid-saga and a new one starts, every payment and c
   for (let i = 0; i < 100; i++) {
     const holds = await Promise.all(cartKeys.map((k) => stack.reservations.reservation(`default/${k}/reserve`)));
     if (holds.every((h) => h.status === 200)) break;
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
   await first.kill('SIGKILL');
   // The kill really landed mid-saga: not every charge had been made yet.

@@ -5,53 +5,29 @@
 // URL not given (both refused before anything starts, exit 2), the service not started yet
 // (a warning and a banner row that say so; it works once the service is up).
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, describe, expect, it } from 'vitest';
 import { freePort } from '../../tools/supervisor/ports.js';
-import { descendants, freeStackPorts, isAlive, LauncherProcess, launcherEnv, processesMentioning } from '../launcher/harness.js';
+import { descendants, freeStackPorts, isAlive, processesMentioning, useLaunchers } from '../launcher/harness.js';
 import { spawnEntry, type ChildHandle } from '../support/processes.js';
 
 const BANNER = /retrysafe is ready in (\d+(?:\.\d+)?) s[\s\S]*Ctrl-C stops everything/;
 // Bounds, not expectations: the worker bundles the example into its workflow code first.
 const START_TIMEOUT = 180_000;
 
-let tmp: string;
-const running = new Set<LauncherProcess>();
+const launchers = useLaunchers('retrysafe-example-');
 let service: ChildHandle | undefined;
 
-beforeAll(() => {
-  tmp = mkdtempSync(join(tmpdir(), 'retrysafe-example-'));
-});
-
 afterEach(async () => {
-  for (const launcher of running) {
-    launcher.child.kill('SIGTERM');
-    await launcher.exit(20_000);
-  }
-  running.clear();
   await service?.kill();
   service = undefined;
 });
 
-afterAll(() => {
-  for (const hit of processesMentioning([tmp])) {
-    try {
-      process.kill(Number(hit.split(' ')[0]), 'SIGKILL');
-    } catch {
-      // gone
-    }
-  }
-  rmSync(tmp, { recursive: true, force: true });
-});
-
 async function launch(args: string[], extra: Record<string, string> = {}) {
   const ports = await freeStackPorts();
-  const dataDir = join(tmp, randomUUID());
-  const launcher = new LauncherProcess(args, launcherEnv(dataDir, ports, extra));
-  running.add(launcher);
-  return { launcher, ports, dataDir };
+  const dataDir = launchers.dir(randomUUID());
+  return { launcher: launchers.launch(args, dataDir, ports, extra), ports, dataDir };
 }
 
 describe('npm start -- --operations examples/shipping', () => {
@@ -117,9 +93,9 @@ describe('npm start -- --operations examples/shipping', () => {
     const family = descendants(launcher.pid);
     launcher.child.kill('SIGTERM');
     const result = await launcher.exit(25_000);
-    running.delete(launcher);
+    launchers.stopped(launcher);
     expect(result.code, launcher.tail()).toBe(0);
-    await new Promise((r) => setTimeout(r, 300));
+    await sleep(300);
     expect(family.filter(isAlive)).toEqual([]);
   });
 });

@@ -8,11 +8,13 @@
 // the bank's balance and charge, the shipping service's row, and the audit of the
 // definition's steps. (`npm start -- --operations` itself: npm-start.test.ts.)
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createClient, OperationFailedError } from '../../client/lib/index.js';
 import { loadOperations } from '../../common/operations.js';
 import { freePort } from '../../tools/supervisor/ports.js';
 import { runCli } from '../client/helpers.js';
+import { expectFailedOperation, expectReplayed, expectSucceeded } from '../support/api.js';
 import { startFullStack, type FullStack } from '../support/full-stack.js';
 import { auditOperation, type OutsideAudit } from '../support/invariants.js';
 import { spawnEntry, type ChildHandle } from '../support/processes.js';
@@ -89,26 +91,17 @@ describe('an operation loaded from examples/shipping', () => {
     const acc = await account();
     const key = uniqueId('order');
     const first = await fulfil(key, parcel(acc));
-    expect(first.status).toBe(200);
-    expect(first.body).toMatchObject({
-      key,
-      type: 'fulfilment',
-      status: 'succeeded',
-      steps: [
-        { name: 'charge_customer', status: 'completed', downstreamKey: `default/${key}/charge` },
-        { name: 'create_shipment', status: 'completed', downstreamKey: `default/${key}/shipment` },
-      ],
-    });
+    expectSucceeded(first, 'fulfilment', key, [
+      ['charge_customer', `default/${key}/charge`],
+      ['create_shipment', `default/${key}/shipment`],
+    ]);
     const result = first.body.result as Record<string, string>;
     expect(result.chargeId).toBe((await stack.bank.charge(`default/${key}/charge`)).body.chargeId);
     const shipment = await shipmentOf(key);
     expect(shipment.body).toMatchObject({ status: 'created', shipmentId: result.shipmentId, country: 'FR' });
     expect(result.trackingNumber).toBe(shipment.body.trackingNumber);
 
-    const again = await fulfil(key, parcel(acc));
-    expect(again.status).toBe(200);
-    expect(again.headers.get('idempotent-replayed')).toBe('true');
-    expect(again.body).toEqual(first.body);
+    expectReplayed(await fulfil(key, parcel(acc)), first);
     // The same key with another destination is another request: refused, nothing started.
     const changed = await fulfil(key, parcel(acc, { country: 'DE', postcode: '10115' }));
     expect(changed.status).toBe(422);
@@ -180,21 +173,17 @@ describe('an operation loaded from examples/shipping', () => {
     const key = uniqueId('order');
     const res = await fulfil(key, parcel(acc, { country: 'US', postcode: '10001' }));
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({
-      status: 'failed',
-      error: { code: 'destination_not_served', compensations: ['refund_customer'] },
-      steps: [
-        { name: 'charge_customer', status: 'compensated' },
-        { name: 'create_shipment', status: 'failed' },
-      ],
-    });
+    expectFailedOperation(
+      res.body,
+      'destination_not_served',
+      ['refund_customer'],
+      'charge_customer:compensated create_shipment:failed',
+    );
     expect((await stack.bank.charge(`default/${key}/charge`)).body.status).toBe('reversed');
     expect((await shipmentOf(key)).status).toBe(404);
     expect(await stack.bank.balance(acc)).toBe(100_000);
     // A retry gets the same outcome; nothing runs again.
-    const again = await fulfil(key, parcel(acc, { country: 'US', postcode: '10001' }));
-    expect(again.headers.get('idempotent-replayed')).toBe('true');
-    expect(again.body).toEqual(res.body);
+    expectReplayed(await fulfil(key, parcel(acc, { country: 'US', postcode: '10001' })), res);
     expect(await audit(key, res.body)).toEqual([]);
   });
 
@@ -230,19 +219,17 @@ describe('an operation loaded from examples/shipping', () => {
       const started = await fulfil(key, parcel(acc), 'respond-async');
       expect(started.status).toBe(202);
       // Longer than the 5 s deadline of create_shipment.
-      await new Promise((r) => setTimeout(r, 6_500));
+      await sleep(6_500);
     } finally {
       await shipping('PUT', '/_faults', { body: { down: false } });
     }
     const final = await stack.api.waitTerminal(key);
-    expect(final).toMatchObject({
-      status: 'failed',
-      error: { code: 'fulfilment_unavailable', compensations: ['cancel_shipment', 'refund_customer'] },
-      steps: [
-        { name: 'charge_customer', status: 'compensated' },
-        { name: 'create_shipment', status: 'fenced' },
-      ],
-    });
+    expectFailedOperation(
+      final,
+      'fulfilment_unavailable',
+      ['cancel_shipment', 'refund_customer'],
+      'charge_customer:compensated create_shipment:fenced',
+    );
     expect((await shipmentOf(key)).body).toMatchObject({ status: 'fenced', shipmentId: null });
     expect(await stack.bank.balance(acc)).toBe(100_000);
     expect(await audit(key, final)).toEqual([]);

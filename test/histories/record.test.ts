@@ -11,6 +11,7 @@
 // end of the last step). A change that makes new histories worth keeping records them under
 // the next prefix, beside these.
 import { writeFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { execa } from 'execa';
 import type { WorkflowHandle } from '@temporalio/client';
@@ -102,9 +103,9 @@ async function cancelWhileFirstStepRuns(handle: WorkflowHandle, afterMs = 300): 
   const deadline = Date.now() + 30_000;
   while ((await handle.describe()).raw.pendingWorkflowTask?.state !== started) {
     if (Date.now() > deadline) throw new Error(`${handle.workflowId}: its first workflow task never started`);
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(20);
   }
-  await new Promise((r) => setTimeout(r, afterMs));
+  await sleep(afterMs);
   await handle.cancel();
 }
 
@@ -138,17 +139,14 @@ describe.runIf(recording)(`records today's histories as ${PREFIX}-*`, () => {
   it('a charge fenced at its deadline, in a payment and in a checkout', async () => {
     // Down for the charges only: once both fences (reversals) are under way the bank comes
     // back, so they complete.
-    await stack.bank.setFaults({ down: true });
-    let fenced: Started[];
-    try {
-      fenced = [
+    const fenced = await stack.bank.withFaults({ down: true }, async () => {
+      const started = [
         await start('payment-fenced', 'payment', pay, { stepDeadlineMs: 2_000 }),
         await start('checkout-charge-fenced', 'checkout', cart, { stepDeadlineMs: 2_000 }),
       ];
-      await Promise.all(fenced.map(({ handle }) => pendingActivity(handle, 'reverseCharge')));
-    } finally {
-      await stack.bank.setFaults({ down: false });
-    }
+      await Promise.all(started.map(({ handle }) => pendingActivity(handle, 'reverseCharge')));
+      return started;
+    });
     const [payment, checkout] = await Promise.all(fenced.map(record));
     expect(payment).toMatchObject({
       status: 'failed',
@@ -162,14 +160,11 @@ describe.runIf(recording)(`records today's histories as ${PREFIX}-*`, () => {
 
   it('a checkout cancelled while reserve_items runs slowly', async () => {
     // Under the worker's 2 s downstream timeout, so the slow hold answers rather than times out.
-    await stack.reservations.setFaults({ delayMs: 1_000 });
-    let run: Started;
-    try {
-      run = await start('checkout-cancelled', 'checkout', cart);
-      await cancelWhileFirstStepRuns(run.handle);
-    } finally {
-      await stack.reservations.setFaults({ delayMs: 0 });
-    }
+    const run = await stack.reservations.withFaults({ delayMs: 1_000 }, async () => {
+      const started = await start('checkout-cancelled', 'checkout', cart);
+      await cancelWhileFirstStepRuns(started.handle);
+      return started;
+    });
     expect(await record(run)).toMatchObject({ status: 'failed', error: { code: 'cancelled' }, cancelRequested: true });
   });
 
@@ -177,16 +172,13 @@ describe.runIf(recording)(`records today's histories as ${PREFIX}-*`, () => {
     // Slower than the worker's 2 s downstream timeout: the local first attempt gives up while
     // the bank still holds the key, so the charge goes on as a regular activity, and the
     // cancel, sent during the local attempt, is delivered while that step is in flight.
-    await stack.bank.setFaults({ delayMs: 3_000 });
-    let run: Started;
-    try {
-      run = await start('payment-cancelled-during-charge', 'payment', pay);
-      await cancelWhileFirstStepRuns(run.handle);
-      await pendingActivity(run.handle, 'chargePayment');
-    } finally {
-      // Fast again: the retries get the charge the first attempt committed, replayed.
-      await stack.bank.setFaults({ delayMs: 0 });
-    }
+    // Fast again after: the retries get the charge the first attempt committed, replayed.
+    const run = await stack.bank.withFaults({ delayMs: 3_000 }, async () => {
+      const started = await start('payment-cancelled-during-charge', 'payment', pay);
+      await cancelWhileFirstStepRuns(started.handle);
+      await pendingActivity(started.handle, 'chargePayment');
+      return started;
+    });
     // Whatever today's code makes of it is what the rewrite must replay: the step in flight
     // finishes, and a payment has no step after it for the cancel to stop.
     const outcome = await record(run);

@@ -1,9 +1,12 @@
 // Runs the real launcher (`node --import tsx tools/start.ts`) as a child process, on
-// free ports and a temporary data dir, and finds any process it left behind.
+// free ports and a temporary data dir, stops what a test left running, and finds any
+// process it left behind.
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { freePort } from '../../tools/supervisor/ports.js';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -186,4 +189,49 @@ export function childRunning(launcherPid: number, entry: string): number | undef
       return false;
     }
   });
+}
+
+/**
+ * The launchers of the file that calls this, their data dirs under one temporary folder
+ * (`prefix`...): each still running after its test is stopped then (a failed assertion must
+ * not leave a stack for the next test), and any process that still mentions the folder is
+ * killed after the file.
+ */
+export function useLaunchers(prefix: string) {
+  let root = '';
+  const running = new Set<LauncherProcess>();
+  beforeAll(() => {
+    root = mkdtempSync(join(tmpdir(), prefix));
+  });
+  afterEach(async () => {
+    for (const launcher of running) {
+      launcher.child.kill('SIGTERM');
+      await launcher.exit(20_000);
+    }
+    running.clear();
+  });
+  afterAll(() => {
+    for (const hit of processesMentioning([root])) {
+      try {
+        process.kill(Number(hit.split(' ')[0]), 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }
+    if (!process.env.RETRYSAFE_KEEP_TEST_DATA) rmSync(root, { recursive: true, force: true });
+  });
+  return {
+    /** A path in the file's temporary folder. */
+    dir: (name: string) => join(root, name),
+    /** The launcher with these flags, on these ports, its data in `dataDir`. */
+    launch(args: string[], dataDir: string, ports: StackPorts, extra?: Record<string, string>): LauncherProcess {
+      const launcher = new LauncherProcess(args, launcherEnv(dataDir, ports, extra));
+      running.add(launcher);
+      return launcher;
+    },
+    /** A launcher the test has stopped itself: nothing left to stop after it. */
+    stopped(launcher: LauncherProcess): void {
+      running.delete(launcher);
+    },
+  };
 }

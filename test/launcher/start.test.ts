@@ -4,19 +4,19 @@
 // surviving a restart, --reset, a part that dies and is restarted, and the refusals (bad
 // flag, bad variable, busy port, a part that cannot start).
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   childRunning,
   descendants,
   freeStackPorts,
   isAlive,
   LauncherProcess,
-  launcherEnv,
   processesMentioning,
+  useLaunchers,
   type StackPorts,
 } from './harness.js';
 
@@ -26,38 +26,8 @@ const BANNER = /retrysafe is ready in (\d+(?:\.\d+)?) s[\s\S]*Ctrl-C stops every
 const START_TIMEOUT = 150_000;
 const STACK_TEST = { timeout: 300_000 };
 
-let tmp: string;
-const running = new Set<LauncherProcess>();
-
-beforeAll(() => {
-  tmp = mkdtempSync(join(tmpdir(), 'retrysafe-launcher-'));
-});
-
-afterEach(async () => {
-  // A failed assertion must not leave a stack running for the next test.
-  for (const launcher of running) {
-    launcher.child.kill('SIGTERM');
-    await launcher.exit(20_000);
-  }
-  running.clear();
-});
-
-afterAll(() => {
-  for (const hit of processesMentioning([tmp])) {
-    try {
-      process.kill(Number(hit.split(' ')[0]), 'SIGKILL');
-    } catch {
-      // gone
-    }
-  }
-  if (!process.env.RETRYSAFE_KEEP_TEST_DATA) rmSync(tmp, { recursive: true, force: true });
-});
-
-function launch(args: string[], dataDir: string, ports: StackPorts, extra?: Record<string, string>): LauncherProcess {
-  const launcher = new LauncherProcess(args, launcherEnv(dataDir, ports, extra));
-  running.add(launcher);
-  return launcher;
-}
+const launchers = useLaunchers('retrysafe-launcher-');
+const launch = launchers.launch;
 
 /** SIGTERM, then: exit 0 within 20 s, and nothing it started still running. */
 async function stopCleanly(launcher: LauncherProcess, markers: string[]): Promise<void> {
@@ -65,12 +35,12 @@ async function stopCleanly(launcher: LauncherProcess, markers: string[]): Promis
   expect(family.length).toBeGreaterThanOrEqual(4); // temporal, bank, worker, api
   launcher.child.kill('SIGTERM');
   const result = await launcher.exit(25_000);
-  running.delete(launcher);
+  launchers.stopped(launcher);
   expect(result.timedOut, launcher.tail()).toBe(false);
   expect(result.ms).toBeLessThan(20_000);
   expect(result.code, launcher.tail()).toBe(0);
   expect(launcher.output).toMatch(/\[retrysafe\] stopped/);
-  await new Promise((r) => setTimeout(r, 300));
+  await sleep(300);
   expect(family.filter(isAlive)).toEqual([]);
   expect(processesMentioning(markers)).toEqual([]);
 }
@@ -90,7 +60,7 @@ describe('npm start', STACK_TEST, () => {
 
   beforeAll(async () => {
     ports = await freeStackPorts();
-    dataDir = join(tmp, 'stack-data');
+    dataDir = launchers.dir('stack-data');
     markers = [dataDir, `API_PORT=${ports.api}`, `--port ${ports.temporal}`];
   });
 
@@ -171,9 +141,9 @@ describe('npm start', STACK_TEST, () => {
     expect(family.length).toBeGreaterThanOrEqual(3);
     launcher.child.kill('SIGKILL');
     await launcher.exit(5_000);
-    running.delete(launcher);
+    launchers.stopped(launcher);
     const deadline = Date.now() + 15_000;
-    while (family.some(isAlive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    while (family.some(isAlive) && Date.now() < deadline) await sleep(200);
     expect(family.filter(isAlive)).toEqual([]);
     leftoverDevServer = lock.temporal;
   });
@@ -204,7 +174,7 @@ async function pay(ports: StackPorts, key: string, amount: number) {
 describe('when a part dies', STACK_TEST, () => {
   it('restarts the bank after a SIGKILL, says so, and payments still work on the same ledger', async () => {
     const ports = await freeStackPorts();
-    const dataDir = join(tmp, 'bank-killed');
+    const dataDir = launchers.dir('bank-killed');
     const launcher = launch([], dataDir, ports);
     await launcher.waitFor(BANNER, START_TIMEOUT);
     const before = `before-${randomUUID()}`;
@@ -233,7 +203,7 @@ describe('when a part dies', STACK_TEST, () => {
 
   it('stops the stack with a last line naming the part when it cannot start three times in a row', async () => {
     const ports = await freeStackPorts();
-    const dataDir = join(tmp, 'bank-broken-later');
+    const dataDir = launchers.dir('bank-broken-later');
     const launcher = launch([], dataDir, ports);
     await launcher.waitFor(BANNER, START_TIMEOUT);
     // From now on the bank cannot open its database (a directory where the file was):
@@ -243,7 +213,7 @@ describe('when a part dies', STACK_TEST, () => {
     process.kill(childRunning(launcher.pid, 'downstream/bank/server.ts')!, 'SIGKILL');
 
     const result = await launcher.exit(150_000);
-    running.delete(launcher);
+    launchers.stopped(launcher);
     expect(result.code, launcher.tail()).toBe(1);
     expect(launcher.output).toContain('[retrysafe] bank was killed by SIGKILL unexpectedly; restarting it');
     expect(launcher.output).toMatch(
@@ -262,7 +232,7 @@ describe('when a part dies', STACK_TEST, () => {
 describe('refusals', STACK_TEST, () => {
   it('answers an unknown flag with one line and the usage, exit 2', async () => {
     const ports = await freeStackPorts();
-    const dataDir = join(tmp, 'bad-flag');
+    const dataDir = launchers.dir('bad-flag');
     const launcher = launch(['--bogus'], dataDir, ports);
     const result = await launcher.exit(20_000);
     expect(result.code).toBe(2);
@@ -273,7 +243,7 @@ describe('refusals', STACK_TEST, () => {
 
   it('refuses RETRYSAFE_RETENTION=forever, naming the variable, exit 2 and nothing started', async () => {
     const ports = await freeStackPorts();
-    const dataDir = join(tmp, 'bad-retention');
+    const dataDir = launchers.dir('bad-retention');
     const launcher = launch([], dataDir, ports, { RETRYSAFE_RETENTION: 'forever', API_PORT: 'abc' });
     const result = await launcher.exit(20_000);
     expect(result.code).toBe(2);
@@ -286,14 +256,14 @@ describe('refusals', STACK_TEST, () => {
 
   it('refuses a retention below the dev server floor of one hour', async () => {
     const ports = await freeStackPorts();
-    const launcher = launch([], join(tmp, 'short-retention'), ports, { RETRYSAFE_RETENTION: '30m' });
+    const launcher = launch([], launchers.dir('short-retention'), ports, { RETRYSAFE_RETENTION: '30m' });
     expect((await launcher.exit(20_000)).code).toBe(2);
     expect(launcher.output).toMatch(/RETRYSAFE_RETENTION="30m": "30m" is below the minimum of 1 hour/);
   });
 
   it('names the part whose port is already in use, before starting anything', async () => {
     const ports = await freeStackPorts();
-    const dataDir = join(tmp, 'busy-port');
+    const dataDir = launchers.dir('busy-port');
     const holder: Server = createServer();
     await new Promise<void>((resolve) => holder.listen(ports.api, '127.0.0.1', resolve));
     try {
@@ -311,11 +281,11 @@ describe('refusals', STACK_TEST, () => {
 
   it('when a part cannot start three times in a row, stops what was started, names the part and exits 1', async () => {
     const ports = await freeStackPorts();
-    const dataDir = join(tmp, 'broken-bank');
+    const dataDir = launchers.dir('broken-bank');
     mkdirSync(join(dataDir, 'bank.db'), { recursive: true }); // a directory: SQLite cannot open it
     const launcher = launch([], dataDir, ports);
     const result = await launcher.exit(150_000);
-    running.delete(launcher);
+    launchers.stopped(launcher);
     expect(result.code, launcher.tail()).toBe(1);
     expect(launcher.output).toContain('[retrysafe] temporal stopped');
     const lines = launcher.output.trim().split('\n');

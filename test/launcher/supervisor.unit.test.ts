@@ -5,6 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import type { PartEvent, PartSpec, RestartPolicy } from '../../tools/supervisor/part.js';
 import { FREE_PORT_RANGE, freePort, probePort } from '../../tools/supervisor/ports.js';
@@ -235,7 +236,7 @@ describe('a part that is any executable', () => {
       process.kill(parent.pid!, 'SIGKILL');
       await parent.exited;
       const deadline = Date.now() + 10_000;
-      while (isRunning(sleeper) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      while (isRunning(sleeper) && Date.now() < deadline) await sleep(100);
       expect(isRunning(sleeper)).toBe(false);
     },
   );

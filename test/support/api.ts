@@ -1,9 +1,10 @@
 // The HTTP API on a real port (127.0.0.1:0) against the shared dev server, configured
 // through the same environment parsing as production, and a small fetch-based caller that
 // speaks to an API wherever it runs (here, or as a process: full-stack.ts).
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import { Registry } from 'prom-client';
-import { inject } from 'vitest';
+import { expect, inject } from 'vitest';
 import { buildApp } from '../../client/api/app.js';
 import { loadApiConfig } from '../../client/api/config.js';
 import { createLogger } from '../../common/logger.js';
@@ -95,9 +96,41 @@ export function apiClient(url: string, close: () => Promise<void>): ApiClient {
         });
         if (res.status === 200 && res.body.status !== 'processing') return res.body;
         if (Date.now() > deadline) throw new Error(`operation ${key} still ${String(res.body.status ?? res.status)}`);
-        await new Promise((r) => setTimeout(r, 250));
+        await sleep(250);
       }
     },
     close,
   };
+}
+
+/**
+ * A 200 carrying a succeeded operation of this type and key, each step completed under the
+ * downstream key given (in order), the last one its current step.
+ */
+export function expectSucceeded(res: ApiAnswer, type: string, key: string, steps: Array<[name: string, downstreamKey: string]>) {
+  expect(res.status).toBe(200);
+  expect(res.body).toMatchObject({
+    key,
+    type,
+    status: 'succeeded',
+    step: steps.at(-1)?.[0],
+    steps: steps.map(([name, downstreamKey]) => ({ name, status: 'completed', downstreamKey })),
+  });
+}
+
+/**
+ * A failed operation: its error code, the compensations that ran (in order), and each step's
+ * status in step order, as `name:status` words (`debit_source:compensated credit_destination:failed`).
+ */
+export function expectFailedOperation(operation: Record<string, unknown>, code: string, compensations: string[], steps: string) {
+  expect(operation).toMatchObject({ status: 'failed', error: { code, compensations } });
+  const statuses = (operation.steps as Array<{ name: string; status: string }>).map((s) => `${s.name}:${s.status}`);
+  expect(statuses.join(' ')).toBe(steps);
+}
+
+/** The same request again: the first answer, replayed as it was, and marked so. */
+export function expectReplayed(again: ApiAnswer, first: ApiAnswer) {
+  expect(again.status).toBe(first.status);
+  expect(again.headers.get('idempotent-replayed')).toBe('true');
+  expect(again.body).toEqual(first.body);
 }

@@ -6,6 +6,7 @@
 // find the channel closed: it would throw from a timer, after the tests. So the
 // connection retries exactly as the default does, but records when its last scheduled
 // attempt is due, schedules none once `close` has begun, and closes after that attempt.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 
 export interface DeadEngine {
@@ -33,7 +34,7 @@ export function deadEngine(): DeadEngine {
       // Always a timer due after the last retry's: Node runs expired timers in the order
       // they are due, so a retry that is already due but late (a busy loop) runs first.
       const pending = Math.max(0, lastDue - Date.now());
-      await new Promise((r) => setTimeout(r, pending + 100));
+      await sleep(pending + 100);
       await connection.close();
     },
   };

@@ -6,10 +6,11 @@
 // builds its own API (raw sockets, HTTP limits) takes the rest without one. Every suite
 // gets its own task queue, so suites never share a worker.
 import type { Client } from '@temporalio/client';
-import { afterAll, beforeAll, inject } from 'vitest';
+import { inject } from 'vitest';
 import { freePort } from '../../tools/supervisor/ports.js';
 import { apiClient, startApi, type ApiClient } from './api.js';
 import { spawnEntry, type ChildHandle } from './processes.js';
+import { useForFile } from './use-for-file.js';
 import {
   bankHandle,
   reservationsHandle,
@@ -231,39 +232,9 @@ async function closeAll(closers: Array<() => Promise<void>>): Promise<void> {
  * afterAll. Its fields are usable from the first test on.
  */
 export function useFullStack(opts: FullStackOptions): FullStack {
-  let stack: FullStack | undefined;
-  beforeAll(async () => {
-    stack = await startFullStack(opts);
-  });
-  afterAll(async () => {
-    await stack?.close();
-  });
-  const started = (): FullStack => {
-    if (!stack) throw new Error('the full stack is used before its beforeAll started it');
-    return stack;
-  };
-  return {
-    get taskQueue() {
-      return started().taskQueue;
-    },
-    get bank() {
-      return started().bank;
-    },
-    get reservations() {
-      return started().reservations;
-    },
-    get api() {
-      return started().api;
-    },
-    get temporal() {
-      return started().temporal;
-    },
-    get workerMetricsUrl() {
-      return started().workerMetricsUrl;
-    },
-    output: (part) => started().output(part),
-    pid: (part) => started().pid(part),
-    spawnWorker: (env) => started().spawnWorker(env),
-    close: () => started().close(),
-  };
+  return useForFile(
+    `the ${opts.name} stack`,
+    () => startFullStack(opts),
+    (stack) => stack.close(),
+  );
 }

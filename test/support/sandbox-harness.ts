@@ -14,6 +14,9 @@ import type { SandboxDeps } from '../../downstream/shared/app.js';
 import type { SandboxApp } from '../../downstream/shared/http.js';
 import { useForFile } from './use-for-file.js';
 
+// The sandboxes' suites import their sleep from here, with the rest of the harness.
+export { setTimeout as sleep } from 'node:timers/promises';
+
 export interface Answer {
   status: number;
   headers: Headers;

@@ -10,17 +10,14 @@ import { NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { buildApp as buildBankApp } from '../../downstream/bank/app.js';
 import { buildApp as buildReservationsApp } from '../../downstream/reservations/app.js';
+import { NO_FAULTS, type FaultsPatch } from '../../downstream/shared/faults.js';
 import { openDatabase } from '../../downstream/shared/db.js';
 import type { WorkerWebhooks } from '../../worker/config.js';
 import { createWorker } from '../../worker/create.js';
 import { caller } from './sandbox-harness.js';
 
-export interface Faults {
-  dropResponseAfterCommit?: number;
-  failBeforeCommit?: number;
-  delayMs?: number;
-  down?: boolean;
-}
+/** Faults to turn on at a sandbox (`PUT /_faults` takes any of them). */
+export type Faults = FaultsPatch;
 
 type Json = { status: number; body: Record<string, unknown> };
 
@@ -28,13 +25,19 @@ interface SandboxHandle {
   url: string;
   dbFile: string;
   setFaults(faults: Faults): Promise<void>;
+  /** Runs `during` with these faults on, and turns them off again after it, however it ends. */
+  withFaults<T>(faults: Faults, during: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
 export interface BankHandle extends SandboxHandle {
   balance(account: string): Promise<number>;
   openAccount(id: string, balance: number, currency?: string): Promise<void>;
+  /** Opens an account of its own for a test (a fresh id), and returns the id. */
+  newAccount(balance: number): Promise<string>;
   charge(key: string): Promise<Json>;
+  /** A charge sent straight to the bank under `key`: what a late original of a lost attempt would do. */
+  postCharge(key: string, charge: { account: string; amount: number; currency: string }): Promise<Json>;
 }
 
 export interface ReservationsHandle extends SandboxHandle {
@@ -79,56 +82,69 @@ function check(res: Json, what: string): Json {
   return res;
 }
 
-/** A sandbox's set-up, read and fault endpoints, spoken to over HTTP. */
-function sandboxHandle(name: string, sandbox: { url: string; dbFile: string; close(): Promise<void> }) {
+type Sandbox = { url: string; dbFile: string; close(): Promise<void> };
+
+/** A sandbox's fault endpoint, and a caller for its set-up and read endpoints, spoken to over HTTP. */
+function sandboxHandle(name: string, sandbox: Sandbox) {
   const call = caller(sandbox.url);
-  const json = (method: string, path: string, body?: unknown): Promise<Json> =>
-    call(method, path, body === undefined ? {} : { body });
-  return {
+  const json = (method: string, path: string, body?: unknown, key?: string): Promise<Json> =>
+    call(method, path, { ...(body === undefined ? {} : { body }), ...(key === undefined ? {} : { key }) });
+  const setFaults = async (faults: Faults) => {
+    check(await json('PUT', '/_faults', faults), `${name}: PUT /_faults`);
+  };
+  const handle: SandboxHandle = {
     ...sandbox,
-    json,
-    async setFaults(faults: Faults) {
-      check(await json('PUT', '/_faults', faults), `${name}: PUT /_faults`);
+    setFaults,
+    async withFaults(faults, during) {
+      await setFaults(faults);
+      try {
+        return await during();
+      } finally {
+        const off = Object.fromEntries(Object.keys(faults).map((fault) => [fault, NO_FAULTS[fault as keyof typeof NO_FAULTS]]));
+        await setFaults(off);
+      }
     },
   };
+  return { handle, json };
 }
 
 /** The bank at `url`, whether it runs in this process or as a process of its own. */
-export function bankHandle(sandbox: { url: string; dbFile: string; close(): Promise<void> }): BankHandle {
-  const bank = sandboxHandle('bank', sandbox);
+export function bankHandle(sandbox: Sandbox): BankHandle {
+  const { handle, json } = sandboxHandle('bank', sandbox);
+  const openAccount = async (id: string, balance: number, currency = 'EUR') => {
+    check(await json('POST', '/accounts', { id, balance, currency }), 'POST /accounts');
+  };
   return {
-    url: bank.url,
-    dbFile: bank.dbFile,
-    close: bank.close,
-    setFaults: bank.setFaults,
+    ...handle,
     async balance(account) {
       return Number(
-        check(await bank.json('GET', `/accounts/${encodeURIComponent(account)}`), `GET /accounts/${account}`).body.balance,
+        check(await json('GET', `/accounts/${encodeURIComponent(account)}`), `GET /accounts/${account}`).body.balance,
       );
     },
-    async openAccount(id, balance, currency = 'EUR') {
-      check(await bank.json('POST', '/accounts', { id, balance, currency }), 'POST /accounts');
+    openAccount,
+    async newAccount(balance) {
+      const id = uniqueId('acc');
+      await openAccount(id, balance);
+      return id;
     },
-    charge: (key) => bank.json('GET', `/charges/${encodeURIComponent(key)}`),
+    charge: (key) => json('GET', `/charges/${encodeURIComponent(key)}`),
+    postCharge: (key, charge) => json('POST', '/charges', charge, key),
   };
 }
 
 /** The reservation service at `url`, wherever it runs. */
-export function reservationsHandle(sandbox: { url: string; dbFile: string; close(): Promise<void> }): ReservationsHandle {
-  const service = sandboxHandle('reservations', sandbox);
+export function reservationsHandle(sandbox: Sandbox): ReservationsHandle {
+  const { handle, json } = sandboxHandle('reservations', sandbox);
   return {
-    url: service.url,
-    dbFile: service.dbFile,
-    close: service.close,
-    setFaults: service.setFaults,
+    ...handle,
     async setStock(sku, available) {
-      check(await service.json('PUT', `/inventory/${encodeURIComponent(sku)}`, { available }), `PUT /inventory/${sku}`);
+      check(await json('PUT', `/inventory/${encodeURIComponent(sku)}`, { available }), `PUT /inventory/${sku}`);
     },
     async stock(sku) {
-      const { body } = check(await service.json('GET', `/inventory/${encodeURIComponent(sku)}`), `GET /inventory/${sku}`);
+      const { body } = check(await json('GET', `/inventory/${encodeURIComponent(sku)}`), `GET /inventory/${sku}`);
       return { available: Number(body.available), held: Number(body.held) };
     },
-    reservation: (key) => service.json('GET', `/reservations/${encodeURIComponent(key)}`),
+    reservation: (key) => json('GET', `/reservations/${encodeURIComponent(key)}`),
   };
 }
 

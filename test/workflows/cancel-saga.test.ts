@@ -14,36 +14,50 @@
 // charged, nothing held. Each compensation's answer tells whether its step had in fact run
 // (undone: compensated) or not (a tombstone: fenced), and the outcome says which. The
 // scripted downstreams keep that ledger as the real ones do. These tests pin down each case.
-import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { activityOrder, CANCEL_REASON, CART, CHARGE, runSaga, startTimeSkipping } from './time-skipping.js';
+import { describe, expect, it } from 'vitest';
+import {
+  activityOrder,
+  CANCEL_REASON,
+  CART,
+  CHARGE,
+  CHECKOUT_RAN_THEN_UNDONE,
+  expectFailed,
+  runSaga,
+  statuses,
+  useTimeSkipping,
+  type ActivityName,
+  type SagaRun,
+} from './time-skipping.js';
+import type { OperationType } from '../../workflows/contracts.js';
 
-let env: TestWorkflowEnvironment;
-beforeAll(async () => {
-  env = await startTimeSkipping();
-});
-afterAll(async () => {
-  await env?.teardown();
-});
+const env = useTimeSkipping();
 
-const statuses = (steps: Array<{ name: string; status: string }>) => steps.map((s) => `${s.name}:${s.status}`);
+/** A run the cancel ended: failed `cancelled` with these compensations (and this message, when given), the cancel recorded. */
+function expectCancelled(run: SagaRun, compensations: string[], message?: string | RegExp): void {
+  expectFailed(run, 'cancelled', compensations, message);
+  expect(run.outcome.cancelRequested).toBe(true);
+}
+
+/** A run whose `activity` fails its local first attempt, and is cancelled while its regular retry runs (and then succeeds). */
+function cancelledWhileRetried(type: OperationType, request: Record<string, unknown>, activity: ActivityName) {
+  return runSaga(env, type, {
+    request,
+    cancel: { activity, call: 2 },
+    script: { [activity]: { failFirst: 1, as: 'unavailable' } },
+  });
+}
 
 describe('payment, cancelled', () => {
   it('before its step: the charge is fenced by its reversal, and the details say who asked and when', async () => {
     const run = await runSaga(env, 'payment', { request: CHARGE, cancel: 'start' });
     const chargeKey = `acme/${run.operation.key}/charge`;
-    expect(run.outcome).toMatchObject({
-      status: 'failed',
-      error: {
-        code: 'cancelled',
-        message:
-          `the operation was cancelled before any outcome of charge_payment was recorded (cancel requested ${CANCEL_REASON}); ` +
-          'reverse_charge fenced charge_payment, which had not taken effect (a tombstone refuses it for good)',
-        compensations: ['reverse_charge'],
-      },
-      steps: [{ name: 'charge_payment', status: 'fenced', downstreamKey: chargeKey }],
-      cancelRequested: true,
-    });
+    expectCancelled(
+      run,
+      ['reverse_charge'],
+      `the operation was cancelled before any outcome of charge_payment was recorded (cancel requested ${CANCEL_REASON}); ` +
+        'reverse_charge fenced charge_payment, which had not taken effect (a tombstone refuses it for good)',
+    );
+    expect(run.outcome.steps).toMatchObject([{ name: 'charge_payment', status: 'fenced', downstreamKey: chargeKey }]);
     expect(run.calls.map((c) => [c.activity, c.downstreamKey])).toEqual([['reverseCharge', chargeKey]]);
     expect(run.searchAttributes).toMatchObject({ status: 'failed' });
     expect(run.details).toContain(`**cancel requested** ${CANCEL_REASON} · noticed `);
@@ -51,36 +65,22 @@ describe('payment, cancelled', () => {
 
   it('while its only step runs: the task that charged locally is refused, so the charge is fenced, and found and reversed', async () => {
     const run = await runSaga(env, 'payment', { request: CHARGE, cancel: 'chargePayment' });
-    expect(run.outcome).toMatchObject({
-      status: 'failed',
-      error: { code: 'cancelled', compensations: ['reverse_charge'] },
-      cancelRequested: true,
-    });
-    expect(run.outcome.status === 'failed' && run.outcome.error.message).toMatch(/; reverse_charge undid charge_payment$/);
+    expectCancelled(run, ['reverse_charge'], /; reverse_charge undid charge_payment$/);
     // The charge had been made (by the refused task): undone, not merely fenced.
-    expect(statuses(run.outcome.steps)).toEqual(['charge_payment:compensated']);
+    expect(statuses(run)).toBe('charge_payment:compensated');
     expect(activityOrder(run.calls)).toEqual(['chargePayment', 'reverseCharge']);
     expect(new Set(run.calls.map((c) => c.downstreamKey))).toEqual(new Set([`acme/${run.operation.key}/charge`]));
   });
 
   it('while its only step is retried as a regular activity and then succeeds: the charge is reversed, the payment cancelled', async () => {
-    const run = await runSaga(env, 'payment', {
-      request: CHARGE,
-      cancel: { activity: 'chargePayment', call: 2 },
-      script: { chargePayment: { failFirst: 1, as: 'unavailable' } },
-    });
-    expect(run.outcome).toMatchObject({
-      status: 'failed',
-      error: {
-        code: 'cancelled',
-        message:
-          `the operation was cancelled after charge_payment, its last step (cancel requested ${CANCEL_REASON}); ` +
-          'reverse_charge undid charge_payment',
-        compensations: ['reverse_charge'],
-      },
-      steps: [{ name: 'charge_payment', status: 'compensated' }],
-      cancelRequested: true,
-    });
+    const run = await cancelledWhileRetried('payment', CHARGE, 'chargePayment');
+    expectCancelled(
+      run,
+      ['reverse_charge'],
+      `the operation was cancelled after charge_payment, its last step (cancel requested ${CANCEL_REASON}); ` +
+        'reverse_charge undid charge_payment',
+    );
+    expect(statuses(run)).toBe('charge_payment:compensated');
     // The local attempt, the regular retry (cancel requested while it ran), then the reversal.
     expect(run.calls.map((c) => c.activity)).toEqual(['chargePayment', 'chargePayment', 'reverseCharge']);
     expect(run.scheduled).toEqual(['chargePayment', 'reverseCharge']);
@@ -91,18 +91,14 @@ describe('payment, cancelled', () => {
 describe('checkout, cancelled', () => {
   it('before reserve_items: the hold and the charge are fenced, nothing else is called', async () => {
     const run = await runSaga(env, 'checkout', { request: CART, cancel: 'start' });
-    expect(run.outcome).toMatchObject({
-      status: 'failed',
-      error: {
-        code: 'cancelled',
-        message:
-          `the operation was cancelled before any outcome of reserve_items was recorded (cancel requested ${CANCEL_REASON}); ` +
-          'reverse_charge fenced charge_payment, which had not taken effect (a tombstone refuses it for good); ' +
-          'release_reservation fenced reserve_items, which had not taken effect (a tombstone refuses it for good)',
-        compensations: ['reverse_charge', 'release_reservation'],
-      },
-    });
-    expect(statuses(run.outcome.steps)).toEqual(['reserve_items:fenced', 'charge_payment:fenced', 'confirm_reservation:pending']);
+    expectCancelled(
+      run,
+      ['reverse_charge', 'release_reservation'],
+      `the operation was cancelled before any outcome of reserve_items was recorded (cancel requested ${CANCEL_REASON}); ` +
+        'reverse_charge fenced charge_payment, which had not taken effect (a tombstone refuses it for good); ' +
+        'release_reservation fenced reserve_items, which had not taken effect (a tombstone refuses it for good)',
+    );
+    expect(statuses(run)).toBe('reserve_items:fenced charge_payment:fenced confirm_reservation:pending');
     expect(activityOrder(run.calls)).toEqual(['reverseCharge', 'releaseReservation']);
   });
 
@@ -110,25 +106,11 @@ describe('checkout, cancelled', () => {
     'while %s runs: the steps run locally in one task, which is refused; all are fenced, found made, and undone in reverse',
     async (activity) => {
       const run = await runSaga(env, 'checkout', { request: CART, cancel: activity });
-      expect(run.outcome).toMatchObject({
-        status: 'failed',
-        error: { code: 'cancelled', compensations: ['reverse_charge', 'release_reservation'] },
-        cancelRequested: true,
-      });
+      expectCancelled(run, ['reverse_charge', 'release_reservation']);
       // The refused task had held and charged: the compensations found both and undid them.
-      expect(statuses(run.outcome.steps)).toEqual([
-        'reserve_items:compensated',
-        'charge_payment:compensated',
-        'confirm_reservation:pending',
-      ]);
+      expect(statuses(run)).toBe('reserve_items:compensated charge_payment:compensated confirm_reservation:pending');
       // Release undoes a confirmed reservation too: the stock comes back with the money.
-      expect(activityOrder(run.calls)).toEqual([
-        'reserveItems',
-        'chargePayment',
-        'confirmReservation',
-        'reverseCharge',
-        'releaseReservation',
-      ]);
+      expect(activityOrder(run.calls)).toEqual(CHECKOUT_RAN_THEN_UNDONE);
       expect(run.details).toContain(
         'compensations ran: reverse_charge undid charge_payment; release_reservation undid reserve_items',
       );
@@ -136,34 +118,15 @@ describe('checkout, cancelled', () => {
   );
 
   it('while its last step is retried as a regular activity and then succeeds: everything is undone, the checkout cancelled', async () => {
-    const run = await runSaga(env, 'checkout', {
-      request: CART,
-      cancel: { activity: 'confirmReservation', call: 2 },
-      script: { confirmReservation: { failFirst: 1, as: 'unavailable' } },
-    });
-    expect(run.outcome).toMatchObject({
-      status: 'failed',
-      error: {
-        code: 'cancelled',
-        message:
-          `the operation was cancelled after confirm_reservation, its last step (cancel requested ${CANCEL_REASON}); ` +
-          'reverse_charge undid charge_payment; release_reservation undid reserve_items',
-        compensations: ['reverse_charge', 'release_reservation'],
-      },
-      cancelRequested: true,
-    });
-    expect(statuses(run.outcome.steps)).toEqual([
-      'reserve_items:compensated',
-      'charge_payment:compensated',
-      'confirm_reservation:completed',
-    ]);
-    expect(activityOrder(run.calls)).toEqual([
-      'reserveItems',
-      'chargePayment',
-      'confirmReservation',
-      'reverseCharge',
-      'releaseReservation',
-    ]);
+    const run = await cancelledWhileRetried('checkout', CART, 'confirmReservation');
+    expectCancelled(
+      run,
+      ['reverse_charge', 'release_reservation'],
+      `the operation was cancelled after confirm_reservation, its last step (cancel requested ${CANCEL_REASON}); ` +
+        'reverse_charge undid charge_payment; release_reservation undid reserve_items',
+    );
+    expect(statuses(run)).toBe('reserve_items:compensated charge_payment:compensated confirm_reservation:completed');
+    expect(activityOrder(run.calls)).toEqual(CHECKOUT_RAN_THEN_UNDONE);
     expect(run.scheduled).toEqual(['confirmReservation', 'reverseCharge', 'releaseReservation']);
   });
 
@@ -173,17 +136,12 @@ describe('checkout, cancelled', () => {
       cancel: 'chargePayment',
       script: { chargePayment: { refuse: 'insufficient_funds' } },
     });
-    expect(run.outcome).toMatchObject({
-      status: 'failed',
-      error: {
-        code: 'cancelled',
-        message:
-          `cancel requested ${CANCEL_REASON}; before it took hold: insufficient_funds (chargePayment: refused (insufficient_funds)); ` +
-          'release_reservation undid reserve_items',
-        compensations: ['release_reservation'],
-      },
-      cancelRequested: true,
-    });
+    expectCancelled(
+      run,
+      ['release_reservation'],
+      `cancel requested ${CANCEL_REASON}; before it took hold: insufficient_funds (chargePayment: refused (insufficient_funds)); ` +
+        'release_reservation undid reserve_items',
+    );
     expect(activityOrder(run.calls)).toEqual(['reserveItems', 'chargePayment', 'releaseReservation']);
   });
 
@@ -193,18 +151,10 @@ describe('checkout, cancelled', () => {
       cancel: 'chargePayment',
       script: { chargePayment: 'unavailable' },
     });
-    expect(run.outcome).toMatchObject({
-      status: 'failed',
-      error: { code: 'cancelled', compensations: ['reverse_charge', 'release_reservation'] },
-    });
-    expect(run.outcome.status === 'failed' && run.outcome.error.message).toContain('before it took hold: payment_unavailable');
+    expectCancelled(run, ['reverse_charge', 'release_reservation'], /before it took hold: payment_unavailable/);
     // Every attempt up to the 60 s deadline ran (back-off 250 ms doubling to 5 s): a cancel does not stop a step.
     expect(run.calls.filter((c) => c.activity === 'chargePayment').length).toBeGreaterThan(10);
-    expect(statuses(run.outcome.steps)).toEqual([
-      'reserve_items:compensated',
-      'charge_payment:fenced',
-      'confirm_reservation:pending',
-    ]);
+    expect(statuses(run)).toBe('reserve_items:compensated charge_payment:fenced confirm_reservation:pending');
   });
 
   it('while a compensation runs: the compensation is not cut off, and the operation ends cancelled', async () => {
@@ -213,11 +163,7 @@ describe('checkout, cancelled', () => {
       cancel: 'releaseReservation',
       script: { chargePayment: { refuse: 'insufficient_funds' }, releaseReservation: { failFirst: 2, as: 'unavailable' } },
     });
-    expect(run.outcome).toMatchObject({
-      status: 'failed',
-      error: { code: 'cancelled', compensations: ['release_reservation'] },
-    });
-    expect(run.outcome.status === 'failed' && run.outcome.error.message).toContain('before it took hold: insufficient_funds');
+    expectCancelled(run, ['release_reservation'], /before it took hold: insufficient_funds/);
     expect(run.calls.filter((c) => c.activity === 'releaseReservation').map((c) => c.attempt)).toEqual([1, 2, 3]);
   });
 });

@@ -2,19 +2,19 @@
 // activities: which compensations run, in which order, on which keys, and what readers of
 // the operation see (outcome, memo, search attributes, the Temporal UI's summaries and
 // current details). Deadlines, back-offs and the attention timer pass in server time.
-import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { activityOrder, CART, CHARGE, runSaga, startTimeSkipping } from './time-skipping.js';
+import { describe, expect, it } from 'vitest';
+import {
+  activityOrder,
+  CHECKOUT_RAN_THEN_UNDONE,
+  CART,
+  expectFailed,
+  CHARGE,
+  runSaga,
+  useTimeSkipping,
+  statuses,
+} from './time-skipping.js';
 
-let env: TestWorkflowEnvironment;
-beforeAll(async () => {
-  env = await startTimeSkipping();
-});
-afterAll(async () => {
-  await env?.teardown();
-});
-
-const statuses = (steps: Array<{ name: string; status: string }>) => steps.map((s) => `${s.name}:${s.status}`);
+const env = useTimeSkipping();
 
 describe('checkout saga', () => {
   it('holds, charges and confirms under the derived keys, and succeeds with both ids', async () => {
@@ -64,31 +64,21 @@ describe('checkout saga', () => {
   describe('a business error', () => {
     it('at reserve_items (out_of_stock): nothing to compensate', async () => {
       const run = await runSaga(env, 'checkout', { request: CART, script: { reserveItems: { refuse: 'out_of_stock' } } });
-      expect(run.outcome).toMatchObject({ status: 'failed', error: { code: 'out_of_stock', compensations: [] } });
-      expect(statuses(run.outcome.steps)).toEqual([
-        'reserve_items:failed',
-        'charge_payment:pending',
-        'confirm_reservation:pending',
-      ]);
+      expectFailed(run, 'out_of_stock', []);
+      expect(statuses(run)).toBe('reserve_items:failed charge_payment:pending confirm_reservation:pending');
       expect(activityOrder(run.calls)).toEqual(['reserveItems']);
       expect(run.searchAttributes).toMatchObject({ status: 'failed', step: 'reserve_items' });
     });
 
     it('at charge_payment (insufficient_funds): releases the reservation only', async () => {
       const run = await runSaga(env, 'checkout', { request: CART, script: { chargePayment: { refuse: 'insufficient_funds' } } });
-      expect(run.outcome).toMatchObject({
-        status: 'failed',
-        error: {
-          code: 'insufficient_funds',
-          message: 'chargePayment: refused (insufficient_funds); release_reservation undid reserve_items',
-          compensations: ['release_reservation'],
-        },
-      });
-      expect(statuses(run.outcome.steps)).toEqual([
-        'reserve_items:compensated',
-        'charge_payment:failed',
-        'confirm_reservation:pending',
-      ]);
+      expectFailed(
+        run,
+        'insufficient_funds',
+        ['release_reservation'],
+        'chargePayment: refused (insufficient_funds); release_reservation undid reserve_items',
+      );
+      expect(statuses(run)).toBe('reserve_items:compensated charge_payment:failed confirm_reservation:pending');
       expect(activityOrder(run.calls)).toEqual(['reserveItems', 'chargePayment', 'releaseReservation']);
       expect(run.calls.at(-1)).toMatchObject({
         activity: 'releaseReservation',
@@ -102,22 +92,9 @@ describe('checkout saga', () => {
         script: { confirmReservation: { refuse: 'reservation_expired' } },
       });
       const { key } = run.operation;
-      expect(run.outcome).toMatchObject({
-        status: 'failed',
-        error: { code: 'reservation_expired', compensations: ['reverse_charge', 'release_reservation'] },
-      });
-      expect(statuses(run.outcome.steps)).toEqual([
-        'reserve_items:compensated',
-        'charge_payment:compensated',
-        'confirm_reservation:failed',
-      ]);
-      expect(activityOrder(run.calls)).toEqual([
-        'reserveItems',
-        'chargePayment',
-        'confirmReservation',
-        'reverseCharge',
-        'releaseReservation',
-      ]);
+      expectFailed(run, 'reservation_expired', ['reverse_charge', 'release_reservation']);
+      expect(statuses(run)).toBe('reserve_items:compensated charge_payment:compensated confirm_reservation:failed');
+      expect(activityOrder(run.calls)).toEqual(CHECKOUT_RAN_THEN_UNDONE);
       expect(run.summaries.slice(3)).toEqual([
         `reverse_charge · bank key acme/${key}/charge`,
         `release_reservation · reservations key acme/${key}/reserve`,
@@ -130,15 +107,8 @@ describe('checkout saga', () => {
       const run = await runSaga(env, 'checkout', { request: CART, script: { reserveItems: 'unavailable' } });
       // The charge was never reached in this run, but a lost workflow task may have made it
       // locally after a reserve that succeeded then: its key is fenced too.
-      expect(run.outcome).toMatchObject({
-        status: 'failed',
-        error: { code: 'inventory_unavailable', compensations: ['reverse_charge', 'release_reservation'] },
-      });
-      expect(statuses(run.outcome.steps)).toEqual([
-        'reserve_items:fenced',
-        'charge_payment:fenced',
-        'confirm_reservation:pending',
-      ]);
+      expectFailed(run, 'inventory_unavailable', ['reverse_charge', 'release_reservation']);
+      expect(statuses(run)).toBe('reserve_items:fenced charge_payment:fenced confirm_reservation:pending');
       expect(activityOrder(run.calls)).toEqual(['reserveItems', 'reverseCharge', 'releaseReservation']);
       expect(run.calls.find((c) => c.activity === 'reverseCharge')?.downstreamKey).toBe(`acme/${run.operation.key}/charge`);
       expect(new Set(run.calls.filter((c) => c.activity !== 'reverseCharge').map((c) => c.downstreamKey))).toEqual(
@@ -148,36 +118,16 @@ describe('checkout saga', () => {
 
     it('of charge_payment: fences the charge with reverse_charge, then releases the reservation; fails payment_unavailable', async () => {
       const run = await runSaga(env, 'checkout', { request: CART, script: { chargePayment: 'unavailable' } });
-      expect(run.outcome).toMatchObject({
-        status: 'failed',
-        error: { code: 'payment_unavailable', compensations: ['reverse_charge', 'release_reservation'] },
-      });
-      expect(statuses(run.outcome.steps)).toEqual([
-        'reserve_items:compensated',
-        'charge_payment:fenced',
-        'confirm_reservation:pending',
-      ]);
+      expectFailed(run, 'payment_unavailable', ['reverse_charge', 'release_reservation']);
+      expect(statuses(run)).toBe('reserve_items:compensated charge_payment:fenced confirm_reservation:pending');
       expect(activityOrder(run.calls)).toEqual(['reserveItems', 'chargePayment', 'reverseCharge', 'releaseReservation']);
     });
 
     it('of confirm_reservation (no compensation of its own): still reverses the charge, then releases the reservation', async () => {
       const run = await runSaga(env, 'checkout', { request: CART, script: { confirmReservation: 'unavailable' } });
-      expect(run.outcome).toMatchObject({
-        status: 'failed',
-        error: { code: 'inventory_unavailable', compensations: ['reverse_charge', 'release_reservation'] },
-      });
-      expect(statuses(run.outcome.steps)).toEqual([
-        'reserve_items:compensated',
-        'charge_payment:compensated',
-        'confirm_reservation:fenced',
-      ]);
-      expect(activityOrder(run.calls)).toEqual([
-        'reserveItems',
-        'chargePayment',
-        'confirmReservation',
-        'reverseCharge',
-        'releaseReservation',
-      ]);
+      expectFailed(run, 'inventory_unavailable', ['reverse_charge', 'release_reservation']);
+      expect(statuses(run)).toBe('reserve_items:compensated charge_payment:compensated confirm_reservation:fenced');
+      expect(activityOrder(run.calls)).toEqual(CHECKOUT_RAN_THEN_UNDONE);
       expect(run.details).toContain(
         'compensations ran: reverse_charge undid charge_payment; release_reservation undid reserve_items',
       );
@@ -186,16 +136,17 @@ describe('checkout saga', () => {
   });
 
   describe('a compensation that keeps failing', () => {
-    it('past attentionAfterMs raises NeedsAttention (memo and search attribute), keeps retrying, and completes', async () => {
-      const run = await runSaga(env, 'checkout', {
+    /** A checkout whose charge is declined, and whose release of the hold then fails `times` times, a minute to attention. */
+    const releaseFailing = (times: number) =>
+      runSaga(env, 'checkout', {
         request: CART,
-        script: { chargePayment: { refuse: 'insufficient_funds' }, releaseReservation: { failFirst: 8, as: 'unavailable' } },
+        script: { chargePayment: { refuse: 'insufficient_funds' }, releaseReservation: { failFirst: times, as: 'unavailable' } },
         settings: { attentionAfterMs: 60_000 },
       });
-      expect(run.outcome).toMatchObject({
-        status: 'failed',
-        error: { code: 'insufficient_funds', compensations: ['release_reservation'] },
-      });
+
+    it('past attentionAfterMs raises NeedsAttention (memo and search attribute), keeps retrying, and completes', async () => {
+      const run = await releaseFailing(8);
+      expectFailed(run, 'insufficient_funds', ['release_reservation']);
       expect(run.calls.filter((c) => c.activity === 'releaseReservation').map((c) => c.attempt)).toEqual([
         1, 2, 3, 4, 5, 6, 7, 8, 9,
       ]);
@@ -206,12 +157,8 @@ describe('checkout saga', () => {
     });
 
     it('for less than attentionAfterMs does not raise NeedsAttention', async () => {
-      const run = await runSaga(env, 'checkout', {
-        request: CART,
-        script: { chargePayment: { refuse: 'insufficient_funds' }, releaseReservation: { failFirst: 2, as: 'unavailable' } },
-        settings: { attentionAfterMs: 60_000 },
-      });
-      expect(run.outcome).toMatchObject({ status: 'failed', error: { compensations: ['release_reservation'] } });
+      const run = await releaseFailing(2);
+      expectFailed(run, 'insufficient_funds', ['release_reservation']);
       expect(run.memo.needsAttention).toBeUndefined();
       expect(run.searchAttributes.needsAttention).toBeUndefined();
       expect(run.outcome.needsAttention).toBe(false);
@@ -222,10 +169,7 @@ describe('checkout saga', () => {
         request: CART,
         script: { confirmReservation: { refuse: 'reservation_expired' }, reverseCharge: { failFirst: 3, as: 'non-retryable' } },
       });
-      expect(run.outcome).toMatchObject({
-        status: 'failed',
-        error: { code: 'reservation_expired', compensations: ['reverse_charge', 'release_reservation'] },
-      });
+      expectFailed(run, 'reservation_expired', ['reverse_charge', 'release_reservation']);
       // Each re-run is a new activity (attempt 1), scheduled again by the workflow.
       expect(run.calls.filter((c) => c.activity === 'reverseCharge').map((c) => c.attempt)).toEqual([1, 1, 1, 1]);
       expect(run.summaries.filter((s) => s.startsWith('reverse_charge'))).toHaveLength(4);

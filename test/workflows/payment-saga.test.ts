@@ -1,16 +1,9 @@
 // Every branch of the payment saga, on the time-skipping test server with scripted
 // activities: the step's retries and its deadline pass in server time.
-import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { activityOrder, CHARGE, runSaga, startTimeSkipping } from './time-skipping.js';
+import { describe, expect, it } from 'vitest';
+import { activityOrder, CHARGE, runSaga, useTimeSkipping } from './time-skipping.js';
 
-let env: TestWorkflowEnvironment;
-beforeAll(async () => {
-  env = await startTimeSkipping();
-});
-afterAll(async () => {
-  await env?.teardown();
-});
+const env = useTimeSkipping();
 
 describe('payment saga', () => {
   it('charges once under <tenant>/<key>/charge, hands the activity its operation, and succeeds', async () => {

@@ -14,10 +14,11 @@ import { ApplicationFailure, defaultPayloadConverter } from '@temporalio/common'
 import proto from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { makeTelemetryFilterString, Runtime, Worker } from '@temporalio/worker';
-import { inject } from 'vitest';
+import { expect, inject } from 'vitest';
 import { downstreamRefusal, DownstreamUnavailableError } from '../../activities/errors.js';
 import type { Activities } from '../../activities/index.js';
 import { ensureTemporalTestServer } from '../../tools/temporal-test-server.js';
+import { useForFile } from '../support/use-for-file.js';
 import type { Static } from 'typebox';
 import {
   SearchAttributes,
@@ -175,7 +176,12 @@ async function registerSearchAttributes(env: TestWorkflowEnvironment): Promise<v
   await env.connection.operatorService.addSearchAttributes({ namespace: 'default', searchAttributes });
 }
 
-export async function startTimeSkipping(): Promise<TestWorkflowEnvironment> {
+/** The time-skipping server for the file that calls this: started in its beforeAll, torn down in its afterAll. */
+export function useTimeSkipping(): TestWorkflowEnvironment {
+  return useForFile('the time-skipping test server', startTimeSkipping, (env) => env.teardown());
+}
+
+async function startTimeSkipping(): Promise<TestWorkflowEnvironment> {
   try {
     // Activities in these tests fail on purpose; the SDK's warning per failed attempt is noise.
     const quiet = () => undefined;
@@ -264,6 +270,28 @@ export async function runSaga(
     };
   });
 }
+
+/** A failed outcome: its code, the compensations that ran (in order), and its message when given (the text, or a pattern). */
+export function expectFailed(run: SagaRun, code: string, compensations: string[], message?: string | RegExp): void {
+  expect(run.outcome).toMatchObject({ status: 'failed', error: { code, compensations } });
+  const said = run.outcome.status === 'failed' ? run.outcome.error.message : undefined;
+  if (typeof message === 'string') expect(said).toBe(message);
+  else if (message) expect(said).toMatch(message);
+}
+
+/** Each step's status in the outcome, in step order: `reserve_items:compensated charge_payment:fenced ...`. */
+export function statuses(run: SagaRun): string {
+  return run.outcome.steps.map((s) => `${s.name}:${s.status}`).join(' ');
+}
+
+/** A checkout's activities when all three steps ran and both compensations then undid them, in reverse. */
+export const CHECKOUT_RAN_THEN_UNDONE: ActivityName[] = [
+  'reserveItems',
+  'chargePayment',
+  'confirmReservation',
+  'reverseCharge',
+  'releaseReservation',
+];
 
 /** The activities in the order they were first called, each once (retries folded). */
 export function activityOrder(calls: Call[]): ActivityName[] {
