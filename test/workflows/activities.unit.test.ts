@@ -97,6 +97,21 @@ describe('activities', () => {
     ]);
   });
 
+  it("put a declared call's key into its path as it is, whatever `$` patterns the key holds", async () => {
+    received.length = 0;
+    const activities = createActivities({
+      bank: unused as unknown as BankClient,
+      reservations: unused,
+      services: { urls: new Map([['shipping', bankUrl]]), timeoutMs: 2_000 },
+    });
+    const env = new MockActivityEnvironment(info, { logger: capturingLogger([]) });
+    const key = "acme/o$&r$$d$'e$`r/ship";
+    const call = { service: 'shipping', method: 'POST' as const, path: '/shipments/{key}/cancel' };
+    await env.run(activities.callService, { ...target, downstreamKey: key }, { ...call, undo: true as const });
+    expect(received.map((r) => decodeURIComponent(r.url!))).toEqual([`/shipments/${key}/cancel`]);
+    expect(received[0]!.headers['idempotency-key']).toBe(key);
+  });
+
   it('refuse, for good, an input without a downstream key (as an older workflow scheduled it), and call nothing', async () => {
     const calls: string[] = [];
     const bank: BankClient = {
