@@ -32,9 +32,7 @@ export async function callService(
   const baseUrl = opts.urls.get(call.service);
   // Retried, not failed for good: a worker that knows the service may take the next attempt.
   if (!baseUrl) throw new DownstreamUnavailableError(`no base URL for service ${call.service} on this worker`);
-  // A function, not a string: in a replacement string `$&` or `$$` would be patterns, and a
-  // key may hold `$` (encodeURIComponent leaves it as it is).
-  const path = call.path.replaceAll('{key}', () => pathKey(downstreamKey));
+  const path = call.path.replaceAll('{key}', pathKey(downstreamKey));
   const answer = await callDownstream({ baseUrl, timeoutMs: opts.timeoutMs }, call.method, path, {
     idempotencyKey: downstreamKey,
     body: call.body ?? {},
