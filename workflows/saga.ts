@@ -194,6 +194,19 @@ export class Saga {
   /** The outcome, once the notification workflow (if any) has started: closing earlier would lose it. */
   private async finish(outcome: OperationOutcome): Promise<OperationOutcome> {
     if (this.notified) await this.notified;
+    // The same rule for a cancel that arrived during that wait (an operation refused in its
+    // first workflow task stays open until the child has started): only the result differs.
+    if (outcome.status === 'failed' && outcome.error.code !== CANCELLED_CODE && this.cancel.requested) {
+      const { code, message } = outcome.error;
+      outcome = {
+        ...outcome,
+        error: {
+          ...outcome.error,
+          code: CANCELLED_CODE,
+          message: `${this.cancelWords()}; before it took hold: ${code} (${message})`,
+        },
+      };
+    }
     return {
       ...outcome,
       ...(this.settings.notify ? { notify: true as const } : {}),

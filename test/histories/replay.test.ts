@@ -5,7 +5,9 @@
 // when a worker is upgraded, so all must keep replaying: v1-* from before steps ran a local
 // first attempt, the unprefixed ones from before a fenced step fenced the later ones,
 // cancels and completion webhooks, v3-* from the code with all three, v4-* from operations
-// run as definitions by one generic workflow, transfers among them (record.test.ts).
+// run as definitions by one generic workflow, transfers among them (record.test.ts), and
+// one a chaos run caught: a payment refused in its first workflow task, cancelled while its
+// notification workflow was starting (the cancel now turns its outcome into `cancelled`).
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { Worker } from '@temporalio/worker';
@@ -47,6 +49,7 @@ describe('stored workflow histories', () => {
       'v4-payment-cancelled-during-charge.json',
       'v4-payment-fenced.json',
       'v4-payment-insufficient-funds.json',
+      'v4-payment-refused-cancelled-while-notification-starts.json',
       'v4-payment-succeeded.json',
       'v4-payment-webhook.json',
       'v4-transfer-destination-not-found.json',
