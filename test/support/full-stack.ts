@@ -7,7 +7,14 @@
 // gets its own task queue, so suites never share a worker.
 import type { Client } from '@temporalio/client';
 import { inject } from 'vitest';
-import { compiledEntry, loopbackUrl, PART_ENTRY, partEnv, type StackDescription } from '../../tools/stack-env.js';
+import {
+  compiledEntry,
+  loopbackUrl,
+  PART_ENTRY,
+  partEnv,
+  type StackDescription,
+  type StackPartName,
+} from '../../tools/stack-env.js';
 import { freePort } from '../../tools/supervisor/ports.js';
 import { apiClient, startApi, type ApiClient } from './api.js';
 import { spawnEntry, type ChildHandle } from './processes.js';
@@ -25,7 +32,6 @@ import {
 } from './stack.js';
 
 export type Where = 'in-process' | 'process';
-type PartName = 'bank' | 'reservations' | 'worker' | 'api';
 
 export interface FullStackOptions {
   /** Prefix of the task queue: names the suite in Temporal. */
@@ -64,9 +70,9 @@ export interface FullStack {
   /** The worker process's metrics endpoint, with `workerMetrics`. */
   workerMetricsUrl: string | undefined;
   /** Every line a part run as a process printed. */
-  output(part: PartName): string[];
+  output(part: StackPartName): string[];
   /** The process id of a part run as a process, while it runs. */
-  pid(part: PartName): number | undefined;
+  pid(part: StackPartName): number | undefined;
   /** A worker process on this stack's task queue and sandboxes; the caller waits for it and stops it. */
   spawnWorker(env?: Record<string, string>): ChildHandle;
   close(): Promise<void>;
@@ -75,12 +81,12 @@ export interface FullStack {
 export async function startFullStack(opts: FullStackOptions): Promise<FullStack> {
   const taskQueue = uniqueId(opts.name);
   const temporalAddress = inject('temporalAddress');
-  const processes = new Map<PartName, ChildHandle>();
+  const processes = new Map<StackPartName, ChildHandle>();
   const closers: Array<() => Promise<void>> = [];
   const processEnv = (own: Record<string, string>) => ({ ...opts.env, ...own });
   /** An entry point, named as in the source, in the layout the stack runs. */
   const entryOf = (source: string) => (opts.compiled ? compiledEntry(source) : source);
-  const startProcess = async (name: PartName, env: Record<string, string>, readyLine: string, timeoutMs = 60_000) => {
+  const startProcess = async (name: StackPartName, env: Record<string, string>, readyLine: string, timeoutMs = 60_000) => {
     const child = spawnEntry(entryOf(PART_ENTRY[name]), processEnv(env));
     processes.set(name, child);
     closers.push(() => child.kill('SIGTERM'));
