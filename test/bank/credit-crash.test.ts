@@ -3,6 +3,7 @@
 // every test that spawns a sandbox process.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { PART_ENTRY, partEnv } from '../../tools/stack-env.js';
 import {
   caller,
   sandboxKey,
@@ -16,7 +17,7 @@ import {
 const dir = useTempDirs('bank-crash')();
 
 const start = (db: string) =>
-  startSandboxProcess('bank', 'downstream/bank/server.ts', { BANK_PORT: '0', BANK_DB: db, SANDBOX_FAULTS: '1' });
+  startSandboxProcess('bank', PART_ENTRY.bank, partEnv({ bank: { port: 0, db }, faults: true }, 'bank'));
 
 /** Arms crashAfterCommit, sends `request`, and waits for the process to die of it. */
 async function crashOn(running: SandboxProcess, request: (call: Call) => Promise<unknown>): Promise<void> {

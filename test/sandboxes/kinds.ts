@@ -7,6 +7,7 @@ import { loadReservationsConfig } from '../../downstream/reservations/config.js'
 import type Database from 'better-sqlite3';
 import type { SandboxConfig } from '../../downstream/shared/service.js';
 import type { Answer, Call } from '../support/sandbox-harness.js';
+import { PART_ENTRY } from '../../tools/stack-env.js';
 import { startBank } from '../bank/helpers.js';
 import { startReservations } from '../reservations/helpers.js';
 
@@ -53,7 +54,7 @@ export interface StartedSandbox {
 export const SANDBOXES: SandboxKind[] = [
   {
     name: 'bank',
-    entry: 'downstream/bank/server.ts',
+    entry: PART_ENTRY.bank,
     prefix: 'BANK',
     defaults: { port: 4001, db: '.data/bank.db' },
     loadConfig: loadBankConfig,
@@ -70,7 +71,7 @@ export const SANDBOXES: SandboxKind[] = [
   },
   {
     name: 'reservations',
-    entry: 'downstream/reservations/server.ts',
+    entry: PART_ENTRY.reservations,
     prefix: 'RESERVATIONS',
     defaults: { port: 4002, db: '.data/reservations.db' },
     loadConfig: loadReservationsConfig,

@@ -6,6 +6,7 @@ import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
+import { PART_ENTRY, partEnv, type StackDescription, type StackPartName } from '../../tools/stack-env.js';
 import { freePort } from '../../tools/supervisor/ports.js';
 import { spawnEntry, type ChildHandle } from '../support/processes.js';
 import { uniqueId } from '../support/stack.js';
@@ -20,8 +21,8 @@ const children: ChildHandle[] = [];
 let dir: string;
 
 /** Every process gets every secret in its environment, whether it reads it or not. */
-function spawn(entry: string, env: Record<string, string>): ChildHandle {
-  const child = spawnEntry(entry, {
+function spawn(part: StackPartName, stack: StackDescription): ChildHandle {
+  const child = spawnEntry(PART_ENTRY[part], {
     LOG_LEVEL: 'debug',
     LOG_PRETTY: '0',
     RETRYSAFE_API_KEYS: `${SECRET}=acme,${SECRET_B}=umbrella`,
@@ -30,7 +31,7 @@ function spawn(entry: string, env: Record<string, string>): ChildHandle {
     TEMPORAL_TLS: 'false',
     TEMPORAL_ADDRESS: inject('temporalAddress'),
     SANDBOX_FAULTS: '',
-    ...env,
+    ...partEnv(stack, part),
   });
   children.push(child);
   return child;
@@ -47,17 +48,14 @@ async function urlOf(child: ChildHandle, pattern: RegExp): Promise<string> {
   throw new Error(`no URL matching ${String(pattern)}:\n${child.output.slice(-20).join('\n')}`);
 }
 
-async function startSandboxes(faults: string, tag: string) {
-  const bank = spawn('downstream/bank/server.ts', {
-    BANK_PORT: '0',
-    BANK_DB: join(dir, `bank-${tag}.db`),
-    SANDBOX_FAULTS: faults,
-  });
-  const reservations = spawn('downstream/reservations/server.ts', {
-    RESERVATIONS_PORT: '0',
-    RESERVATIONS_DB: join(dir, `reservations-${tag}.db`),
-    SANDBOX_FAULTS: faults,
-  });
+async function startSandboxes(faults: boolean, tag: string) {
+  const places = {
+    bank: { port: 0, db: join(dir, `bank-${tag}.db`) },
+    reservations: { port: 0, db: join(dir, `reservations-${tag}.db`) },
+    faults,
+  };
+  const bank = spawn('bank', places);
+  const reservations = spawn('reservations', places);
   const [bankUrl, reservationsUrl] = await Promise.all([
     urlOf(bank, /bank listening at (http:\/\/[\d.:]+)/),
     urlOf(reservations, /reservations listening at (http:\/\/[\d.:]+)/),
@@ -75,15 +73,18 @@ beforeAll(async () => {
   dir = mkdtempSync(join(inject('tmpRoot'), 'security-processes-'));
   const taskQueue = uniqueId('security-logs');
   // Without SANDBOX_FAULTS (the stack under test) and with SANDBOX_FAULTS=1, side by side.
-  [stack, faulty] = await Promise.all([startSandboxes('', 'plain'), startSandboxes('1', 'faults')]);
+  [stack, faulty] = await Promise.all([startSandboxes(false, 'plain'), startSandboxes(true, 'faults')]);
   const apiPort = await freePort();
-  worker = spawn('worker/main.ts', {
-    RETRYSAFE_TASK_QUEUE: taskQueue,
-    BANK_URL: stack.bankUrl,
-    RESERVATIONS_URL: stack.reservationsUrl,
-    WORKER_METRICS_ADDRESS: 'off',
-  });
-  api = spawn('client/api/server.ts', { RETRYSAFE_TASK_QUEUE: taskQueue, API_PORT: String(apiPort) });
+  // Temporal's address is in every process's environment (spawn).
+  const described = {
+    taskQueue,
+    bank: { url: stack.bankUrl },
+    reservations: { url: stack.reservationsUrl },
+    worker: { metricsAddress: 'off' },
+    api: { port: apiPort },
+  };
+  worker = spawn('worker', described);
+  api = spawn('api', described);
   apiUrl = `http://127.0.0.1:${apiPort}`;
   await Promise.all([worker.waitFor('worker ready'), api.waitFor('api listening')]);
 });

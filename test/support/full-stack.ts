@@ -7,6 +7,14 @@
 // gets its own task queue, so suites never share a worker.
 import type { Client } from '@temporalio/client';
 import { inject } from 'vitest';
+import {
+  compiledEntry,
+  loopbackUrl,
+  PART_ENTRY,
+  partEnv,
+  type StackDescription,
+  type StackPartName,
+} from '../../tools/stack-env.js';
 import { freePort } from '../../tools/supervisor/ports.js';
 import { apiClient, startApi, type ApiClient } from './api.js';
 import { spawnEntry, type ChildHandle } from './processes.js';
@@ -24,7 +32,6 @@ import {
 } from './stack.js';
 
 export type Where = 'in-process' | 'process';
-type PartName = 'bank' | 'reservations' | 'worker' | 'api';
 
 export interface FullStackOptions {
   /** Prefix of the task queue: names the suite in Temporal. */
@@ -63,9 +70,9 @@ export interface FullStack {
   /** The worker process's metrics endpoint, with `workerMetrics`. */
   workerMetricsUrl: string | undefined;
   /** Every line a part run as a process printed. */
-  output(part: PartName): string[];
+  output(part: StackPartName): string[];
   /** The process id of a part run as a process, while it runs. */
-  pid(part: PartName): number | undefined;
+  pid(part: StackPartName): number | undefined;
   /** A worker process on this stack's task queue and sandboxes; the caller waits for it and stops it. */
   spawnWorker(env?: Record<string, string>): ChildHandle;
   close(): Promise<void>;
@@ -74,19 +81,13 @@ export interface FullStack {
 export async function startFullStack(opts: FullStackOptions): Promise<FullStack> {
   const taskQueue = uniqueId(opts.name);
   const temporalAddress = inject('temporalAddress');
-  const processes = new Map<PartName, ChildHandle>();
+  const processes = new Map<StackPartName, ChildHandle>();
   const closers: Array<() => Promise<void>> = [];
   const processEnv = (own: Record<string, string>) => ({ ...opts.env, ...own });
   /** An entry point, named as in the source, in the layout the stack runs. */
-  const entryOf = (source: string) => (opts.compiled ? `dist/${source.replace(/\.ts$/, '.js')}` : source);
-  const startProcess = async (
-    name: PartName,
-    entry: string,
-    env: Record<string, string>,
-    readyLine: string,
-    timeoutMs = 60_000,
-  ) => {
-    const child = spawnEntry(entryOf(entry), processEnv(env));
+  const entryOf = (source: string) => (opts.compiled ? compiledEntry(source) : source);
+  const startProcess = async (name: StackPartName, env: Record<string, string>, readyLine: string, timeoutMs = 60_000) => {
+    const child = spawnEntry(entryOf(PART_ENTRY[name]), processEnv(env));
     processes.set(name, child);
     closers.push(() => child.kill('SIGTERM'));
     await child.waitFor(readyLine, timeoutMs);
@@ -102,30 +103,19 @@ export async function startFullStack(opts: FullStackOptions): Promise<FullStack>
       return started;
     }
     const dir = `${inject('tmpRoot')}/${taskQueue}`;
-    const sandbox: Record<string, string> = faults ? { SANDBOX_FAULTS: '1' } : {};
-    const [bankPort, reservationsPort] = [await freePort(), await freePort()];
+    const bankPlace = { port: await freePort(), db: `${dir}/bank.db` };
+    const reservationsPlace = { port: await freePort(), db: `${dir}/reservations.db` };
+    const places: StackDescription = { bank: bankPlace, reservations: reservationsPlace, faults };
     const [bank, reservations] = await Promise.all([
-      startProcess(
-        'bank',
-        'downstream/bank/server.ts',
-        { ...sandbox, BANK_PORT: String(bankPort), BANK_DB: `${dir}/bank.db` },
-        'bank listening',
-      ),
-      withReservations
-        ? startProcess(
-            'reservations',
-            'downstream/reservations/server.ts',
-            { ...sandbox, RESERVATIONS_PORT: String(reservationsPort), RESERVATIONS_DB: `${dir}/reservations.db` },
-            'reservations listening',
-          )
-        : undefined,
+      startProcess('bank', partEnv(places, 'bank'), 'bank listening'),
+      withReservations ? startProcess('reservations', partEnv(places, 'reservations'), 'reservations listening') : undefined,
     ]);
     return [
-      bankHandle({ url: `http://127.0.0.1:${bankPort}`, dbFile: `${dir}/bank.db`, close: () => bank.kill() }),
+      bankHandle({ url: loopbackUrl(bankPlace.port), dbFile: bankPlace.db, close: () => bank.kill() }),
       reservations
         ? reservationsHandle({
-            url: `http://127.0.0.1:${reservationsPort}`,
-            dbFile: `${dir}/reservations.db`,
+            url: loopbackUrl(reservationsPlace.port),
+            dbFile: reservationsPlace.db,
             close: () => reservations.kill(),
           })
         : undefined,
@@ -135,30 +125,21 @@ export async function startFullStack(opts: FullStackOptions): Promise<FullStack>
   try {
     const [bank, reservations] = await startSandboxes();
     const reservationsUrl = reservations?.url ?? 'http://127.0.0.1:9';
-    const workerEnv = (extra: Record<string, string> = {}) => ({
-      TEMPORAL_ADDRESS: temporalAddress,
-      TEMPORAL_NAMESPACE: 'default',
-      RETRYSAFE_TASK_QUEUE: taskQueue,
-      BANK_URL: bank.url,
-      RESERVATIONS_URL: reservationsUrl,
-      WORKER_METRICS_ADDRESS: 'off',
-      DOWNSTREAM_TIMEOUT: '2s',
-      ...opts.workerEnv,
-      ...extra,
-    });
+    const stack: StackDescription = {
+      temporal: { address: temporalAddress, namespace: 'default' },
+      taskQueue,
+      bank: { url: bank.url },
+      reservations: { url: reservationsUrl },
+      worker: { metricsAddress: 'off', downstreamTimeout: '2s' },
+    };
+    const workerEnv = (extra: Record<string, string> = {}) => partEnv(stack, 'worker', { ...opts.workerEnv, ...extra });
 
     let workerMetricsUrl: string | undefined;
     if (opts.worker === 'process') {
       const metrics = opts.workerMetrics ? `127.0.0.1:${await freePort()}` : undefined;
       workerMetricsUrl = metrics && `http://${metrics}/metrics`;
       // The worker bundles the workflows at start: slow on a busy machine.
-      await startProcess(
-        'worker',
-        'worker/main.ts',
-        workerEnv(metrics ? { WORKER_METRICS_ADDRESS: metrics } : {}),
-        'worker ready',
-        120_000,
-      );
+      await startProcess('worker', workerEnv(metrics ? { WORKER_METRICS_ADDRESS: metrics } : {}), 'worker ready', 120_000);
     } else if ((opts.worker ?? 'in-process') === 'in-process') {
       const worker = await startWorker({ taskQueue, bankUrl: bank.url, reservationsUrl });
       closers.push(() => worker.stop());
@@ -169,15 +150,11 @@ export async function startFullStack(opts: FullStackOptions): Promise<FullStack>
       const port = await freePort();
       const child = await startProcess(
         'api',
-        'client/api/server.ts',
-        {
-          TEMPORAL_ADDRESS: temporalAddress,
-          RETRYSAFE_TASK_QUEUE: taskQueue,
-          API_PORT: String(port),
+        partEnv({ temporal: { address: temporalAddress }, taskQueue, api: { port } }, 'api', {
           ...(opts.apiKeys ? { RETRYSAFE_API_KEYS: opts.apiKeys } : {}),
           ...(opts.stepDeadlineMs ? { RETRYSAFE_STEP_DEADLINE: String(opts.stepDeadlineMs) } : {}),
           ...(opts.attentionAfterMs ? { RETRYSAFE_ATTENTION_AFTER: String(opts.attentionAfterMs) } : {}),
-        },
+        }),
         'api listening',
       );
       api = apiClient(`http://127.0.0.1:${port}`, () => child.kill());
@@ -213,7 +190,7 @@ export async function startFullStack(opts: FullStackOptions): Promise<FullStack>
         return child.output;
       },
       pid: (part) => processes.get(part)?.pid,
-      spawnWorker: (env) => spawnEntry(entryOf('worker/main.ts'), processEnv(workerEnv(env))),
+      spawnWorker: (env) => spawnEntry(entryOf(PART_ENTRY.worker), processEnv(workerEnv(env))),
       close: () => closeAll(closers),
     };
   } catch (err) {

@@ -15,6 +15,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import Database from 'better-sqlite3';
 import type { PartSpec } from '../supervisor/part.js';
 import { quietLogger } from '../quiet-logger.js';
+import { downstreamEnv, loopbackUrl, PART_ENTRY, partEnv, temporalEnv, type StackDescription } from '../stack-env.js';
 import { freePort } from '../supervisor/ports.js';
 import { httpProbe, lineProbe, type Probe } from '../supervisor/ready.js';
 import { Supervisor } from '../supervisor/supervisor.js';
@@ -63,29 +64,20 @@ export async function startSandboxes(opts: {
   mkdirSync(opts.dataDir, { recursive: true });
   const supervisor = new Supervisor();
   const [bankPort, reservationsPort, plainPort] = await Promise.all([freePort(), freePort(), freePort()]);
-  const urls = {
-    bank: `http://127.0.0.1:${bankPort}`,
-    reservations: `http://127.0.0.1:${reservationsPort}`,
-    plain: `http://127.0.0.1:${plainPort}`,
+  const places: StackDescription = {
+    bank: { host: '127.0.0.1', port: bankPort, db: join(opts.dataDir, 'bank.db') },
+    reservations: { host: '127.0.0.1', port: reservationsPort, db: join(opts.dataDir, 'reservations.db') },
   };
+  const urls = { bank: loopbackUrl(bankPort), reservations: loopbackUrl(reservationsPort), plain: loopbackUrl(plainPort) };
   const part = (name: string, entry: string, env: Record<string, string>, ready: Probe) =>
     supervisor.add(benchProcess(name, entry, { LOG_LEVEL: opts.logLevel, ...env }, ready, opts.execArgv?.[name] ?? []));
   try {
     await Promise.all([
-      part(
-        'bank',
-        'downstream/bank/server.ts',
-        { BANK_HOST: '127.0.0.1', BANK_PORT: String(bankPort), BANK_DB: join(opts.dataDir, 'bank.db') },
-        httpProbe(`${urls.bank}/healthz`),
-      ).start(),
+      part('bank', PART_ENTRY.bank, partEnv(places, 'bank'), httpProbe(`${urls.bank}/healthz`)).start(),
       part(
         'reservations',
-        'downstream/reservations/server.ts',
-        {
-          RESERVATIONS_HOST: '127.0.0.1',
-          RESERVATIONS_PORT: String(reservationsPort),
-          RESERVATIONS_DB: join(opts.dataDir, 'reservations.db'),
-        },
+        PART_ENTRY.reservations,
+        partEnv(places, 'reservations'),
         httpProbe(`${urls.reservations}/healthz`),
       ).start(),
       part(
@@ -184,20 +176,17 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     );
     connection = await Connection.connect({ address: server.address });
     const client = new Client({ connection, namespace: 'default' });
-    const temporalEnv = { TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: 'default' };
+    const stack: StackDescription = {
+      temporal: { address: server.address, namespace: 'default' },
+      taskQueue: taskQueues.retrysafe,
+      // Its own file, should a tenant limit be configured: never the repository's .data/limits.db.
+      api: { host: '127.0.0.1', limitsDb: join(dataDir, 'limits.db') },
+    };
     const part = (name: string, entry: string, env: Record<string, string>, ready: Probe) =>
       supervisor.add(benchProcess(name, entry, { LOG_LEVEL: opts.logLevel, ...env }, ready, opts.execArgv?.[name] ?? []));
 
-    const apiEnv = (p: number, extra: Record<string, string> = {}) => ({
-      ...temporalEnv,
-      API_HOST: '127.0.0.1',
-      API_PORT: String(p),
-      RETRYSAFE_TASK_QUEUE: taskQueues.retrysafe,
-      // Its own file, should a tenant limit be configured: never the repository's .data/limits.db.
-      RETRYSAFE_LIMITS_DB: join(dataDir, 'limits.db'),
-      ...opts.apiEnv,
-      ...extra,
-    });
+    const apiEnv = (port: number, extra: Record<string, string> = {}) =>
+      partEnv({ ...stack, api: { ...stack.api, port } }, 'api', { ...opts.apiEnv, ...extra });
     const apis = Promise.all([
       part('api', 'tools/bench/processes/api.ts', apiEnv(apiPort!), lineProbe('bench api listening')).start(),
       ...(opts.noCacheApi
@@ -213,17 +202,21 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     ]);
     apis.catch(() => undefined);
     const [sandboxes, bundles] = await Promise.all([opts.sandboxes, opts.bundles]);
+    // Both bench workers (their own entry, not the product's) run on this Temporal and call
+    // the shared sandboxes: the fair baseline makes the operations' own calls.
+    const workerEnv = {
+      ...temporalEnv(stack),
+      ...downstreamEnv({ bank: { url: sandboxes.urls.bank }, reservations: { url: sandboxes.urls.reservations } }),
+    };
     const workers = Promise.all([
       part(
         'worker',
         'tools/bench/processes/worker.ts',
         {
-          ...temporalEnv,
+          ...workerEnv,
           BENCH_WORKER_KIND: 'retrysafe',
           BENCH_TASK_QUEUE: taskQueues.retrysafe,
           BENCH_WORKFLOW_BUNDLE: bundles.retrysafe,
-          BANK_URL: sandboxes.urls.bank,
-          RESERVATIONS_URL: sandboxes.urls.reservations,
         },
         lineProbe('bench worker ready'),
       ).start(),
@@ -231,13 +224,10 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
         'baselineWorker',
         'tools/bench/processes/worker.ts',
         {
-          ...temporalEnv,
+          ...workerEnv,
           BENCH_WORKER_KIND: 'baseline',
           BENCH_TASK_QUEUE: taskQueues.baseline,
           BENCH_WORKFLOW_BUNDLE: bundles.baseline,
-          // The fair baseline makes the operations' own calls, to the same sandboxes.
-          BANK_URL: sandboxes.urls.bank,
-          RESERVATIONS_URL: sandboxes.urls.reservations,
         },
         lineProbe('bench worker ready'),
       ).start(),

@@ -13,6 +13,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDevServer } from '../../tools/dev-server.js';
 import { Part } from '../supervisor/part.js';
+import { compiledEntry, loopbackUrl, PART_ENTRY, partEnv, type StackPartName } from '../stack-env.js';
 import { freePort } from '../supervisor/ports.js';
 import { httpProbe, lineProbe, sleep, type Probe } from '../supervisor/ready.js';
 import { ensureTemporalCli } from '../../tools/temporal-cli.js';
@@ -28,15 +29,13 @@ type Layout = 'tsx' | 'compiled';
 const LAYOUTS: readonly Layout[] = ['tsx', 'compiled'];
 
 interface ProcessKind {
-  name: string;
-  /** The entry point in the source layout. */
-  entry: string;
+  name: StackPartName;
   /** Its environment and readiness probe, on a fresh port. */
   setup(port: number, layout: Layout): { env: Record<string, string>; ready: Probe };
 }
 
-function entryIn(layout: Layout, source: string): string {
-  return layout === 'tsx' ? source : `dist/${source.replace(/\.ts$/, '.js')}`;
+function entryIn(layout: Layout, part: StackPartName): string {
+  return layout === 'tsx' ? PART_ENTRY[part] : compiledEntry(PART_ENTRY[part]);
 }
 
 async function main(): Promise<void> {
@@ -51,51 +50,41 @@ async function main(): Promise<void> {
     headless: true,
     logLevel: 'error',
   });
-  const temporal = { TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: 'default' };
+  const temporal = { address: server.address, namespace: 'default' };
+  // The worker calls nothing here: it only has to start, so its sandboxes are a closed port.
+  const nowhere = { url: 'http://127.0.0.1:9' };
   let queue = 0;
   const kinds: ProcessKind[] = [
     {
       name: 'api',
-      entry: 'client/api/server.ts',
       setup: (port) => ({
-        env: { ...temporal, API_HOST: '127.0.0.1', API_PORT: String(port), RETRYSAFE_TASK_QUEUE: 'startup-bench' },
-        ready: httpProbe(`http://127.0.0.1:${port}/healthz`),
+        env: partEnv({ temporal, taskQueue: 'startup-bench', api: { host: '127.0.0.1', port } }, 'api'),
+        ready: httpProbe(`${loopbackUrl(port)}/healthz`),
       }),
     },
     {
       name: 'worker',
-      entry: 'worker/main.ts',
       setup: () => ({
-        env: {
-          ...temporal,
-          RETRYSAFE_TASK_QUEUE: `startup-bench-${queue++}`,
-          BANK_URL: 'http://127.0.0.1:9',
-          RESERVATIONS_URL: 'http://127.0.0.1:9',
-          WORKER_METRICS_ADDRESS: 'off',
-        },
+        env: partEnv(
+          {
+            temporal,
+            taskQueue: `startup-bench-${queue++}`,
+            bank: nowhere,
+            reservations: nowhere,
+            worker: { metricsAddress: 'off' },
+          },
+          'worker',
+        ),
         ready: lineProbe('worker ready'),
       }),
     },
-    {
-      name: 'bank',
-      entry: 'downstream/bank/server.ts',
+    ...(['bank', 'reservations'] as const).map((name): ProcessKind => ({
+      name,
       setup: (port, layout) => ({
-        env: { BANK_HOST: '127.0.0.1', BANK_PORT: String(port), BANK_DB: join(dir, `bank-${layout}.db`) },
-        ready: httpProbe(`http://127.0.0.1:${port}/healthz`),
+        env: partEnv({ [name]: { host: '127.0.0.1', port, db: join(dir, `${name}-${layout}.db`) } }, name),
+        ready: httpProbe(`${loopbackUrl(port)}/healthz`),
       }),
-    },
-    {
-      name: 'reservations',
-      entry: 'downstream/reservations/server.ts',
-      setup: (port, layout) => ({
-        env: {
-          RESERVATIONS_HOST: '127.0.0.1',
-          RESERVATIONS_PORT: String(port),
-          RESERVATIONS_DB: join(dir, `reservations-${layout}.db`),
-        },
-        ready: httpProbe(`http://127.0.0.1:${port}/healthz`),
-      }),
-    },
+    })),
   ];
 
   const samples = new Map<string, { ms: number[]; rss: number[] }>();
@@ -107,7 +96,7 @@ async function main(): Promise<void> {
         for (const layout of round % 2 ? [...LAYOUTS].reverse() : LAYOUTS) {
           const { env, ready } = kind.setup(await freePort(), layout);
           // LOG_LEVEL info: the worker says it is ready at that level.
-          const part = new Part(benchProcess(kind.name, entryIn(layout, kind.entry), { LOG_LEVEL: 'info', ...env }, ready));
+          const part = new Part(benchProcess(kind.name, entryIn(layout, kind.name), { LOG_LEVEL: 'info', ...env }, ready));
           const t0 = performance.now();
           await part.start();
           const ms = performance.now() - t0;

@@ -3,6 +3,7 @@
 // without the bundle cache (its file is removed), the next ones find it.
 import { rmSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
+import { PART_ENTRY, partEnv } from '../stack-env.js';
 import { Part } from '../supervisor/part.js';
 import { lineProbe } from '../supervisor/ready.js';
 import * as create from '../../worker/create.js';
@@ -24,14 +25,16 @@ export async function timeWorkerStartup(temporalAddress: string, runs: number, t
     const worker = new Part(
       benchProcess(
         'worker-startup',
-        'worker/main.ts',
-        {
-          TEMPORAL_ADDRESS: temporalAddress,
-          TEMPORAL_NAMESPACE: 'default',
-          RETRYSAFE_TASK_QUEUE: `bench-startup-${tag}-${i}`,
-          WORKER_METRICS_ADDRESS: 'off',
-          LOG_LEVEL: 'info',
-        },
+        PART_ENTRY.worker,
+        partEnv(
+          {
+            temporal: { address: temporalAddress, namespace: 'default' },
+            taskQueue: `bench-startup-${tag}-${i}`,
+            worker: { metricsAddress: 'off' },
+          },
+          'worker',
+          { LOG_LEVEL: 'info' },
+        ),
         lineProbe('worker ready'),
       ),
     );

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TEMPORAL_CONNECTION_VARS } from '../../common/temporal.js';
 import { NO_FAULTS, type FaultsPatch } from '../../downstream/shared/faults.js';
+import { loopbackUrl, PART_ENTRY, partEnv, type StackDescription } from '../stack-env.js';
 import { describeExit } from '../supervisor/child.js';
 import type { Part, PartSpec, RestartPolicy } from '../supervisor/part.js';
 import { freePort } from '../supervisor/ports.js';
@@ -172,7 +173,8 @@ export async function startChaosStack(
     const spec: PartSpec = {
       name,
       command: { entry },
-      env: { LOG_PRETTY: '0', ...env },
+      // Info level: the run reads the structured fields of the lines it prints.
+      env: { LOG_PRETTY: '0', LOG_LEVEL: 'info', ...env },
       // The children talk to this run's Temporal only: no cluster credentials leak in.
       unsetEnv: TEMPORAL_CONNECTION_VARS,
       ready: lineProbe(readyText),
@@ -195,19 +197,22 @@ export async function startChaosStack(
     return supervisor.add(spec);
   };
 
-  const temporalEnv = { TEMPORAL_ADDRESS: temporalAddress, TEMPORAL_NAMESPACE: 'default' };
-  const bankUrl = `http://127.0.0.1:${bankPort}`;
-  const reservationsUrl = `http://127.0.0.1:${reservationsPort}`;
+  const stack: StackDescription = {
+    temporal: { address: temporalAddress, namespace: 'default' },
+    taskQueue: TASK_QUEUE,
+    bank: { host: '127.0.0.1', port: bankPort!, db: join(dir, 'bank.db') },
+    reservations: { host: '127.0.0.1', port: reservationsPort!, db: join(dir, 'reservations.db') },
+    faults: true,
+    worker: { downstreamTimeout: String(CHAOS_TIMINGS.downstreamTimeoutMs), metricsAddress: 'off' },
+    // Both instances count the tenants' rates in one file, as instances of one deployment do.
+    api: { host: '127.0.0.1', limitsDb: join(dir, 'limits.db') },
+  };
+  const bankUrl = loopbackUrl(bankPort!);
+  const reservationsUrl = loopbackUrl(reservationsPort!);
   const bank = part(
     'bank',
-    'downstream/bank/server.ts',
-    {
-      BANK_HOST: '127.0.0.1',
-      BANK_PORT: String(bankPort),
-      BANK_DB: join(dir, 'bank.db'),
-      SANDBOX_FAULTS: '1',
-      LOG_LEVEL: 'info',
-    },
+    PART_ENTRY.bank,
+    partEnv(stack, 'bank'),
     'bank listening at',
     sandboxTap('bank'),
     // An injected delay holds a request at most a few seconds.
@@ -215,52 +220,24 @@ export async function startChaosStack(
   );
   const reservations = part(
     'reservations',
-    'downstream/reservations/server.ts',
-    {
-      RESERVATIONS_HOST: '127.0.0.1',
-      RESERVATIONS_PORT: String(reservationsPort),
-      RESERVATIONS_DB: join(dir, 'reservations.db'),
-      SANDBOX_FAULTS: '1',
-      LOG_LEVEL: 'info',
-    },
+    PART_ENTRY.reservations,
+    partEnv(stack, 'reservations'),
     'reservations listening at',
     sandboxTap('reservations'),
   );
   const workers = ([0, 1] as const).map((i) =>
-    part(
-      `worker-${i}`,
-      'worker/main.ts',
-      {
-        ...temporalEnv,
-        RETRYSAFE_TASK_QUEUE: TASK_QUEUE,
-        BANK_URL: bankUrl,
-        RESERVATIONS_URL: reservationsUrl,
-        DOWNSTREAM_TIMEOUT: String(CHAOS_TIMINGS.downstreamTimeoutMs),
-        WORKER_METRICS_ADDRESS: 'off',
-        LOG_LEVEL: 'info',
-        ...appEnv.worker,
-      },
-      'worker ready',
-      workerTap,
-    ),
+    part(`worker-${i}`, PART_ENTRY.worker, partEnv(stack, 'worker', appEnv.worker), 'worker ready', workerTap),
   ) as [Part, Part];
   const apiPorts = [api0Port!, api1Port!] as const;
   const apis = ([0, 1] as const).map((i) =>
     part(
       `api-${i}`,
-      'client/api/server.ts',
-      {
-        ...temporalEnv,
-        API_HOST: '127.0.0.1',
-        API_PORT: String(apiPorts[i]),
-        RETRYSAFE_TASK_QUEUE: TASK_QUEUE,
+      PART_ENTRY.api,
+      partEnv({ ...stack, api: { ...stack.api, port: apiPorts[i] } }, 'api', {
         RETRYSAFE_STEP_DEADLINE: String(CHAOS_TIMINGS.stepDeadlineMs),
         RETRYSAFE_ATTENTION_AFTER: String(CHAOS_TIMINGS.attentionAfterMs),
-        // Both instances count the tenants' rates in one file, as instances of one deployment do.
-        RETRYSAFE_LIMITS_DB: join(dir, 'limits.db'),
-        LOG_LEVEL: 'info',
         ...appEnv.api,
-      },
+      }),
       'api listening',
       () => undefined,
       // A POST waits for the outcome (Prefer: wait, at most 60 s).

@@ -16,6 +16,7 @@ import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { execa, type ResultPromise } from 'execa';
 import { defineCluster, type ClusterDefinition, type ClusterProcess, type SetupPhase } from './cluster.js';
 import type { ServerLogLevel } from './config.js';
+import { PART_ENTRY, partEnv, STACK_PARTS, type StackDescription } from '../stack-env.js';
 import { httpOk } from './health.js';
 import { findFreeBase } from './ports.js';
 import { startInWaves } from './waves.js';
@@ -213,19 +214,14 @@ async function startStack(def: ClusterDefinition): Promise<StackPorts> {
     stopSignal: 'SIGTERM' as const,
     stopGraceMs: 10_000,
   });
-  const parts = [
-    node('bank', 'downstream/bank/server.ts', { BANK_PORT: String(ports.bank), BANK_DB: join(stackDir, 'bank.db') }),
-    node('reservations', 'downstream/reservations/server.ts', {
-      RESERVATIONS_PORT: String(ports.reservations),
-      RESERVATIONS_DB: join(stackDir, 'reservations.db'),
-    }),
-    node('worker', 'worker/main.ts', {
-      BANK_URL: `http://127.0.0.1:${ports.bank}`,
-      RESERVATIONS_URL: `http://127.0.0.1:${ports.reservations}`,
-      WORKER_METRICS_ADDRESS: 'off',
-    }),
-    node('api', 'client/api/server.ts', { API_PORT: String(ports.api) }),
-  ];
+  // Temporal and the task queue come from the cluster's client variables and the defaults.
+  const stack: StackDescription = {
+    bank: { port: ports.bank, db: join(stackDir, 'bank.db') },
+    reservations: { port: ports.reservations, db: join(stackDir, 'reservations.db') },
+    worker: { metricsAddress: 'off' },
+    api: { port: ports.api },
+  };
+  const parts = STACK_PARTS.map((name) => node(name, PART_ENTRY[name], partEnv(stack, name)));
   const probes: Record<string, () => Promise<boolean>> = {
     bank: () => httpOk(`http://127.0.0.1:${ports.bank}/accounts/acc_alice`),
     reservations: () => httpOk(`http://127.0.0.1:${ports.reservations}/inventory/sku_book`),

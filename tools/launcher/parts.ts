@@ -14,6 +14,7 @@ import { loadApiConfig } from '../../client/api/config.js';
 import { loadBankConfig } from '../../downstream/bank/config.js';
 import { loadReservationsConfig } from '../../downstream/reservations/config.js';
 import { loadWorkerConfig } from '../../worker/config.js';
+import { PART_ENTRY, partEnv, temporalEnv, type StackDescription } from '../stack-env.js';
 import type { LauncherConfig } from './options.js';
 
 const { TaskQueueType } = proto.temporal.api.enums.v1;
@@ -103,9 +104,16 @@ export function stackParts(stack: StackSpec, settings?: { apiKeys?: (s: ServiceS
   const reservationsUrl = `http://127.0.0.1:${config.reservationsPort}`;
   const n = config.instances;
   const each = <T>(make: (i: number) => T): T[] => Array.from({ length: n }, (_, i) => make(i));
+  const described: StackDescription = {
+    temporal: { address: stack.temporal.address, namespace: stack.temporal.namespace },
+    taskQueue: config.taskQueue,
+    bank: { host: config.bank.host, port: config.bank.port, db: `${config.dataDir}/bank.db`, url: bankUrl },
+    reservations: { host: '127.0.0.1', port: config.reservationsPort, db: `${config.dataDir}/reservations.db` },
+    faults: stack.faults,
+  };
+  // Every part gets the Temporal variables, the sandboxes included.
   const common: Record<string, string> = {
-    TEMPORAL_ADDRESS: stack.temporal.address,
-    TEMPORAL_NAMESPACE: stack.temporal.namespace,
+    ...temporalEnv(described),
     ...(stack.prettyLogs && process.env.LOG_PRETTY === undefined ? { LOG_PRETTY: '1' } : {}),
   };
   // With a Temporal of our own, cluster credentials meant for elsewhere must not leak in.
@@ -113,20 +121,13 @@ export function stackParts(stack: StackSpec, settings?: { apiKeys?: (s: ServiceS
   // The API routes and validates the outside operations, the worker runs them: both load the same folders.
   const outside: Record<string, string> =
     config.operations.length > 0 ? { RETRYSAFE_OPERATIONS: config.operations.map((f) => f.dir).join(',') } : {};
-  const sandbox: Record<string, string> = stack.faults ? { SANDBOX_FAULTS: '1' } : {};
   const faultsNote = stack.faults ? 'fault injection on: PUT /_faults' : undefined;
 
   return [
     {
       name: 'bank',
-      entry: 'downstream/bank/server.ts',
-      env: {
-        ...common,
-        ...sandbox,
-        BANK_HOST: config.bank.host,
-        BANK_PORT: String(config.bank.port),
-        BANK_DB: `${config.dataDir}/bank.db`,
-      },
+      entry: PART_ENTRY.bank,
+      env: { ...common, ...partEnv(described, 'bank') },
       unsetEnv,
       ports: [{ part: 'bank', what: 'sandbox bank HTTP', host: config.bank.host, port: config.bank.port, variable: 'BANK_PORT' }],
       validate: (env) => void loadBankConfig(env),
@@ -136,14 +137,8 @@ export function stackParts(stack: StackSpec, settings?: { apiKeys?: (s: ServiceS
     },
     {
       name: 'reservations',
-      entry: 'downstream/reservations/server.ts',
-      env: {
-        ...common,
-        ...sandbox,
-        RESERVATIONS_HOST: '127.0.0.1',
-        RESERVATIONS_PORT: String(config.reservationsPort),
-        RESERVATIONS_DB: `${config.dataDir}/reservations.db`,
-      },
+      entry: PART_ENTRY.reservations,
+      env: { ...common, ...partEnv(described, 'reservations') },
       unsetEnv,
       ports: [
         {
@@ -165,14 +160,10 @@ export function stackParts(stack: StackSpec, settings?: { apiKeys?: (s: ServiceS
       const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
       return {
         name,
-        entry: 'worker/main.ts',
+        entry: PART_ENTRY.worker,
         env: {
           ...common,
-          BANK_URL: bankUrl,
-          RESERVATIONS_URL: reservationsUrl,
-          WORKER_METRICS_ADDRESS: `127.0.0.1:${metricsPort}`,
-          RETRYSAFE_TASK_QUEUE: config.taskQueue,
-          ...outside,
+          ...partEnv({ ...described, worker: { metricsAddress: `127.0.0.1:${metricsPort}` } }, 'worker', outside),
         },
         unsetEnv,
         ports: [
@@ -199,16 +190,22 @@ export function stackParts(stack: StackSpec, settings?: { apiKeys?: (s: ServiceS
       const port = config.api.port + i;
       return {
         name,
-        entry: 'client/api/server.ts',
+        entry: PART_ENTRY.api,
         env: {
           ...common,
-          API_HOST: config.api.host,
-          API_PORT: String(port),
-          RETRYSAFE_TASK_QUEUE: config.taskQueue,
-          ...outside,
-          ...(stack.temporal.uiUrl ? { TEMPORAL_UI_URL: stack.temporal.uiUrl } : {}),
-          // Every instance counts tenants' rates in one file (used only when RETRYSAFE_TENANT_LIMITS is set).
-          ...(process.env.RETRYSAFE_LIMITS_DB === undefined ? { RETRYSAFE_LIMITS_DB: `${config.dataDir}/limits.db` } : {}),
+          ...partEnv(
+            {
+              ...described,
+              api: {
+                host: config.api.host,
+                port,
+                // Every instance counts tenants' rates in one file (used only when RETRYSAFE_TENANT_LIMITS is set).
+                ...(process.env.RETRYSAFE_LIMITS_DB === undefined ? { limitsDb: `${config.dataDir}/limits.db` } : {}),
+              },
+            },
+            'api',
+            { ...outside, ...(stack.temporal.uiUrl ? { TEMPORAL_UI_URL: stack.temporal.uiUrl } : {}) },
+          ),
         },
         unsetEnv,
         ports: [

@@ -9,6 +9,15 @@ import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { startDevServer } from '../../dev-server.js';
 import type { PartSpec } from '../../supervisor/part.js';
+import {
+  compiledEntry,
+  downstreamEnv,
+  loopbackUrl,
+  PART_ENTRY,
+  partEnv,
+  type StackDescription,
+  type StackPartName,
+} from '../../stack-env.js';
 import { freePort } from '../../supervisor/ports.js';
 import { httpProbe, type Probe } from '../../supervisor/ready.js';
 import { Supervisor } from '../../supervisor/supervisor.js';
@@ -98,7 +107,13 @@ export async function runOnStack(opts: Options): Promise<void> {
     const client = new Client({ connection, namespace: 'default' });
 
     const shared = { temporal: temporal.part.pid!, bank: sandboxes.pids.bank!, reservations: sandboxes.pids.reservations! };
-    const base = { TEMPORAL_ADDRESS: temporal.address, TEMPORAL_NAMESPACE: 'default', LOG_LEVEL: opts.logLevel, LOG_PRETTY: '0' };
+    // What every variant's worker and API share: this Temporal and these sandboxes.
+    const described: StackDescription = {
+      temporal: { address: temporal.address, namespace: 'default' },
+      bank: { url: bank },
+      reservations: { url: reservations },
+    };
+    const base = { LOG_LEVEL: opts.logLevel, LOG_PRETTY: '0' };
     const spec = (name: string, root: string, entry: string, env: Record<string, string>, ready: Probe): PartSpec => ({
       name,
       command: {
@@ -122,37 +137,25 @@ export async function runOnStack(opts: Options): Promise<void> {
         const root = roots[i]!;
         const taskQueue = `cpu-${variant.name}-${runId}`;
         const [apiPort, metricsPort] = [await freePort(), await freePort()];
-        const js = (path: string) => (variant.compiled ? `dist/${path}.js` : `${path}.ts`);
+        const js = (part: StackPartName) => (variant.compiled ? compiledEntry(PART_ENTRY[part]) : PART_ENTRY[part]);
+        const stack: StackDescription = {
+          ...described,
+          taskQueue,
+          worker: { metricsAddress: `127.0.0.1:${metricsPort}` },
+          api: { host: '127.0.0.1', port: apiPort, limitsDb: join(dataDir, `${variant.name}-limits.db`) },
+        };
         const worker = supervisor.add(
-          spec(
-            `${variant.name}.worker`,
-            root,
-            js('worker/main'),
-            {
-              RETRYSAFE_TASK_QUEUE: taskQueue,
-              BANK_URL: bank,
-              RESERVATIONS_URL: reservations,
-              WORKER_METRICS_ADDRESS: `127.0.0.1:${metricsPort}`,
-            },
-            pollerProbe(client, taskQueue),
-          ),
+          spec(`${variant.name}.worker`, root, js('worker'), partEnv(stack, 'worker'), pollerProbe(client, taskQueue)),
         );
-        const apiUrl = `http://127.0.0.1:${apiPort}`;
+        const apiUrl = loopbackUrl(apiPort);
         const api = supervisor.add(
           spec(
             `${variant.name}.api`,
             root,
-            js('client/api/server'),
-            {
-              API_HOST: '127.0.0.1',
-              API_PORT: String(apiPort),
-              RETRYSAFE_TASK_QUEUE: taskQueue,
-              RETRYSAFE_LIMITS_DB: join(dataDir, `${variant.name}-limits.db`),
-              // Ignored by the API; a variant that runs its worker inside the API process (to
-              // start workflows eagerly) reads them there.
-              BANK_URL: bank,
-              RESERVATIONS_URL: reservations,
-            },
+            js('api'),
+            // The sandboxes' URLs are ignored by the API; a variant that runs its worker inside
+            // the API process (to start workflows eagerly) reads them there.
+            partEnv(stack, 'api', downstreamEnv(stack)),
             httpProbe(`${apiUrl}/healthz`),
           ),
         );
@@ -172,12 +175,8 @@ export async function runOnStack(opts: Options): Promise<void> {
           'bare.worker',
           ROOT,
           'tools/bench/cpu/bare-worker.ts',
-          {
-            RETRYSAFE_TASK_QUEUE: taskQueue,
-            BANK_URL: bank,
-            RESERVATIONS_URL: reservations,
-            WORKER_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`,
-          },
+          // The product worker's variables: the bare worker reads the same ones.
+          partEnv({ ...described, taskQueue, worker: { metricsAddress: `127.0.0.1:${await freePort()}` } }, 'worker'),
           pollerProbe(client, taskQueue),
         ),
       });
