@@ -5,8 +5,8 @@
 // checkout of the repository: a folder, or a git revision it unpacks) that variant's own
 // worker and API as production runs them (worker/main.ts, client/api/server.ts, or their
 // compiled twins under dist/), each on its own task queue. With --bare, plain Temporal
-// making the same keyed HTTP calls (tools/bench/cpu/bare-workflow.ts) runs beside them: the fair
-// baseline. Batches of N operations run at each concurrency, the variants interleaved and
+// making the same keyed HTTP calls runs beside them: the main bench's fair baseline
+// (tools/bench/baseline/, on its worker tools/bench/processes/worker.ts). Batches of N operations run at each concurrency, the variants interleaved and
 // their order reversed every round (A B, then B A), one batch at a time; each batch reads
 // every process's CPU time (/proc/<pid>/stat: user + system, all threads) before and after.
 // Figures are ms of CPU per operation per process, summed over the rounds.
@@ -19,7 +19,7 @@
 //
 // The parts live in tools/bench/cpu/: options.ts (the command line), variants.ts (the
 // checkouts), requests.ts (what is sent), stack-run.ts (the stack and the batches),
-// replay.ts (--replay), report.ts and profile.ts (what is printed), bare-worker.ts.
+// replay.ts (--replay), report.ts and profile.ts (what is printed).
 import { parseOptions } from './cpu/options.js';
 import { replayMain } from './cpu/replay.js';
 import { runOnStack } from './cpu/stack-run.js';

@@ -1,12 +1,8 @@
 // What the CPU bench sends: a request of each built-in type against the accounts and SKU it
-// seeds, through a variant's API (POST, then GET until the operation ends), and, for the bare
-// baseline, the same keyed calls read off the operation's definition.
+// seeds, through a variant's API (POST, then GET until the operation ends).
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DEFAULT_HOLD_TTL_SECONDS } from '../../../client/api/config.js';
 import type { OperationDefinition } from '../../../workflows/definition.js';
-import { downstreamKey } from '../../../workflows/identity.js';
 import type { HttpClient } from '../http.js';
-import type { BareCall } from './bare-workflow.js';
 
 /** A request of each built-in type, as a client sends it, against the accounts and SKU seeded below. */
 export const ACCOUNT = 'acc_cpu';
@@ -17,35 +13,6 @@ export const SAMPLE_REQUESTS: Record<string, Record<string, unknown>> = {
   checkout: { account: ACCOUNT, amount: 100, currency: 'EUR', items: [{ sku: SKU, quantity: 1 }] },
   transfer: { from: ACCOUNT, to: ACCOUNT_TO, amount: 100, currency: 'EUR' },
 };
-
-/**
- * What each hand-written step activity sends (activities/bank.ts, activities/reservations.ts),
- * for the bare baseline; declared calls are read off their definition.
- */
-const HAND_WRITTEN_CALLS: Record<string, (input: unknown) => Pick<BareCall, 'method' | 'path' | 'body'>> = {
-  reserveItems: (input) => ({ method: 'POST', path: '/reservations', body: input as Record<string, unknown> }),
-  chargePayment: (input) => ({ method: 'POST', path: '/charges', body: input as Record<string, unknown> }),
-  confirmReservation: () => ({ method: 'POST', path: '/reservations/{key}/confirm', body: {} }),
-};
-
-/** The keyed calls an operation's steps make, for the bare workflow to make them the same way. */
-export function bareCallsOf(definition: OperationDefinition, request: Record<string, unknown>, workflowId: string): BareCall[] {
-  return definition.steps.map((step) => {
-    const key = downstreamKey(workflowId, step.keySuffix);
-    if (step.call.kind === 'http') {
-      return {
-        service: step.service,
-        key,
-        method: step.call.method,
-        path: step.call.path,
-        body: step.call.body?.(request) ?? {},
-      };
-    }
-    const made = HAND_WRITTEN_CALLS[step.call.activity];
-    if (!made) throw new Error(`no bare call for activity ${step.call.activity}`);
-    return { service: step.service, key, ...made(step.call.input?.(request, { holdTtlSeconds: DEFAULT_HOLD_TTL_SECONDS })) };
-  });
-}
 
 /** POST the operation (with a wait); on 202 GET it until it ends. It must succeed. */
 export async function throughApi(http: HttpClient, apiUrl: string, definition: OperationDefinition, key: string): Promise<void> {

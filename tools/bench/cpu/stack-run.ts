@@ -7,7 +7,10 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { DEFAULT_HOLD_TTL_SECONDS } from '../../../client/api/config.js';
 import { startDevServer } from '../../dev-server.js';
+import { quietLogger } from '../../quiet-logger.js';
 import type { PartSpec } from '../../supervisor/part.js';
 import {
   compiledEntry,
@@ -15,6 +18,7 @@ import {
   loopbackUrl,
   PART_ENTRY,
   partEnv,
+  temporalEnv,
   type StackDescription,
   type StackPartName,
 } from '../../stack-env.js';
@@ -24,16 +28,17 @@ import { Supervisor } from '../../supervisor/supervisor.js';
 import { ensureTemporalCli } from '../../temporal-cli.js';
 import { operationRef } from '../../../workflows/identity.js';
 import { builtInRegistry } from '../../../workflows/registry.js';
+import type { BareHttpInput } from '../baseline/workflows.js';
 import { httpClient } from '../http.js';
 import { closedLoop } from '../load.js';
 import { cpuMs } from '../proc.js';
 import { TENANT } from '../scenarios/workload.js';
-import { ROOT, startSandboxes } from '../stack.js';
+import { BASELINE_WORKFLOWS, ROOT, startSandboxes } from '../stack.js';
 import { log } from './log.js';
 import { BARE, type Options } from './options.js';
 import { profileSummary } from './profile.js';
 import { report, ROLES, type BatchRecord } from './report.js';
-import { ACCOUNT, ACCOUNT_TO, bareCallsOf, SAMPLE_REQUESTS, SKU, throughApi } from './requests.js';
+import { ACCOUNT, ACCOUNT_TO, SAMPLE_REQUESTS, SKU, throughApi } from './requests.js';
 import { materialise } from './variants.js';
 
 /** Ready once a worker polls `taskQueue`. */
@@ -169,26 +174,41 @@ export async function runOnStack(opts: Options): Promise<void> {
       }),
     );
     if (opts.bare) {
+      // The main bench's fair baseline: its baseline worker running bareHttp, which makes each
+      // step's own call through retrysafe's activities with the keys retrysafe derives.
       const taskQueue = `cpu-bare-${runId}`;
-      const worker = supervisor.add({
-        ...spec(
+      const bundle = join(dataDir, 'baseline-bundle.js');
+      writeFileSync(bundle, (await bundleWorkflowCode({ workflowsPath: BASELINE_WORKFLOWS, logger: quietLogger() })).code);
+      const worker = supervisor.add(
+        spec(
           'bare.worker',
           ROOT,
-          'tools/bench/cpu/bare-worker.ts',
-          // The product worker's variables: the bare worker reads the same ones.
-          partEnv({ ...described, taskQueue, worker: { metricsAddress: `127.0.0.1:${await freePort()}` } }, 'worker'),
+          'tools/bench/processes/worker.ts',
+          {
+            ...temporalEnv(described),
+            ...downstreamEnv(described),
+            BENCH_WORKER_KIND: 'baseline',
+            BENCH_TASK_QUEUE: taskQueue,
+            BENCH_WORKFLOW_BUNDLE: bundle,
+          },
           pollerProbe(client, taskQueue),
         ),
-      });
+      );
       await worker.start();
       log('bare worker up');
       targets.push({
         name: BARE,
         pids: { worker: worker.pid! },
         run: async (type, key) => {
-          const workflowId = operationRef(TENANT, key).workflowId;
-          const calls = bareCallsOf(builtInRegistry.get(type)!, SAMPLE_REQUESTS[type]!, workflowId);
-          await client.workflow.execute('bareCalls', { taskQueue, workflowId, args: [calls] });
+          const operation = operationRef(TENANT, key);
+          const input: BareHttpInput = {
+            type,
+            tenant: operation.tenant,
+            key: operation.key,
+            request: SAMPLE_REQUESTS[type]!,
+            settings: { holdTtlSeconds: DEFAULT_HOLD_TTL_SECONDS },
+          };
+          await client.workflow.execute('bareHttp', { taskQueue, workflowId: operation.workflowId, args: [input] });
         },
       });
     }
