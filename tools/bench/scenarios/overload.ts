@@ -14,7 +14,9 @@
 // as shipped (Temporal's task queue fairness on, the API's default admission), fairness off
 // (the dev server's `task-queue-fairness` setting left out, as the ablation does), and a
 // configured rate for tenant A (RETRYSAFE_TENANT_LIMITS), half the engine's throughput as
-// the first configuration measured it.
+// the first configuration measured it, or the mode's fixed rate (the smoke run's, whose
+// flood is too short to be sure to cross half a fast engine's throughput); the report's
+// audit table prints the rate each configuration ran with.
 import { setMaxListeners } from 'node:events';
 // Not node:timers/promises: a tenant told to stop must wake from its Retry-After wait and
 // return, and this sleep resolves early on abort where that one rejects.
