@@ -47,18 +47,19 @@ export interface Verdict {
   note?: string;
 }
 
-function judge(value: number, goal: { target: number; moonshot: number; better: 'lower' | 'higher' }): Met {
+/** A figure's target and moonshot, and which way is good. */
+type Goal = { target: number; moonshot: number; better: 'lower' | 'higher' };
+
+function judge(value: number, goal: Goal): Met {
   if (!Number.isFinite(value)) return 'not measured';
   const ok = (bound: number) => (goal.better === 'lower' ? value <= bound : value >= bound);
   return ok(goal.moonshot) ? 'moonshot' : ok(goal.target) ? 'target' : 'missed';
 }
 
-const bound = (goal: { target: number; moonshot: number; better: 'lower' | 'higher' }, v: number, unit = '') =>
-  `${goal.better === 'lower' ? '≤' : '≥'} ${v}${unit}`;
+const bound = (goal: Goal, v: number, unit = '') => `${goal.better === 'lower' ? '≤' : '≥'} ${v}${unit}`;
 
 const fmt = (v: number, digits = 2) => (Number.isFinite(v) ? v.toFixed(digits) : 'n/a');
 
-type Goal = { target: number; moonshot: number; better: 'lower' | 'higher' };
 type Push = (figure: string, value: number, goal: Goal, unit: string, note?: string) => void;
 
 /** The worst of figures by where they were taken; undefined when none is a number. */
