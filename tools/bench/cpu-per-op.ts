@@ -18,7 +18,7 @@
 // to workflows/ that keeps its commands (a history recorded before it still replays).
 //
 // The parts live in tools/bench/cpu/: options.ts (the command line), variants.ts (the
-// checkouts), requests.ts (what is sent), stack-run.ts (the stack and the batches),
+// checkouts), stack-run.ts (the stack and the batches; it sends the main bench's requests),
 // replay.ts (--replay), report.ts and profile.ts (what is printed).
 import { parseOptions } from './cpu/options.js';
 import { replayMain } from './cpu/replay.js';

@@ -27,18 +27,16 @@ import { httpProbe, type Probe } from '../../supervisor/ready.js';
 import { Supervisor } from '../../supervisor/supervisor.js';
 import { ensureTemporalCli } from '../../temporal-cli.js';
 import { operationRef } from '../../../workflows/identity.js';
-import { builtInRegistry } from '../../../workflows/registry.js';
 import type { BareHttpInput } from '../baseline/workflows.js';
 import { httpClient } from '../http.js';
 import { closedLoop } from '../load.js';
 import { cpuMs } from '../proc.js';
-import { TENANT } from '../scenarios/workload.js';
+import { requestFor, seedSandboxes, submit, TENANT } from '../scenarios/workload.js';
 import { BASELINE_WORKFLOWS, ROOT, startSandboxes } from '../stack.js';
 import { log } from './log.js';
 import { BARE, type Options } from './options.js';
 import { profileSummary } from './profile.js';
 import { report, ROLES, type BatchRecord } from './report.js';
-import { ACCOUNT, ACCOUNT_TO, SAMPLE_REQUESTS, SKU, throughApi } from './requests.js';
 import { materialise } from './variants.js';
 
 /** Ready once a worker polls `taskQueue`. */
@@ -102,12 +100,8 @@ export async function runOnStack(opts: Options): Promise<void> {
     log(`Temporal on ${temporal.address}`);
     sandboxes = await startSandboxes({ dataDir, logLevel: opts.logLevel, plainBody: '{}' });
     const { bank, reservations } = sandboxes.urls;
-    for (const id of [ACCOUNT, ACCOUNT_TO]) {
-      const a = await http.json('POST', `${bank}/accounts`, { id, currency: 'EUR', balance: 1_000_000_000_000 });
-      if (a.status !== 201) throw new Error(`POST /accounts → ${a.status}`);
-    }
-    const stock = await http.json('PUT', `${reservations}/inventory/${SKU}`, { available: 1_000_000_000 });
-    if (stock.status >= 300) throw new Error(`PUT /inventory → ${stock.status}`);
+    // The main bench's requests (one per type, read off its schema) and the resources they name.
+    await seedSandboxes({ stack: sandboxes, http });
     connection = await Connection.connect({ address: temporal.address });
     const client = new Client({ connection, namespace: 'default' });
 
@@ -169,7 +163,11 @@ export async function runOnStack(opts: Options): Promise<void> {
         targets[i] = {
           name: variant.name,
           pids: { api: api.pid!, worker: worker.pid! },
-          run: (type, key) => throughApi(http, apiUrl, builtInRegistry.get(type)!, key),
+          run: async (type, key) => {
+            const { operation } = await submit(http, apiUrl, type, key, requestFor(type));
+            if (operation.status !== 'succeeded')
+              throw new Error(`${key} ${String(operation.status)}: ${JSON.stringify(operation.error)}`);
+          },
         };
       }),
     );
@@ -205,7 +203,7 @@ export async function runOnStack(opts: Options): Promise<void> {
             type,
             tenant: operation.tenant,
             key: operation.key,
-            request: SAMPLE_REQUESTS[type]!,
+            request: requestFor(type),
             settings: { holdTtlSeconds: DEFAULT_HOLD_TTL_SECONDS },
           };
           await client.workflow.execute('bareHttp', { taskQueue, workflowId: operation.workflowId, args: [input] });

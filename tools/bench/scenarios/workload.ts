@@ -5,7 +5,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { builtInRegistry } from '../../../workflows/registry.js';
 import type { OperationDefinition } from '../../../workflows/definition.js';
 import type { HttpClient } from '../http.js';
-import type { Stack } from '../stack.js';
 import { mergeResources, resourcesOf, sampleRequest, type Request, type Resources } from './requests.js';
 
 /** One tenant, as retrysafe runs without API keys: the peers' contract says so for every engine. */
@@ -50,7 +49,10 @@ export async function openResources(
 }
 
 /** Opens every account and stocks every SKU the bench's requests name, far beyond what a run uses. */
-export async function seedSandboxes(ctx: { stack: Pick<Stack, 'urls'>; http: HttpClient }): Promise<void> {
+export async function seedSandboxes(ctx: {
+  stack: { urls: { bank: string; reservations: string } };
+  http: HttpClient;
+}): Promise<void> {
   const all = mergeResources(DEFINITIONS.map((d) => resourcesOf(d, requestFor(d.type))));
   await openResources(ctx.http, ctx.stack.urls, all);
 }
