@@ -32,7 +32,7 @@ import { httpClient } from '../http.js';
 import { closedLoop } from '../load.js';
 import { cpuMs } from '../proc.js';
 import { requestFor, seedSandboxes, submit, TENANT } from '../scenarios/workload.js';
-import { BASELINE_WORKFLOWS, ROOT, startSandboxes } from '../stack.js';
+import { BASELINE_WORKFLOWS, benchProcess, ROOT, startSandboxes } from '../stack.js';
 import { log } from './log.js';
 import { BARE, type Options } from './options.js';
 import { profileSummary } from './profile.js';
@@ -112,17 +112,17 @@ export async function runOnStack(opts: Options): Promise<void> {
       bank: { url: bank },
       reservations: { url: reservations },
     };
-    const base = { LOG_LEVEL: opts.logLevel, LOG_PRETTY: '0' };
+    // A bench process run from a variant's folder; a product worker bundles its workflows as it
+    // starts, so readiness may take minutes on a busy machine.
     const spec = (name: string, root: string, entry: string, env: Record<string, string>, ready: Probe): PartSpec => ({
-      name,
-      command: {
-        entry: join(root, entry),
-        execArgv: opts.cpuProf.includes(name) ? ['--cpu-prof', '--cpu-prof-dir', join(profileDir, name)] : [],
-      },
+      ...benchProcess(
+        name,
+        join(root, entry),
+        { LOG_LEVEL: opts.logLevel, ...env },
+        ready,
+        opts.cpuProf.includes(name) ? ['--cpu-prof', '--cpu-prof-dir', join(profileDir, name)] : [],
+      ),
       cwd: root,
-      env: { ...base, ...env },
-      unsetEnv: [/^TEMPORAL_/, /^RETRYSAFE_/],
-      ready,
       readyTimeoutMs: 180_000,
       keepLines: 200,
       onLine: (line, stream) => {
