@@ -3,7 +3,7 @@
 // contention trials, its overload section).
 import type { PeerName } from './peers/index.js';
 import { operationsOf, ratiosOf, systemCpu } from './report/kinds.js';
-import { cpuPerOp } from './report/format.js';
+import { cpuPerOp, n1, n2 } from './report/format.js';
 import { PEER_OPERATION } from './peers/contract.js';
 import { clockTrouble, find, type BenchResults, type OperationRatios } from './results.js';
 import type { Kind } from './scenarios/measure.js';
@@ -58,8 +58,6 @@ function judge(value: number, goal: Goal): Met {
 
 const bound = (goal: Goal, v: number, unit = '') => `${goal.better === 'lower' ? '≤' : '≥'} ${v}${unit}`;
 
-const fmt = (v: number, digits = 2) => (Number.isFinite(v) ? v.toFixed(digits) : 'n/a');
-
 type Push = (figure: string, value: number, goal: Goal, unit: string, note?: string) => void;
 
 /** The worst of figures by where they were taken; undefined when none is a number. */
@@ -84,7 +82,7 @@ export function computeVerdicts(r: VerdictInput): Verdict[] {
   const push: Push = (figure, value, goal, unit, note) =>
     verdicts.push({
       figure,
-      now: Number.isFinite(value) ? `${fmt(value)}${unit}` : 'n/a',
+      now: Number.isFinite(value) ? `${n2(value)}${unit}` : 'n/a',
       value: Number.isFinite(value) ? value : null,
       target: bound(goal, goal.target, unit),
       moonshot: bound(goal, goal.moonshot, unit),
@@ -112,14 +110,14 @@ export function computeVerdicts(r: VerdictInput): Verdict[] {
   // same kind on the same server, divided by the same peer number.
   const bareLow = raced ? find(r.scenarios, raced.bare, low) : undefined;
   const floor = (value: number, unit: string) =>
-    Number.isFinite(value) ? `; bare Temporal, ${raced?.activities} no-op steps: ${fmt(value)}${unit}` : '';
+    Number.isFinite(value) ? `; bare Temporal, ${raced?.activities} no-op steps: ${n2(value)}${unit}` : '';
   push(
     `${PEER_OPERATION} c=${low} p50 ÷ Restate's (same run)`,
     ratio(checkout1?.latencyMs.p50, restate1?.latencyMs.p50),
     GOALS.vsRestateP50,
     '×',
     noPeer('restate') ??
-      `${fmt(checkout1?.latencyMs.p50 ?? Number.NaN, 1)} ms ÷ ${fmt(restate1?.latencyMs.p50 ?? Number.NaN, 1)} ms` +
+      `${n1(checkout1?.latencyMs.p50 ?? Number.NaN)} ms ÷ ${n1(restate1?.latencyMs.p50 ?? Number.NaN)} ms` +
         floor(ratio(bareLow?.latencyMs.p50, restate1?.latencyMs.p50), '×'),
   );
   const checkoutHigh = find(r.scenarios, PEER_OPERATION, high);
@@ -131,7 +129,7 @@ export function computeVerdicts(r: VerdictInput): Verdict[] {
     GOALS.vsDbosThroughput,
     '',
     noPeer('dbos') ??
-      `${fmt(checkoutHigh?.steadyOpsPerSec ?? Number.NaN, 1)}/s ÷ ${fmt(dbosHigh?.steadyOpsPerSec ?? Number.NaN, 1)}/s` +
+      `${n1(checkoutHigh?.steadyOpsPerSec ?? Number.NaN)}/s ÷ ${n1(dbosHigh?.steadyOpsPerSec ?? Number.NaN)}/s` +
         floor(ratio(bareHigh?.steadyOpsPerSec, dbosHigh?.steadyOpsPerSec), ''),
   );
   const byOp = (pick: (x: OperationRatios) => number) =>
@@ -186,7 +184,7 @@ export function computeVerdicts(r: VerdictInput): Verdict[] {
     noPeer('restate') ??
       (replayClock
         ? "the clock stood still in over a fifth of the samples: see the mean latencies (Little's law) in section 3"
-        : `${fmt(replay1?.latencyMs.p50 ?? Number.NaN)} ms ÷ ${fmt(restateReplay1?.latencyMs.p50 ?? Number.NaN)} ms`),
+        : `${n2(replay1?.latencyMs.p50 ?? Number.NaN)} ms ÷ ${n2(restateReplay1?.latencyMs.p50 ?? Number.NaN)} ms`),
   );
   const executions = r.contention.map((t) => t.executions);
   const effects = r.contention.flatMap((t) =>
@@ -223,7 +221,7 @@ function overloadVerdicts(o: OverloadResult | null, push: Push): Verdict[] {
   const slowdown = worst(
     (row?.floods ?? []).map((f) => ({
       v: ratio(f.b.latencyMs.p50, row!.idle.latencyMs.p50),
-      at: `${flood} c=${f.concurrency}: ${fmt(f.b.latencyMs.p50, 1)} ms ÷ ${fmt(row!.idle.latencyMs.p50, 1)} ms (p99 ×${fmt(ratio(f.b.latencyMs.p99, row!.idle.latencyMs.p99))})`,
+      at: `${flood} c=${f.concurrency}: ${n1(f.b.latencyMs.p50)} ms ÷ ${n1(row!.idle.latencyMs.p50)} ms (p99 ×${n2(ratio(f.b.latencyMs.p99, row!.idle.latencyMs.p99))})`,
     })),
     GOALS.floodP50.better,
   );
@@ -237,7 +235,7 @@ function overloadVerdicts(o: OverloadResult | null, push: Push): Verdict[] {
   const goodput = worst(
     (row?.floods ?? []).map((f) => ({
       v: ratio(f.aGoodput, row!.reference.opsPerSec),
-      at: `c=${f.concurrency}: ${fmt(f.aGoodput, 1)}/s ÷ ${fmt(row!.reference.opsPerSec, 1)}/s at c=${row!.reference.concurrency}`,
+      at: `c=${f.concurrency}: ${n1(f.aGoodput)}/s ÷ ${n1(row!.reference.opsPerSec)}/s at c=${row!.reference.concurrency}`,
     })),
     GOALS.floodGoodput.better,
   );
