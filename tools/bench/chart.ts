@@ -1,7 +1,9 @@
 // The latency chart: one row per scenario, bars of p99 (light), p95 and p50 (dark) on a
 // logarithmic axis (replays take a millisecond, sagas a hundred). Plain SVG, no library;
 // rendered to PNG by a headless Chromium when one is installed.
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { BenchResults } from './results.js';
 import type { ScenarioResult } from './scenarios/measure.js';
 
 /** The kinds not named after an operation type. */
@@ -110,8 +112,10 @@ export function latencyChartSvg(scenarios: ScenarioResult[], title: string): str
 
 export const CHROMIUM = '/usr/bin/chromium';
 
+export type PngResult = { ok: true } | { ok: false; reason: string };
+
 /** Renders the SVG to a PNG with playwright-core and /usr/bin/chromium, or says why not. */
-export async function renderPng(svg: string, pngPath: string): Promise<{ ok: true } | { ok: false; reason: string }> {
+export async function renderPng(svg: string, pngPath: string): Promise<PngResult> {
   if (!existsSync(CHROMIUM)) return { ok: false, reason: `${CHROMIUM} is not installed` };
   let chromium: typeof import('playwright-core').chromium;
   try {
@@ -131,4 +135,19 @@ export async function renderPng(svg: string, pngPath: string): Promise<{ ok: tru
   } finally {
     await browser.close();
   }
+}
+
+/**
+ * A run's latency chart, `<name>.svg` in `dir`, and its PNG when Chromium renders it. A run
+ * of the overload section alone has no latency scenarios, so no chart.
+ */
+export async function writeChart(
+  results: Pick<BenchResults, 'scenarios' | 'name' | 'mode'>,
+  dir: string,
+  name: string,
+): Promise<PngResult> {
+  if (results.scenarios.length === 0) return { ok: false, reason: 'no latency scenarios in this run' };
+  const svg = latencyChartSvg(results.scenarios, `retrysafe benchmark ${results.name} (${results.mode})`);
+  writeFileSync(join(dir, `${name}.svg`), svg);
+  return renderPng(svg, join(dir, `${name}.png`));
 }

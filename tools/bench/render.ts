@@ -2,7 +2,7 @@
 // a change to the report's layout: `node --import tsx tools/bench/render.ts tools/bench/results/<name>.json`.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { latencyChartSvg, renderPng } from './chart.js';
+import { writeChart } from './chart.js';
 import { markdownReport } from './report/index.js';
 import { operationsOf } from './report/kinds.js';
 import { computeRatios, resultsJson, type BenchResults } from './results.js';
@@ -24,13 +24,12 @@ results.verdicts = computeVerdicts(results);
 writeFileSync(file, resultsJson(results));
 const dir = dirname(file);
 const name = basename(file, '.json');
-// The overload section alone has no latency scenarios, so no chart.
-let png: string | null = null;
-if (results.scenarios.length > 0) {
-  const svg = latencyChartSvg(results.scenarios, `retrysafe benchmark ${results.name} (${results.mode})`);
-  writeFileSync(join(dir, `${name}.svg`), svg);
-  const rendered = await renderPng(svg, join(dir, `${name}.png`));
-  png = rendered.ok ? `${name}.png` : results.chart.png && existsSync(join(dir, results.chart.png)) ? results.chart.png : null;
-}
+// Without Chromium here, the PNG an earlier rendering left stays linked.
+const rendered = await writeChart(results, dir, name);
+const png = rendered.ok
+  ? `${name}.png`
+  : results.chart.png && existsSync(join(dir, results.chart.png))
+    ? results.chart.png
+    : null;
 writeFileSync(join(dir, `${name}.md`), markdownReport(results, { json: `${name}.json`, svg: `${name}.svg`, png }));
 console.log(`rendered ${join(dir, `${name}.md`)}${results.scenarios.length > 0 ? ` and ${name}.svg` : ''}`);

@@ -3,7 +3,7 @@
 // the verdicts and what it wrote.
 import { writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { latencyChartSvg, renderPng } from './chart.js';
+import { writeChart } from './chart.js';
 import { markdownReport } from './report/index.js';
 import { resultsJson, type BenchResults } from './results.js';
 import { ROOT } from './stack.js';
@@ -15,13 +15,7 @@ export async function writeResults(
 ): Promise<void> {
   const { outDir, started, log } = to;
   const name = results.name;
-  // The chart shows latency scenarios: the overload section alone has none.
-  let png: Awaited<ReturnType<typeof renderPng>> = { ok: false, reason: 'no latency scenarios in this run' };
-  if (results.scenarios.length > 0) {
-    const svg = latencyChartSvg(results.scenarios, `retrysafe benchmark ${name} (${results.mode})`);
-    writeFileSync(join(outDir, `${name}.svg`), svg);
-    png = await renderPng(svg, join(outDir, `${name}.png`));
-  }
+  const png = await writeChart(results, outDir, name);
   results.chart = {
     svg: results.scenarios.length > 0 ? `${name}.svg` : '',
     png: png.ok ? `${name}.png` : null,
