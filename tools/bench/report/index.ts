@@ -45,7 +45,7 @@ export const SECTIONS: readonly Section[] = [
 ];
 
 /** A run of the overload section alone (`--overload`) measured nothing the other sections show. */
-export const OVERLOAD_SECTIONS: readonly Section[] = [header, verdicts, overload, machine];
+const OVERLOAD_SECTIONS: readonly Section[] = [header, verdicts, overload, machine];
 
 export function markdownReport(r: BenchResults, files: ReportFiles): string {
   const ctx = reportContext(r, files);

@@ -19,7 +19,7 @@ export interface OperationKinds {
   fair?: string;
 }
 
-export const bareKind = (steps: number) => `bare${steps}`;
+const bareKind = (steps: number) => `bare${steps}`;
 
 export function operationKinds(definition: Pick<OperationDefinition, 'type' | 'steps'>): OperationKinds {
   const n = definition.steps.length;

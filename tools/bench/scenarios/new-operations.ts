@@ -114,7 +114,7 @@ export function bareWorkflow(ctx: BenchContext, client: Client, op: Pick<Operati
  * derive for an operation of this key (`<tenant>/<key>/<suffix>`), started like the other
  * bare workflows (no memo, no search attributes) and its result awaited.
  */
-export function fairWorkflow(ctx: BenchContext, client: Client, op: OperationKinds, tag: string) {
+function fairWorkflow(ctx: BenchContext, client: Client, op: OperationKinds, tag: string) {
   const kind = op.fair!;
   return async (i: number) => {
     const ref = operationRef(TENANT, `bench-${ctx.runId}-${kind}-${tag}-${i}`);
