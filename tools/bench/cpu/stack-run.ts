@@ -188,6 +188,7 @@ export async function runOnStack(opts: Options): Promise<void> {
             BENCH_WORKER_KIND: 'baseline',
             BENCH_TASK_QUEUE: taskQueue,
             BENCH_WORKFLOW_BUNDLE: bundle,
+            BENCH_WORKER_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`,
           },
           pollerProbe(client, taskQueue),
         ),

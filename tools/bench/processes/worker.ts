@@ -24,9 +24,14 @@ async function run(): Promise<void> {
   const codePath = need('BENCH_WORKFLOW_BUNDLE');
   const bankUrl = need('BANK_URL');
   const reservationsUrl = need('RESERVATIONS_URL');
+  // The CPU bench's bare worker exports metrics as the product worker it is set beside does.
+  const metricsAddress = process.env.BENCH_WORKER_METRICS_ADDRESS;
   Runtime.install({
     logger: quietLogger(),
-    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} } },
+    telemetryOptions: {
+      logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} },
+      ...(metricsAddress ? { metrics: { prometheus: { bindAddress: metricsAddress } } } : {}),
+    },
   });
   const connection = await NativeConnection.connect({ address });
   const common = { connection, namespace: 'default', taskQueue, workflowBundle: { codePath } };
