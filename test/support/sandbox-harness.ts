@@ -151,6 +151,9 @@ export function caller(url: string): Call {
   };
 }
 
+/** What `networkError` says of an answer the service dropped: the connection reset or closed under the call. */
+export const LOST_ANSWER = /ECONNRESET|UND_ERR_SOCKET|EPIPE/;
+
 /** The network-level failure a client sees (a connection closed without an answer), or undefined when an answer came back. */
 export async function networkError(p: Promise<unknown>): Promise<string | undefined> {
   try {
