@@ -121,7 +121,7 @@ export async function withService<T extends SandboxUnderTest>(
 }
 
 /** Listens on a free loopback port; returns the base URL. */
-export async function listenOnLoopback(app: SandboxApp): Promise<string> {
+async function listenOnLoopback(app: SandboxApp): Promise<string> {
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
   if (!address || typeof address === 'string') throw new Error('no TCP address');
