@@ -5,7 +5,7 @@ import { buildApp, type BankDeps } from '../../downstream/bank/app.js';
 import { sandboxKey, startSandboxService, useSandbox } from '../support/sandbox-harness.js';
 import type { Answer, SandboxUnderTest, ServiceOptions } from '../support/sandbox-harness.js';
 
-export { expectProblem, networkError, type Answer } from '../support/sandbox-harness.js';
+export { expectProblem, LOST_ANSWER, networkError, type Answer } from '../support/sandbox-harness.js';
 
 /** The bank's two keyed movements of money, by their collection's name. */
 export type Collection = 'charges' | 'credits';

@@ -1,13 +1,13 @@
 // `retrysafe webhooks listen` as a process: events signed with the standardwebhooks library
 // (as the API signs them) are posted to it over loopback; what it answers and prints is
 // checked, and Ctrl-C ends it with 0.
-import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import type { Operation, WebhookEvent } from '../../client/lib/index.js';
 import { spawnCli } from '../client/helpers.js';
 import { operation } from '../client/scripted-api.js';
+import { listenOnFreePort, portOf } from '../support/loopback.js';
 
 const SECRET = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
 const OTHER_SECRET = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;
@@ -167,10 +167,8 @@ describe('retrysafe webhooks listen', () => {
 
   it('on a port already taken, says so and exits 4', async () => {
     const taken = createServer();
-    taken.listen(0, '127.0.0.1');
-    await once(taken, 'listening');
+    const port = portOf(await listenOnFreePort(taken));
     try {
-      const port = (taken.address() as { port: number }).port;
       const run = await spawnCli(['webhooks', 'listen', '--port', String(port), '--secret', SECRET]);
       expect(run.exitCode).toBe(4);
       expect(String(run.stderr)).toBe(`error: port ${port} is already in use; choose another with --port`);

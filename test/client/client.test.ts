@@ -14,9 +14,10 @@ import {
   type RetrySafe,
 } from '../../client/lib/index.js';
 import { freePort } from '../../tools/supervisor/ports.js';
+import { startApi } from '../support/api.js';
 import { useFullStack } from '../support/full-stack.js';
 import { uniqueId } from '../support/stack.js';
-import { failedPayment, startApiAt, startGateway, startLossyProxy } from './helpers.js';
+import { failedPayment, startGateway, startLossyProxy } from './helpers.js';
 
 const SECRET = 'secret-client-0123456789';
 const API_KEYS = `${SECRET}=acme`;
@@ -170,7 +171,7 @@ describe('when the API is down', () => {
     const account = await newAccount(10_000);
     const key = uniqueId('down');
     const attempts: Array<string> = [];
-    let restarted: Promise<Awaited<ReturnType<typeof startApiAt>>> | undefined;
+    let restarted: Promise<Awaited<ReturnType<typeof startApi>>> | undefined;
     const rs = createClient({
       baseUrl: `http://127.0.0.1:${port}`,
       apiKey: SECRET,
@@ -179,7 +180,7 @@ describe('when the API is down', () => {
       onRetry: (e) => {
         attempts.push(e.error.code);
         // The API comes back while the client is backing off.
-        if (attempts.length === 2) restarted = startApiAt(port, { taskQueue: stack.taskQueue, apiKeys: API_KEYS });
+        if (attempts.length === 2) restarted = startApi({ port, taskQueue: stack.taskQueue, apiKeys: API_KEYS });
       },
     });
     try {
@@ -199,14 +200,14 @@ describe('when the API is down', () => {
     const account = await newAccount(10_000);
     const key = uniqueId('gw');
     const gateway = await startGateway(port);
-    let restarted: Promise<Awaited<ReturnType<typeof startApiAt>>> | undefined;
+    let restarted: Promise<Awaited<ReturnType<typeof startApi>>> | undefined;
     const rs = createClient({
       baseUrl: gateway.url,
       apiKey: SECRET,
       timeoutMs: 30_000,
       onRetry: (e) => {
         if (e.error.status === 503 && restarted === undefined)
-          restarted = startApiAt(port, { taskQueue: stack.taskQueue, apiKeys: API_KEYS });
+          restarted = startApi({ port, taskQueue: stack.taskQueue, apiKeys: API_KEYS });
       },
     });
     try {

@@ -1,52 +1,16 @@
-// Test parts for the client and the CLI: the API on a fixed port (so it can be stopped and
-// started again where the client expects it), a TCP proxy that loses the API's answer, an
+// Test parts for the client and the CLI: a TCP proxy that loses the API's answer, an
 // HTTP gateway that answers 503 while the API is down, the CLI (or the demo) as a process,
 // and an operation that failed.
 import { createServer as createHttpServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { connect, createServer, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { Client, Connection } from '@temporalio/client';
 import { execa } from 'execa';
-import { expect, inject } from 'vitest';
-import { buildApp } from '../../client/api/app.js';
-import { loadApiConfig } from '../../client/api/config.js';
+import { expect } from 'vitest';
 import { OperationFailedError, type RetrySafe } from '../../client/lib/index.js';
-import { createLogger } from '../../common/logger.js';
 import { listenOnFreePort } from '../support/loopback.js';
 import { uniqueId, type BankHandle } from '../support/stack.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-
-export interface PortApi {
-  url: string;
-  close(): Promise<void>;
-}
-
-/** The API on 127.0.0.1:`port` (startApi takes port 0, which a restart could not reuse). */
-export async function startApiAt(
-  port: number,
-  opts: { taskQueue: string; apiKeys?: string; stepDeadlineMs?: number },
-): Promise<PortApi> {
-  const config = loadApiConfig({
-    API_PORT: String(port),
-    RETRYSAFE_TASK_QUEUE: opts.taskQueue,
-    RETRYSAFE_API_KEYS: opts.apiKeys,
-    RETRYSAFE_STEP_DEADLINE: String(opts.stepDeadlineMs ?? 20_000),
-    TEMPORAL_UI_URL: inject('temporalUiUrl') || 'http://localhost:8233',
-    LOG_LEVEL: 'silent',
-  });
-  const connection = await Connection.connect({ address: inject('temporalAddress') });
-  const client = new Client({ connection, namespace: 'default' });
-  const app = buildApp({ config, client, namespace: 'default', logger: createLogger('api', { level: 'silent' }) });
-  await app.listen({ host: '127.0.0.1', port });
-  return {
-    url: `http://127.0.0.1:${port}`,
-    async close() {
-      await app.close();
-      await connection.close();
-    },
-  };
-}
 
 export interface SeenRequest {
   method: string;

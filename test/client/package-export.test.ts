@@ -4,7 +4,6 @@
 // and through `npx retrysafe`. `npm install` fetches the package's few dependencies from
 // the registry, from npm's cache when it has them. And inside the repository,
 // `retrysafe/client` resolves through the workspace link to the source the other tests use.
-import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, lstatSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -16,6 +15,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as viaPackage from 'retrysafe/client';
 import * as viaPath from '../../client/lib/index.js';
+import { listenOnFreePort } from '../support/loopback.js';
 import { operation, problem } from './scripted-api.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -111,9 +111,7 @@ describe('packed, and installed outside the repository', () => {
       res.writeHead(answer.status, { 'content-type': answer.status === 202 ? 'application/json' : 'application/problem+json' });
       res.end(JSON.stringify(answer.body));
     });
-    api.listen(0, '127.0.0.1');
-    await once(api, 'listening');
-    apiUrl = `http://127.0.0.1:${(api.address() as { port: number }).port}`;
+    apiUrl = await listenOnFreePort(api);
   }, 600_000);
 
   afterAll(async () => {

@@ -1,4 +1,4 @@
-// The tutorial's two terminals, as the README writes them: the real launcher with
+// The tutorial's two terminals, as docs/operations.md writes them: the real launcher with
 // `--operations examples/shipping` and RETRYSAFE_SERVICES (its own dev server, bank,
 // worker and API on free ports), and the example shipping service as a process of its own.
 // Also what a newcomer meets when a step is missed: a folder that is not there, the service's

@@ -9,6 +9,7 @@ import { buildApp } from '../../examples/shipping/service/app.js';
 import { loadShippingConfig } from '../../examples/shipping/service/config.js';
 import {
   expectProblem,
+  LOST_ANSWER,
   networkError,
   sandboxKey,
   startSandboxApp,
@@ -156,13 +157,13 @@ describe('fault injection (SANDBOX_FAULTS=1)', () => {
     const key = sandboxKey('shipment');
     expect((await call('PUT', '/_faults', { body: { dropResponseAfterCommit: 1 } })).status).toBe(200);
     try {
-      expect(await networkError(call('POST', '/shipments', { key, body: PARCEL }))).toBeDefined();
+      expect(await networkError(call('POST', '/shipments', { key, body: PARCEL }))).toMatch(LOST_ANSWER);
       const retry = await call('POST', '/shipments', { key, body: PARCEL });
       expect(retry.status).toBe(201);
       expect(retry.headers.get('idempotent-replayed')).toBe('true');
       expect((await call('GET', path(key))).body).toMatchObject({ shipmentId: retry.body.id, status: 'created' });
       // A cancel's answer is lost the same way; the cancel stands, and asking again says so.
-      expect(await networkError(call('POST', path(key, '/cancel')))).toBeDefined();
+      expect(await networkError(call('POST', path(key, '/cancel')))).toMatch(LOST_ANSWER);
       expect((await call('POST', path(key, '/cancel'))).body).toMatchObject({ status: 'cancelled' });
     } finally {
       await call('PUT', '/_faults', { body: { dropResponseAfterCommit: 0 } });
@@ -173,8 +174,8 @@ describe('fault injection (SANDBOX_FAULTS=1)', () => {
     const key = sandboxKey('shipment');
     await call('PUT', '/_faults', { body: { down: true } });
     try {
-      expect(await networkError(call('POST', '/shipments', { key, body: PARCEL }))).toBeDefined();
-      expect(await networkError(call('POST', path(key, '/cancel')))).toBeDefined();
+      expect(await networkError(call('POST', '/shipments', { key, body: PARCEL }))).toMatch(LOST_ANSWER);
+      expect(await networkError(call('POST', path(key, '/cancel')))).toMatch(LOST_ANSWER);
       // Reads are never faulted: an auditor can always look.
       expectProblem(await call('GET', path(key)), 404, 'shipment_not_found');
     } finally {

@@ -1,8 +1,8 @@
-// The README's "Add your own operation" tutorial, run end to end: the example shipping
+// The "Add your own operation" tutorial (docs/operations.md), run end to end: the example shipping
 // service as a real process (`examples/shipping/service/server.ts`), the API and the worker
 // as real processes loading `RETRYSAFE_OPERATIONS=examples/shipping` (the worker reaching
 // the service through RETRYSAFE_SERVICES), the bank in this process. A fulfilment through
-// the API (the README's curl), the client library (`rs.start`) and the CLI (a command it
+// the API (the tutorial's curl), the client library (`rs.start`) and the CLI (a command it
 // discovers in /openapi.json); a refusal that refunds the charge; a lost response at the
 // shipping service; a step fenced at its deadline; replays. Every test reads the ledgers:
 // the bank's balance and charge, the shipping service's row, and the audit of the
@@ -44,7 +44,7 @@ beforeAll(async () => {
     worker: 'process',
     api: 'process',
     stepDeadlineMs: 5_000,
-    // Relative, as the README writes it: the API and the worker run from the repository root.
+    // Relative, as the tutorial writes it: the API and the worker run from the repository root.
     env: { RETRYSAFE_OPERATIONS: 'examples/shipping' },
     workerEnv: { RETRYSAFE_SERVICES: `shipping=${shippingUrl}` },
   });
@@ -74,7 +74,7 @@ const parcel = (acc: string, more: Record<string, unknown> = {}) => ({
   ...more,
 });
 
-/** The README's curl: POST /v1/fulfilments with an Idempotency-Key. */
+/** The tutorial's curl: POST /v1/fulfilments with an Idempotency-Key. */
 function fulfil(key: string, body: unknown, prefer = 'wait=20') {
   return stack.api.request('POST', '/v1/fulfilments', { body, headers: { 'idempotency-key': key, prefer } });
 }

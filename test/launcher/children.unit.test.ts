@@ -39,8 +39,10 @@ describe('the dev server command line', () => {
     expect(() => devServerArgs({ bin: 'temporal', port: 7300, without: ['no-such-setting'] })).toThrow(/no-such-setting/);
   });
 
-  it('never turns SQLite durability off', () => {
+  it('never turns SQLite durability off: WAL with synchronous=full', () => {
     const pragmas = DEV_SERVER_TUNING.flatMap((s) => s.args.filter((_, i, all) => all[i - 1] === '--sqlite-pragma'));
+    // Without a synchronous pragma at all, the check below would pass on nothing.
+    expect(pragmas).toEqual(expect.arrayContaining(['journal_mode=wal', 'synchronous=full']));
     expect(pragmas.filter((p) => /^synchronous=/i.test(p))).not.toContainEqual(expect.stringMatching(/=(off|0)$/i));
   });
 });

@@ -6,7 +6,6 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { once } from 'node:events';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { renderBanner } from '../../tools/launcher/banner.js';
 import { answers, checkOutsideOperations } from '../../tools/launcher/operations.js';
@@ -15,6 +14,7 @@ import { Output } from '../../tools/launcher/output.js';
 import { stackParts, validateParts } from '../../tools/launcher/parts.js';
 import { freePort } from '../../tools/supervisor/ports.js';
 import { problemsOf, problemsOfAsync } from '../support/config-problems.js';
+import { listenOnFreePort } from '../support/loopback.js';
 import { EMBEDDED, stackOf } from './fixtures.js';
 import { ROOT } from './harness.js';
 
@@ -141,11 +141,10 @@ describe('--operations: operations defined outside the source folders', () => {
   });
 
   it('tells whether a service answers on its port', async () => {
-    const server = createServer().listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    const { port } = server.address() as { port: number };
+    const server = createServer();
+    const url = await listenOnFreePort(server);
     try {
-      expect(await answers(`http://127.0.0.1:${port}/base`)).toBe(true);
+      expect(await answers(`${url}/base`)).toBe(true);
     } finally {
       server.close();
     }

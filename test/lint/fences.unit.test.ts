@@ -2,6 +2,7 @@
 // forbidden crossing fails `npm run lint` with its fence's message, and the named surface
 // the tooling may use passes. The files are linted as text under the paths given, so
 // nothing is written into the tree.
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ESLint } from 'eslint';
 import { describe, expect, it } from 'vitest';
@@ -10,6 +11,8 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const eslint = new ESLint({ cwd: ROOT });
 
 async function importErrors(filePath: string, specifier: string): Promise<string[]> {
+  // An ignored path would lint to nothing, and every "may import" would pass on it.
+  expect(await eslint.isPathIgnored(join(ROOT, filePath)), filePath).toBe(false);
   const [result] = await eslint.lintText(`import '${specifier}';\n`, { filePath });
   return result!.messages.filter((m) => m.ruleId === 'no-restricted-imports').map((m) => m.message);
 }

@@ -6,7 +6,7 @@ import { buildApp, type ReservationsDeps } from '../../downstream/reservations/a
 import { sandboxKey, startSandboxService, useSandbox } from '../support/sandbox-harness.js';
 import type { Answer, SandboxUnderTest, ServiceOptions } from '../support/sandbox-harness.js';
 
-export { expectProblem, manualClock, networkError, type Answer } from '../support/sandbox-harness.js';
+export { expectProblem, LOST_ANSWER, manualClock, networkError, type Answer } from '../support/sandbox-harness.js';
 
 export interface Stock {
   sku: string;

@@ -31,8 +31,10 @@ export interface ApiHandle extends ApiClient {
   registry: Registry;
 }
 
+/** The API on 127.0.0.1:`port`, or on a free port (a test that restarts it where a client expects it gives the port). */
 export async function startApi(opts: {
   taskQueue: string;
+  port?: number;
   apiKeys?: string;
   stepDeadlineMs?: number;
   attentionAfterMs?: number;
@@ -40,7 +42,7 @@ export async function startApi(opts: {
   env?: Record<string, string>;
 }): Promise<ApiHandle> {
   const config = loadApiConfig({
-    API_PORT: '0',
+    API_PORT: String(opts.port ?? 0),
     RETRYSAFE_TASK_QUEUE: opts.taskQueue,
     RETRYSAFE_API_KEYS: opts.apiKeys,
     RETRYSAFE_STEP_DEADLINE: String(opts.stepDeadlineMs ?? 20_000),
@@ -54,7 +56,7 @@ export async function startApi(opts: {
   const client = new Client({ connection, namespace: 'default' });
   const registry = new Registry();
   const app = buildApp({ config, client, namespace: 'default', registry, logger: createLogger('api', { level: 'silent' }) });
-  await app.listen({ host: '127.0.0.1', port: 0 });
+  await app.listen({ host: '127.0.0.1', port: opts.port ?? 0 });
   const address = app.server.address();
   const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
 

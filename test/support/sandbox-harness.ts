@@ -121,7 +121,7 @@ export async function withService<T extends SandboxUnderTest>(
 }
 
 /** Listens on a free loopback port; returns the base URL. */
-export async function listenOnLoopback(app: SandboxApp): Promise<string> {
+async function listenOnLoopback(app: SandboxApp): Promise<string> {
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
   if (!address || typeof address === 'string') throw new Error('no TCP address');
@@ -150,6 +150,9 @@ export function caller(url: string): Call {
     return { status: res.status, headers: res.headers, body, text };
   };
 }
+
+/** What `networkError` says of an answer the service dropped: the connection reset or closed under the call. */
+export const LOST_ANSWER = /ECONNRESET|UND_ERR_SOCKET|EPIPE/;
 
 /** The network-level failure a client sees (a connection closed without an answer), or undefined when an answer came back. */
 export async function networkError(p: Promise<unknown>): Promise<string | undefined> {

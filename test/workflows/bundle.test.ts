@@ -8,19 +8,18 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { loadOperations } from '../../common/operations.js';
+import { quietLogger } from '../../tools/quiet-logger.js';
 import { workflowBundleOptions } from '../../worker/bundle.js';
 
 const cacheDir = mkdtempSync(join(tmpdir(), 'retrysafe-bundle-'));
 afterAll(() => rmSync(cacheDir, { recursive: true, force: true }));
-
-const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error };
 
 describe('a workflow bundle with operations from outside', () => {
   it('runs several executions in one worker: the outside definitions are registered once, beside the shared registry', async () => {
     const { modules, registry } = await loadOperations({ RETRYSAFE_OPERATIONS: new URL('./outside', import.meta.url).pathname });
     expect(registry.has('ping')).toBe(true);
     const options = workflowBundleOptions(modules, cacheDir);
-    const { code } = await bundleWorkflowCode({ ...options, logger: quiet });
+    const { code } = await bundleWorkflowCode({ ...options, logger: quietLogger('error') });
     const files = [
       'v4-payment-succeeded.json',
       'v4-checkout-succeeded.json',

@@ -30,7 +30,6 @@ import {
 } from '../../workflows/contracts.js';
 import type { CheckoutRequest } from '../../workflows/operations/checkout.js';
 import type { PaymentRequest } from '../../workflows/operations/payment.js';
-import type { TransferRequest } from '../../workflows/operations/transfer.js';
 import { operationRef, type OperationRef } from '../../workflows/identity.js';
 
 export type ActivityName = keyof Activities;
@@ -90,7 +89,6 @@ export const CANCEL_REASON = 'by tenant acme through the API at 2030-01-01T00:00
 export const SETTINGS: OperationSettings = { stepDeadlineMs: 60_000, attentionAfterMs: 300_000, holdTtlSeconds: 900 };
 export const CHARGE: Static<typeof PaymentRequest> = { account: 'acc_alice', amount: 4200, currency: 'EUR' };
 export const CART: Static<typeof CheckoutRequest> = { ...CHARGE, items: [{ sku: 'sku_book', quantity: 2 }] };
-export const TRANSFER: Static<typeof TransferRequest> = { from: 'acc_alice', to: 'acc_bob', amount: 500, currency: 'EUR' };
 
 const OK: { [A in ActivityName]: Awaited<ReturnType<Activities[A]>> } = {
   reserveItems: { reservationId: 'res_1' },
