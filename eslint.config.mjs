@@ -22,9 +22,9 @@ const UP = '^(\\.\\./)+';
 // the CLI's argument parsers and exit codes, which the demo's command line shares).
 const TOOLS_SURFACE =
   UP +
-  '(workflows/(?!(registry|definition|identity|contracts|failures|fields)\\.js$|operations/)' +
+  '(workflows/(?!(registry|definition|identity|contracts|failures)\\.js$|operations/)' +
   '|activities/(?!index\\.js$)' +
-  '|worker/(?!(create|config|bundle)\\.js$)' +
+  '|worker/(?!(create|config)\\.js$)' +
   '|client/api/(?!(app|config|start-options|fingerprint)\\.js$)' +
   '|downstream/(?!(bank|reservations)/config\\.js$|shared/faults\\.js$)' +
   '|client/cli/(?!(args|exit-codes)\\.js$)' +

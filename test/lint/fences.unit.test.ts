@@ -29,6 +29,8 @@ describe('folder fences', () => {
     ['tools/x.ts', '../activities/bank.js', 'named surface'],
     ['tools/chaos/x.ts', '../../client/api/routes/operations.js', 'named surface'],
     ['tools/demo/x.ts', '../../client/cli/commands.js', 'named surface'],
+    ['tools/bench/x.ts', '../../worker/bundle.js', 'named surface'],
+    ['tools/x.ts', '../workflows/fields.js', 'named surface'],
     ['workflows/x.ts', '../tools/dev-server.js', 'deterministic'],
   ])('%s may not import %s', async (file, specifier, message) => {
     const errors = await importErrors(file, specifier);

@@ -14,6 +14,7 @@ import { NO_FAULTS, type FaultsPatch } from '../../downstream/shared/faults.js';
 import { openDatabase } from '../../downstream/shared/db.js';
 import type { WorkerWebhooks } from '../../worker/config.js';
 import { createWorker } from '../../worker/create.js';
+import { quietLogger } from '../../tools/quiet-logger.js';
 import { caller } from './sandbox-harness.js';
 
 /** Faults to turn on at a sandbox (`PUT /_faults` takes any of them). */
@@ -170,10 +171,7 @@ let runtimeQuieted = false;
 function quietRuntime(): void {
   if (runtimeQuieted) return;
   runtimeQuieted = true;
-  const noop = () => undefined;
-  Runtime.install({
-    logger: { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: (m) => console.error(m) },
-  });
+  Runtime.install({ logger: quietLogger('error') });
 }
 
 export interface WorkerHandle {

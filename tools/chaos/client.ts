@@ -15,7 +15,7 @@ import { isTerminal, outcomeSignature, type ClientContext, type OpRecord } from 
 import { backoff, call, check429, check5xx, get, other, post, problemCode, retryAfterMs, unlessRetried } from './requests.js';
 
 /** Share of operations a client cancels at a random moment after sending them. */
-export const CANCEL_RATE = 0.15;
+const CANCEL_RATE = 0.15;
 
 function recordTerminal(rec: OpRecord, operation: Record<string, unknown>, via: string): void {
   rec.terminal = operation;

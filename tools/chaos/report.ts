@@ -38,7 +38,7 @@ export function newFaultTally(): FaultTally {
 }
 
 /** How each process fault reads in the table. */
-export const PROCESS_FAULT_LABELS: Record<ProcessFaultKind, string> = {
+const PROCESS_FAULT_LABELS: Record<ProcessFaultKind, string> = {
   worker_kill: 'worker SIGKILL (+ restart)',
   api_kill: 'API SIGKILL mid-request',
   api_restart: 'API restart (SIGTERM + start)',

@@ -30,7 +30,7 @@ import { startChaosTemporal, type ChaosTemporal } from './stack-temporal.js';
 import { openLedgers, putFaults, type InitialLedgers } from './sandbox-admin.js';
 import { SERVICES, type Service } from './vocabulary.js';
 
-export const TASK_QUEUE = 'retrysafe-chaos';
+const TASK_QUEUE = 'retrysafe-chaos';
 const READY_TIMEOUT_MS = 180_000;
 
 /** A process that dies on its own comes back a second later, whatever happened before. */

@@ -6,7 +6,7 @@
 // namespace) are listed with the point at which each can run.
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { initPostgres, postgresCommand } from '../../tools/postgres.js';
+import { initPostgres, postgresCommand } from '../postgres.js';
 import { ensureTemporalServer, ensureUiServer, temporalServerBinaries, uiServerBinary } from './build.js';
 import { dynamicConfig, serverConfig, uiConfig, writeJson, type ServerLogLevel, type TemporalRole } from './config.js';
 import { grpcServing, HEALTH_SERVICE, httpOk, postgresAccepting } from './health.js';

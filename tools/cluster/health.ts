@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
-import { postgresBinDir } from '../../tools/postgres.js';
+import { postgresBinDir } from '../postgres.js';
 import type { TemporalRole } from './config.js';
 
 const { ServingStatus } = proto.grpc.health.v1.HealthCheckResponse;

@@ -5,7 +5,7 @@
 // existing database applies nothing, or only a newer release's upgrade steps.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { ensureDatabase, psql } from '../../tools/postgres.js';
+import { ensureDatabase, psql } from '../postgres.js';
 import { STORES, TEMPORAL_DB_USER } from './config.js';
 
 const run = promisify(execFile);

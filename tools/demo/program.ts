@@ -11,7 +11,7 @@ import type { DemoOpts } from './run.js';
 const NAME = 'npm run demo --';
 const SYNOPSIS = `${NAME} [--api-url <url>] [--bank-url <url>] [--reservations-url <url>]`;
 
-export function buildDemoProgram(setExit: (code: number) => void): Command {
+function buildDemoProgram(setExit: (code: number) => void): Command {
   return new Command(NAME)
     .description('A narrated run against the local stack (npm start -- --faults): a lost response retried safely')
     .exitOverride()

@@ -65,14 +65,14 @@ export interface StackPart extends Pick<PartSpec, 'name' | 'ready'> {
 }
 
 /** The environment a child gets: the launcher's, plus its own variables, minus unsetEnv. */
-export function childEnv(part: StackPart): Record<string, string | undefined> {
+function childEnv(part: StackPart): Record<string, string | undefined> {
   const env: Record<string, string | undefined> = { ...process.env, ...part.env };
   for (const name of part.unsetEnv ?? []) delete env[name];
   return env;
 }
 
 /** Display form of a listening host: a browser-friendly name for loopback and wildcard. */
-export function displayHost(host: string): string {
+function displayHost(host: string): string {
   if (['127.0.0.1', '0.0.0.0', '::', '::1', 'localhost'].includes(host)) return 'localhost';
   return host.includes(':') ? `[${host}]` : host;
 }

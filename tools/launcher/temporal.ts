@@ -7,12 +7,12 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Connection } from '@temporalio/client';
-import { startDevServer, type DevServer } from '../../tools/dev-server.js';
+import { startDevServer, type DevServer } from '../dev-server.js';
 import { setupNamespace, waitForSearchAttributes } from '../../common/namespace-setup.js';
 import { StartError } from '../supervisor/ready.js';
 import { RESTART_WITH_BACKOFF, type Supervisor } from '../supervisor/supervisor.js';
 import { loadTemporalSettings } from '../../common/temporal.js';
-import { ensureTemporalCli } from '../../tools/temporal-cli.js';
+import { ensureTemporalCli } from '../temporal-cli.js';
 import { temporalServerBinaries, uiServerBinary, TEMPORAL_SERVER_VERSION, TEMPORAL_UI_SERVER_VERSION } from '../cluster/build.js';
 import { defineCluster, type ClusterDefinition } from '../cluster/cluster.js';
 import { blockPorts } from '../cluster/ports.js';
