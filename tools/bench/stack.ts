@@ -19,7 +19,7 @@ import { downstreamEnv, loopbackUrl, PART_ENTRY, partEnv, temporalEnv, type Stac
 import { freePort } from '../supervisor/ports.js';
 import { httpProbe, lineProbe, type Probe } from '../supervisor/ready.js';
 import { Supervisor } from '../supervisor/supervisor.js';
-import { ensureTemporalCli, temporalCliVersion } from '../../tools/temporal-cli.js';
+import { ensureTemporalCli, temporalCliVersion } from '../temporal-cli.js';
 import { WORKFLOW_BUNDLE_OPTIONS } from '../../worker/create.js';
 import { startDevServerWithout } from './tuning.js';
 

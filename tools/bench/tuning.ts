@@ -7,7 +7,7 @@ import {
   type DevServer,
   type DevServerOptions,
   type DevServerSetting,
-} from '../../tools/dev-server.js';
+} from '../dev-server.js';
 import type { Supervisor } from '../supervisor/supervisor.js';
 
 export type TuningSetting = DevServerSetting;

@@ -28,8 +28,8 @@ Options:
   --faults   start the sandbox services with fault injection (SANDBOX_FAULTS=1)
   --operations <folder>
              also run the operations of <folder>/operations.ts (repeatable); the
-             worker finds the services they call in RETRYSAFE_SERVICES. See "Add your
-             own operation" in the README (examples/shipping)
+             worker finds the services they call in RETRYSAFE_SERVICES. See
+             docs/operations.md (examples/shipping)
   -h, --help show this help
 
 Environment (defaults in brackets):

@@ -10,7 +10,7 @@ import { arch, platform } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ensureDatabase, initPostgres, postgresBinDir, postgresCommand, postgresUrl, psql } from '../../../tools/postgres.js';
+import { ensureDatabase, initPostgres, postgresBinDir, postgresCommand, postgresUrl, psql } from '../../postgres.js';
 
 export const PEERS_DIR = fileURLToPath(new URL('.', import.meta.url));
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
