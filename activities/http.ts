@@ -98,14 +98,12 @@ function currentRequestId(): string | undefined {
  * for an undo, retried until it succeeds.
  */
 export function keyedService(service: string, opts: HttpOptions) {
-  const effect = async (path: string, key: string, body: unknown): Promise<DownstreamAnswer> =>
-    expectSuccess(service, await callDownstream(opts, 'POST', path, { idempotencyKey: key, body }));
   return {
     /** The keyed effect as a client method: the new entry's id (under `idName`), and whether it was replayed. */
     creator:
       <N extends string>(path: string, idName: N) =>
       async (key: string, body: unknown): Promise<Record<N, string> & { replayed: boolean }> => {
-        const answer = await effect(path, key, body);
+        const answer = expectSuccess(service, await callDownstream(opts, 'POST', path, { idempotencyKey: key, body }));
         return { [idName]: String(answer.body.id), replayed: answer.replayed } as Record<N, string> & { replayed: boolean };
       },
     action: async (path: string, key: string, { undo }: { undo: boolean }): Promise<DownstreamAnswer> =>
