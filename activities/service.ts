@@ -5,7 +5,7 @@
 // where the path says `{key}`, in the path.
 import type { HttpMethod } from '../workflows/definition.js';
 import { DownstreamUnavailableError } from './errors.js';
-import { callDownstream, expectSuccess, expectUndone, pathKey } from './http.js';
+import { callDownstream, expectSuccess, expectUndone, keyedPath } from './http.js';
 
 export interface ServiceCall {
   service: string;
@@ -32,8 +32,7 @@ export async function callService(
   const baseUrl = opts.urls.get(call.service);
   // Retried, not failed for good: a worker that knows the service may take the next attempt.
   if (!baseUrl) throw new DownstreamUnavailableError(`no base URL for service ${call.service} on this worker`);
-  const path = call.path.replaceAll('{key}', pathKey(downstreamKey));
-  const answer = await callDownstream({ baseUrl, timeoutMs: opts.timeoutMs }, call.method, path, {
+  const answer = await callDownstream({ baseUrl, timeoutMs: opts.timeoutMs }, call.method, keyedPath(call.path, downstreamKey), {
     idempotencyKey: downstreamKey,
     body: call.body ?? {},
   });

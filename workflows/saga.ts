@@ -180,33 +180,17 @@ export class Saga {
     const ran = await this.compensate();
     const compensations = ran.map((c) => c.name);
     if (ran.length > 0) this.progress.describe(`compensations ran: ${ran.map(describeCompensation).join('; ')}`);
-    let { code, message } = err;
-    // A cancel the API accepted ends cancelled, whatever else stopped the saga meanwhile
-    // (only the outcome differs, not the commands: no patch needed).
-    if (code !== CANCELLED_CODE && this.cancel.requested) {
-      message = `${this.cancelWords()}; before it took hold: ${code} (${message})`;
-      code = CANCELLED_CODE;
-    }
-    if (ran.length > 0) message = `${message}; ${ran.map(describeCompensation).join('; ')}`;
-    return this.finish(this.progress.fail({ code, message, compensations }));
+    const { code, message } = this.cancelledOver(err);
+    const described = ran.length > 0 ? `${message}; ${ran.map(describeCompensation).join('; ')}` : message;
+    return this.finish(this.progress.fail({ code, message: described, compensations }));
   }
 
   /** The outcome, once the notification workflow (if any) has started: closing earlier would lose it. */
   private async finish(outcome: OperationOutcome): Promise<OperationOutcome> {
     if (this.notified) await this.notified;
-    // The same rule for a cancel that arrived during that wait (an operation refused in its
-    // first workflow task stays open until the child has started): only the result differs.
-    if (outcome.status === 'failed' && outcome.error.code !== CANCELLED_CODE && this.cancel.requested) {
-      const { code, message } = outcome.error;
-      outcome = {
-        ...outcome,
-        error: {
-          ...outcome.error,
-          code: CANCELLED_CODE,
-          message: `${this.cancelWords()}; before it took hold: ${code} (${message})`,
-        },
-      };
-    }
+    // Again for a cancel that arrived during that wait (an operation refused in its first
+    // workflow task stays open until the child has started).
+    if (outcome.status === 'failed') outcome = { ...outcome, error: { ...outcome.error, ...this.cancelledOver(outcome.error) } };
     return {
       ...outcome,
       ...(this.settings.notify ? { notify: true as const } : {}),
@@ -236,6 +220,16 @@ export class Saga {
       CANCELLED_CODE,
       `the operation was cancelled after ${step.name}${next ? `, before any outcome of ${next.name} was recorded` : ', its last step'} (${this.cancelWords()})`,
     );
+  }
+
+  /**
+   * A cancel the API accepted ends cancelled, whatever else stopped the saga meanwhile: the
+   * error as it ends, the other cause kept in the message. Only the outcome differs, not the
+   * commands: no patch needed.
+   */
+  private cancelledOver({ code, message }: { code: string; message: string }): { code: string; message: string } {
+    if (code === CANCELLED_CODE || !this.cancel.requested) return { code, message };
+    return { code: CANCELLED_CODE, message: `${this.cancelWords()}; before it took hold: ${code} (${message})` };
   }
 
   private cancelWords(): string {

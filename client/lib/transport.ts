@@ -132,23 +132,10 @@ export class Transport {
       return { status: res.status, headers: res.headers, body: parsed, url };
     } catch (err) {
       if (ctx.signal?.aborted) throw ctx.signal.reason;
-      if (timeout.signal.aborted) {
-        throw new ApiError(`no answer from ${url} within ${timeoutMs} ms`, ctx.key, null, 'timeout', true, undefined, 1, {
-          cause: err,
-        });
-      }
-      throw new ApiError(
-        `cannot reach ${url}: ${describeNetworkError(err)}`,
-        ctx.key,
-        null,
-        'network_error',
-        true,
-        undefined,
-        1,
-        {
-          cause: err,
-        },
-      );
+      const [message, code] = timeout.signal.aborted
+        ? [`no answer from ${url} within ${timeoutMs} ms`, 'timeout']
+        : [`cannot reach ${url}: ${describeNetworkError(err)}`, 'network_error'];
+      throw new ApiError(message, ctx.key, null, code, true, undefined, 1, { cause: err });
     } finally {
       clearTimeout(timer);
     }

@@ -1,6 +1,7 @@
 // The client's retry decisions, isolated: a scripted HTTP server on loopback plays the API,
 // and an injected clock, sleep and random source replace time, so delays are read, not
 // waited for.
+import { createServer, type ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import {
   ApiError,
@@ -9,6 +10,7 @@ import {
   OperationPendingError,
   type ClientOptions,
 } from '../../client/lib/index.js';
+import { listenOnFreePort } from '../support/loopback.js';
 import { operation, problem, useScriptedApi } from './scripted-api.js';
 
 const api = useScriptedApi();
@@ -302,5 +304,26 @@ describe('following a 202', () => {
       code: 'invalid_response',
       retryable: false,
     });
+  });
+});
+
+describe('an API that never answers', () => {
+  it('each attempt ends at requestTimeoutMs as a retryable `timeout` with no status, then the client gives up', async () => {
+    const pending = new Set<ServerResponse>();
+    const silent = createServer((_req, res) => void pending.add(res));
+    const url = await listenOnFreePort(silent);
+    try {
+      const { client } = fakeTimeClient({ baseUrl: url, requestTimeoutMs: 50, retry: { maxAttempts: 1 } });
+      const err = await client.operations.get('order-silent').catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ApiError);
+      expect(err).toMatchObject({ status: null, code: 'timeout', retryable: true, attempts: 1 });
+      expect((err as ApiError).message).toMatch(
+        /^no answer from http:\/\/127\.0\.0\.1:\d+\/v1\/operations\/order-silent within 50 ms/,
+      );
+      expect(pending.size).toBe(1);
+    } finally {
+      for (const res of pending) res.destroy();
+      silent.close();
+    }
   });
 });
