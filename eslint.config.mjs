@@ -22,7 +22,7 @@ const UP = '^(\\.\\./)+';
 // the CLI's argument parsers and exit codes, which the demo's command line shares).
 const TOOLS_SURFACE =
   UP +
-  '(workflows/(?!(registry|definition|identity|contracts|failures)\\.js$|operations/)' +
+  '(workflows/(?!(registry|definition|program|identity|contracts|failures)\\.js$|operations/)' +
   '|activities/(?!index\\.js$)' +
   '|worker/(?!(create|config)\\.js$)' +
   '|client/api/(?!(app|config|start-options|fingerprint)\\.js$)' +

@@ -13,6 +13,8 @@ export const LogEvent = {
   faultInjected: 'fault_injected',
   /** A worker's call to a downstream service failed; `result` says how (refused, unavailable). */
   downstreamCallFailed: 'downstream_call_failed',
+  /** A worker refused an operation's program before any call: it lacks a service or activity the program needs. */
+  programRefused: 'program_refused',
 } as const;
 
 export type LogEventName = (typeof LogEvent)[keyof typeof LogEvent];

@@ -26,6 +26,12 @@ export interface ExecutionView {
   typedSearchAttributes?: TypedSearchAttributes;
   /** What DescribeWorkflowExecution adds (a visibility row has none): whether a cancel was requested. */
   raw?: { workflowExtendedInfo?: { cancelRequested?: boolean | null } | null };
+  /**
+   * Why the engine cannot make progress with it, when it cannot: its workflow tasks keep
+   * failing (a non-determinism error, an activity the worker lacks). The workflow cannot say
+   * so itself, since none of its code completes; the reader found it in the engine's state.
+   */
+  stuck?: string;
 }
 
 export interface ResourceContext {
@@ -90,7 +96,12 @@ export function operationFromOutcome(
     status: { name: 'COMPLETED' },
     startTime: new Date(value.createdAt),
     closeTime: closedAt,
-    memo: { type: value.type, key: value.key, ...(value.notify ? { notify: true } : {}) },
+    memo: {
+      type: value.type,
+      key: value.key,
+      ...(value.notify ? { notify: true } : {}),
+      ...(value.version ? { definition: { version: value.version } } : {}),
+    },
   };
   return toOperation(view, value, ctx);
 }
@@ -135,8 +146,11 @@ export function toOperation(exec: ExecutionView, outcome: unknown, ctx: Resource
   const saType = sa?.get(SearchAttributes.OperationType);
   // An execution this API did not start (no memo, no attribute) names no type of its own.
   const type: OperationType = isOperationType(memo.type) ? memo.type : isOperationType(saType) ? saType : 'unknown';
-  const needsAttention =
+  const flagged =
     typeof memo.needsAttention === 'boolean' ? memo.needsAttention : (sa?.get(SearchAttributes.NeedsAttention) ?? false);
+  const needsAttention = flagged || exec.stuck !== undefined;
+  const attentionReason = exec.stuck ?? (typeof memo.attentionReason === 'string' ? memo.attentionReason : undefined);
+  const version = definitionVersionOf(memo, outcome, sa);
 
   const closedAt = exec.closeTime;
   const cancelRequested =
@@ -152,6 +166,8 @@ export function toOperation(exec: ExecutionView, outcome: unknown, ctx: Resource
     keyExpiresAt: closedAt && ctx.retentionMs !== undefined ? new Date(closedAt.getTime() + ctx.retentionMs).toISOString() : null,
     steps: stepsFrom(memo.steps),
     needsAttention,
+    ...(needsAttention && attentionReason !== undefined ? { attentionReason } : {}),
+    ...(version !== undefined ? { definition: { version } } : {}),
     cancelRequested,
     // An operation with a completion webhook says so from the start; the service reads how
     // the delivery went once the operation ended.
@@ -175,6 +191,7 @@ export function toOperation(exec: ExecutionView, outcome: unknown, ctx: Resource
         steps,
         ...(facts.step === null || typeof facts.step === 'string' ? { step: facts.step } : {}),
         ...(typeof facts.needsAttention === 'boolean' ? { needsAttention: facts.needsAttention } : {}),
+        ...(typeof facts.attentionReason === 'string' ? { attentionReason: facts.attentionReason } : {}),
       };
       if (outcome.status === 'succeeded') {
         return { ...ended, status: 'succeeded', result: stringResult(outcome.result) };
@@ -190,6 +207,20 @@ export function toOperation(exec: ExecutionView, outcome: unknown, ctx: Resource
   }
 
   return aborted(base, `the operation ended without an outcome (Temporal status ${temporalStatus})`);
+}
+
+/** The definition's version: the start memo's, the outcome's, or the search attribute's (a list row). */
+function definitionVersionOf(
+  memo: Record<string, unknown>,
+  outcome: unknown,
+  sa: TypedSearchAttributes | undefined,
+): string | undefined {
+  const fromMemo = isRecord(memo.definition) ? memo.definition.version : undefined;
+  if (typeof fromMemo === 'string' && fromMemo !== '') return fromMemo;
+  const fromOutcome = isRecord(outcome) ? outcome.version : undefined;
+  if (typeof fromOutcome === 'string' && fromOutcome !== '') return fromOutcome;
+  const fromAttribute = sa?.get(SearchAttributes.DefinitionVersion);
+  return typeof fromAttribute === 'string' && fromAttribute !== '' ? fromAttribute : undefined;
 }
 
 function aborted(base: Operation, message: string): Operation {

@@ -36,7 +36,26 @@ export function operationSchema(types: readonly string[] | undefined) {
       result: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'Present when succeeded' })),
       error: Type.Optional(OperationError),
       steps: Type.Array(Step),
-      needsAttention: Type.Boolean({ description: 'A compensation keeps failing; an operator should look' }),
+      needsAttention: Type.Boolean({
+        description:
+          'An operator should look: a compensation keeps failing, the worker refused its definition, or its workflow tasks keep failing (attentionReason says which)',
+      }),
+      attentionReason: Type.Optional(Type.String({ description: 'Why it needs attention, when it does' })),
+      definition: Type.Optional(
+        Type.Object(
+          {
+            version: Type.String({
+              description:
+                'Digest of the definition the operation runs, recorded at its start: the same for every operation started on the same definition, another after a change',
+              examples: ['3f9c2a1b7d4e6f80'],
+            }),
+          },
+          {
+            description:
+              'The definition the operation started with and finishes on (absent for operations started before it was recorded)',
+          },
+        ),
+      ),
       cancelRequested: Type.Boolean({
         description:
           'A cancel was requested: the operation stops at its next step boundary (the end of its last step included), undoes what it did, and fails with code cancelled',

@@ -93,12 +93,16 @@ export async function loadOperations(
   }
 }
 
+/** A hand-written activity of an outside folder: its target (a DownstreamTarget), and the input its step's field map builds. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- each folder types its own activities
+type OutsideActivity = (...args: any[]) => Promise<unknown>;
+
 /** The hand-written activities of the folders that have an activities module, merged. */
 export async function loadOperationActivities(
   modules: readonly OperationModule[],
   env: Record<string, string | undefined> = process.env,
-): Promise<Record<string, (...args: never[]) => Promise<unknown>>> {
-  const activities: Record<string, (...args: never[]) => Promise<unknown>> = {};
+): Promise<Record<string, OutsideActivity>> {
+  const activities: Record<string, OutsideActivity> = {};
   for (const module of modules) {
     if (!module.activitiesFile) continue;
     const loaded = (await import(pathToFileURL(module.activitiesFile).href)) as { createActivities?: unknown };

@@ -39,6 +39,8 @@ export interface StackDescription {
   taskQueue?: string;
   bank?: SandboxPlace;
   reservations?: SandboxPlace;
+  /** Other services declared calls name (an outside folder's), by name: their base URLs. */
+  services?: Readonly<Record<string, string>>;
   /** The sandboxes' fault-injection endpoints (`PUT /_faults`). */
   faults?: boolean;
   worker?: {
@@ -78,9 +80,14 @@ export function sandboxUrl(place: SandboxPlace | undefined): string | undefined 
   return place?.port === undefined ? undefined : loopbackUrl(place.port);
 }
 
-/** BANK_URL and RESERVATIONS_URL, for the worker and for anything else that calls the sandboxes. */
+/**
+ * RETRYSAFE_SERVICES: where the worker (and anything else that calls them) reaches the
+ * sandboxes and the other services; a service left out keeps the worker's default.
+ */
 export function downstreamEnv(stack: StackDescription): Env {
-  return { ...some('BANK_URL', sandboxUrl(stack.bank)), ...some('RESERVATIONS_URL', sandboxUrl(stack.reservations)) };
+  const urls = { bank: sandboxUrl(stack.bank), reservations: sandboxUrl(stack.reservations), ...stack.services };
+  const entries = Object.entries(urls).filter((e): e is [string, string] => e[1] !== undefined);
+  return entries.length === 0 ? {} : { RETRYSAFE_SERVICES: entries.map(([name, url]) => `${name}=${url}`).join(',') };
 }
 
 function sandboxEnv(prefix: string, stack: StackDescription, place: SandboxPlace | undefined): Env {

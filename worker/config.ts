@@ -2,7 +2,7 @@
 // signing secret are parsed by hand (common/webhooks.ts) so no message ever echoes them; the
 // services' base URLs too (RETRYSAFE_SERVICES), for the same reason.
 import { z } from 'zod';
-import { ConfigError, duration, httpUrl, logLevel, parseEnv } from '../common/env.js';
+import { ConfigError, duration, logLevel, parseEnv } from '../common/env.js';
 import { collectProblems, parseWebhookSecret, parseWebhookUrls } from '../common/webhooks.js';
 
 export const workerEnvSchema = {
@@ -10,8 +10,6 @@ export const workerEnvSchema = {
     .string()
     .regex(/^[\x21-\x7e]{1,200}$/, 'must be 1-200 visible ASCII characters')
     .default('retrysafe'),
-  BANK_URL: httpUrl.default('http://127.0.0.1:4001'),
-  RESERVATIONS_URL: httpUrl.default('http://127.0.0.1:4002'),
   /** Timeout of one HTTP call to a downstream service (below the activities' start-to-close). */
   DOWNSTREAM_TIMEOUT: duration({ min: 100, max: 60_000 }).default(5_000),
   /** host:port of the Prometheus endpoint for the worker's runtime metrics; `off` disables it. */
@@ -22,8 +20,12 @@ export const workerEnvSchema = {
   LOG_LEVEL: logLevel.default('info'),
 };
 
-/** The services declared calls may name, besides the bank and the reservation service (their own URLs). */
-const BUILT_IN_SERVICES = { bank: 'BANK_URL', reservations: 'RESERVATIONS_URL' } as const;
+/**
+ * Where services are reached unless RETRYSAFE_SERVICES names them: the sandboxes on
+ * loopback, as `npm start` runs them. An entry of RETRYSAFE_SERVICES replaces its service's
+ * default and adds any other; nothing else in the worker knows a service by name.
+ */
+export const DEFAULT_SERVICES = 'bank=http://127.0.0.1:4001,reservations=http://127.0.0.1:4002';
 const SERVICE_NAME = /^[a-z][a-z0-9_-]{0,39}$/;
 
 /**
@@ -41,8 +43,6 @@ export function parseServiceUrls(raw: string | undefined): Map<string, string> {
     const url = eq < 0 ? '' : entry.slice(eq + 1).trim();
     if (eq < 0 || name === '' || url === '') problems.push(`${where} must be <service>=<base URL>`);
     else if (!SERVICE_NAME.test(name)) problems.push(`${where}: service name "${name}" must match [a-z][a-z0-9_-]{0,39}`);
-    else if (name in BUILT_IN_SERVICES)
-      problems.push(`${where}: ${name} is set by ${BUILT_IN_SERVICES[name as keyof typeof BUILT_IN_SERVICES]}`);
     else if (urls.has(name)) problems.push(`${where}: service ${name} is named twice`);
     else if (!/^https?:\/\/[^\s]+$/.test(url) || !URL.canParse(url))
       problems.push(`${where} (service ${name}) must be an http:// or https:// URL`);
@@ -50,6 +50,23 @@ export function parseServiceUrls(raw: string | undefined): Map<string, string> {
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return urls;
+}
+
+/** The worker's services: the defaults, with RETRYSAFE_SERVICES's entries over them. */
+export function serviceUrls(raw: string | undefined): Map<string, string> {
+  return new Map([...parseServiceUrls(DEFAULT_SERVICES), ...parseServiceUrls(raw)]);
+}
+
+/** Variables earlier releases read: set, they would now be silently ignored. */
+const REPLACED = {
+  BANK_URL: 'RETRYSAFE_SERVICES=bank=<base URL>',
+  RESERVATIONS_URL: 'RETRYSAFE_SERVICES=reservations=<base URL>',
+} as const;
+
+function replacedVariables(env: Record<string, string | undefined>): string[] {
+  return Object.entries(REPLACED)
+    .filter(([name]) => env[name] !== undefined)
+    .map(([name, instead]) => `${name} is no longer read: set ${instead} instead`);
 }
 
 /** Timeout of one webhook POST: a receiver that takes longer is retried like one that is down. */
@@ -68,7 +85,7 @@ export function loadWorkerConfig(env: Record<string, string | undefined> = proce
   let secret: string | undefined;
   let services = new Map<string, string>();
   const problems = collectProblems([
-    () => void (services = parseServiceUrls(env.RETRYSAFE_SERVICES)),
+    () => void (services = serviceUrls(env.RETRYSAFE_SERVICES)),
     () => void (parsed = parseEnv(workerEnvSchema, env)),
     () => void (urls = parseWebhookUrls(env.RETRYSAFE_WEBHOOKS)),
     () => void (secret = parseWebhookSecret(env.RETRYSAFE_WEBHOOK_SECRET)),
@@ -76,6 +93,7 @@ export function loadWorkerConfig(env: Record<string, string | undefined> = proce
   if (urls.size > 0 && secret === undefined && !problems.some((p) => p.startsWith('RETRYSAFE_WEBHOOK_SECRET'))) {
     problems.push('RETRYSAFE_WEBHOOK_SECRET is required when RETRYSAFE_WEBHOOKS is set (it signs every event)');
   }
+  problems.push(...replacedVariables(env));
   if (problems.length > 0 || parsed === undefined) throw new ConfigError(problems);
   const webhooks: WorkerWebhooks = { urls, secret };
   return { ...(parsed as z.infer<z.ZodObject<typeof workerEnvSchema>>), webhooks, services };

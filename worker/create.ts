@@ -4,8 +4,7 @@
 // Shared by worker/main.ts, the tests and the bench, with how an entry point runs it.
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
-import { createBankClient } from '../activities/bank.js';
-import { createReservationsClient } from '../activities/reservations.js';
+import type { StepActivity } from '../activities/steps.js';
 import type { OperationModule } from '../common/operations.js';
 import { BUNDLE_CACHE_DIR, cachedWorkflowBundle, workflowBundleOptions } from './bundle.js';
 import { WEBHOOK_TIMEOUT_MS, type WorkerWebhooks } from './config.js';
@@ -17,15 +16,13 @@ export interface CreateWorkerOptions {
   connection: NativeConnection;
   namespace: string;
   taskQueue: string;
-  bankUrl: string;
-  reservationsUrl: string;
   downstreamTimeoutMs: number;
-  /** Base URLs of other services that declared calls name (bank and reservations come from their own URLs). */
-  services?: ReadonlyMap<string, string>;
+  /** Base URL of every service declared calls name (worker/config.ts serviceUrls). */
+  services: ReadonlyMap<string, string>;
   /** Folders of operations from outside (RETRYSAFE_OPERATIONS): bundled, and their activities registered. */
   operationModules?: readonly OperationModule[];
   /** The hand-written activities those folders bring. */
-  operationActivities?: Record<string, (...args: never[]) => Promise<unknown>>;
+  operationActivities?: Record<string, StepActivity>;
   /** Completion webhooks (tenants' URLs and the signing secret); none when absent or empty. */
   webhooks?: WorkerWebhooks;
   /** A prebuilt bundle (bundleWorkflowCode) saves the webpack step, e.g. in tests. */
@@ -42,20 +39,13 @@ export interface CreateWorkerOptions {
 
 export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
   const modules = opts.operationModules ?? [];
-  const activities = {
-    ...opts.operationActivities,
-    ...createActivities({
-      bank: createBankClient({ baseUrl: opts.bankUrl, timeoutMs: opts.downstreamTimeoutMs }),
-      reservations: createReservationsClient({ baseUrl: opts.reservationsUrl, timeoutMs: opts.downstreamTimeoutMs }),
-      services: {
-        urls: new Map([...(opts.services ?? []), ['bank', opts.bankUrl], ['reservations', opts.reservationsUrl]]),
-        timeoutMs: opts.downstreamTimeoutMs,
-      },
-      ...(opts.webhooks?.secret && opts.webhooks.urls.size > 0
-        ? { webhooks: { urls: opts.webhooks.urls, secret: opts.webhooks.secret, timeoutMs: WEBHOOK_TIMEOUT_MS } }
-        : {}),
-    }),
-  };
+  const activities = createActivities({
+    services: { urls: opts.services, timeoutMs: opts.downstreamTimeoutMs },
+    ...(opts.operationActivities ? { stepActivities: opts.operationActivities } : {}),
+    ...(opts.webhooks?.secret && opts.webhooks.urls.size > 0
+      ? { webhooks: { urls: opts.webhooks.urls, secret: opts.webhooks.secret, timeoutMs: WEBHOOK_TIMEOUT_MS } }
+      : {}),
+  });
   const cacheDir = opts.bundleCacheDir === undefined ? BUNDLE_CACHE_DIR : opts.bundleCacheDir;
   const workflows: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath' | 'bundlerOptions' | 'interceptors'> =
     opts.workflowBundle

@@ -5,23 +5,23 @@ import { ConfigError } from '../common/env.js';
 import { createLogger } from '../common/logger.js';
 import { loadOperationActivities, loadOperations } from '../common/operations.js';
 import { loadTemporalSettings } from '../common/temporal.js';
+import { stepActivityNames } from '../activities/index.js';
 import { loadWorkerConfig } from './config.js';
 import { createWorker, runUntilShutdown } from './create.js';
+import { checkOpenOperations, definitionProblems } from './start-checks.js';
 
 async function run(): Promise<void> {
   const config = loadWorkerConfig();
   const temporal = loadTemporalSettings();
   const logger = createLogger('worker', { level: config.LOG_LEVEL });
   const { registry, modules } = await loadOperations();
-  // A declared call to a service this worker cannot reach would only fail at run time, retried
-  // until its step is fenced: refuse to start instead.
-  const unreachable = registry.declaredServices.filter((s) => s !== 'bank' && s !== 'reservations' && !config.services.has(s));
-  if (unreachable.length > 0) {
-    throw new ConfigError(
-      unreachable.map((s) => `RETRYSAFE_SERVICES has no base URL for service ${s}, which an operation calls`),
-    );
-  }
   const operationActivities = await loadOperationActivities(modules);
+  // A call to a service this worker cannot reach, or to an activity it lacks, would only fail
+  // at run time, retried until its step is fenced: refuse to start instead.
+  const has = { services: [...config.services.keys()], activities: stepActivityNames(operationActivities) };
+  const problems = definitionProblems(registry, has);
+  if (problems.length > 0) throw new ConfigError(problems);
+  await checkOpenOperations(temporal.connectionOptions, temporal.namespace, config.RETRYSAFE_TASK_QUEUE, has, registry);
 
   Runtime.install({
     logger: {
@@ -45,8 +45,6 @@ async function run(): Promise<void> {
     connection,
     namespace: temporal.namespace,
     taskQueue: config.RETRYSAFE_TASK_QUEUE,
-    bankUrl: config.BANK_URL,
-    reservationsUrl: config.RESERVATIONS_URL,
     downstreamTimeoutMs: config.DOWNSTREAM_TIMEOUT,
     webhooks: config.webhooks,
     services: config.services,

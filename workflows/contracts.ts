@@ -4,6 +4,7 @@
 // deterministic: no Node built-ins, no I/O), activities, the worker and the API.
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import type { OperationRef } from './identity.js';
+import type { OperationProgram, ProgramNeeds } from './program.js';
 
 /** An operation type the registry defines: `payment`, `checkout`, `transfer`, ... */
 export type OperationType = string;
@@ -37,8 +38,11 @@ export interface OperationSettings {
   stepDeadlineMs: number;
   /** A compensation still failing after this long marks the operation NeedsAttention. */
   attentionAfterMs: number;
-  /** How long the reservation service keeps a checkout's hold before it expires. */
-  holdTtlSeconds: number;
+  /**
+   * How long the reservation service kept a checkout's hold, for checkouts started before
+   * the hold time became the checkout definition's own setting (their programs' settings).
+   */
+  holdTtlSeconds?: number;
   /**
    * Only for a tenant with a completion webhook: how its event is delivered. Absent for
    * every other tenant, whose operations then run exactly as they would without the feature.
@@ -53,11 +57,23 @@ export interface NotifySettings {
   temporalUiUrl: string;
 }
 
+/** W3C trace context of the operation's trace, carried as data so that no workflow code reads a header. */
+export interface TraceCarrier {
+  traceparent: string;
+  tracestate?: string;
+}
+
 export interface OperationInput<R> {
   tenant: string;
   key: string;
   request: R;
   settings: OperationSettings;
+  /**
+   * The definition the operation runs, recorded at its start. Absent only in operations
+   * started before operations carried it (they run their type's definition as they always did).
+   */
+  program?: OperationProgram;
+  trace?: TraceCarrier;
 }
 
 /**
@@ -71,6 +87,14 @@ export interface DownstreamTarget {
   downstreamKey: string;
   /** The step or compensation making the call (`charge_payment`, `reverse_charge`), for logs; absent from older workflows. */
   step?: StepName | CompensationName;
+  /** The operation's trace, so the activity's span joins it. */
+  trace?: TraceCarrier;
+  /**
+   * On an operation's first step only: everything its program needs from a worker. A worker
+   * that lacks any of it refuses before making the call (ProgramRefused), so the operation
+   * runs no step rather than some of them.
+   */
+  needs?: ProgramNeeds;
 }
 
 export interface OperationError {
@@ -85,6 +109,15 @@ export interface OperationError {
 export const CANCELLED_CODE = 'cancelled';
 
 /**
+ * Code of an operation whose recorded program the worker refused before any step ran: a
+ * malformed program, or one needing a service or activity the worker does not have.
+ */
+export const DEFINITION_REFUSED_CODE = 'definition_refused';
+
+/** The failure type of that refusal, raised by the activity layer before any downstream call. */
+export const PROGRAM_REFUSED = 'ProgramRefused';
+
+/**
  * What every outcome carries besides its result: with the close time of the execution, all
  * the API needs to answer with the operation, without reading the execution again.
  */
@@ -97,6 +130,10 @@ export interface OutcomeFacts {
   step: StepName | null;
   steps: StepState[];
   needsAttention: boolean;
+  /** Why it needs attention, when it does. */
+  attentionReason?: string;
+  /** The version of the definition it ran; absent for operations started before they carried one. */
+  version?: string;
   /** Set when the operation has a completion webhook, as the start memo says. */
   notify?: true;
   /** Set when a cancel was requested before the operation ended (then it failed, code `cancelled`). */
@@ -116,6 +153,14 @@ export interface StartMemo {
   request: Record<string, unknown>;
   /** Set when the operation has a completion webhook (a notification workflow beside it). */
   notify?: true;
+  /** The definition it runs: its version, and what a worker needs to run it (read by the worker's start check). */
+  definition: DefinitionMemo;
+  /** The operation's trace, so a retry's own trace can link to it. */
+  trace?: { traceparent: string };
+}
+
+export interface DefinitionMemo extends ProgramNeeds {
+  version: string;
 }
 
 /** Memo fields the workflow keeps current, so status reads need no worker. */
@@ -123,6 +168,7 @@ export interface ProgressMemo {
   step: StepName | null;
   steps: StepState[];
   needsAttention?: boolean;
+  attentionReason?: string;
 }
 
 export const NOTIFICATION_STATUSES = ['pending', 'delivered', 'failed'] as const;
@@ -156,7 +202,5 @@ export const SearchAttributes = {
   OperationStep: defineSearchAttributeKey('OperationStep', SearchAttributeType.KEYWORD),
   Tenant: defineSearchAttributeKey('Tenant', SearchAttributeType.KEYWORD),
   NeedsAttention: defineSearchAttributeKey('NeedsAttention', SearchAttributeType.BOOL),
+  DefinitionVersion: defineSearchAttributeKey('DefinitionVersion', SearchAttributeType.KEYWORD),
 } as const;
-
-/** The generic service activity that makes a declared HTTP call (activities/service.ts). */
-export const SERVICE_ACTIVITY = 'callService';

@@ -4,6 +4,7 @@
 // (its businessErrors), not the activity's. Anything else is transient, retried until the
 // step's deadline.
 import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
+import { PROGRAM_REFUSED } from './contracts.js';
 
 /** The failure type of a final refusal; its details carry `{ status, code }`. */
 export const DOWNSTREAM_REFUSAL = 'DownstreamRefusal';
@@ -26,7 +27,13 @@ const EARLIER_REFUSALS: Readonly<Record<string, string>> = {
 };
 
 /** Failure types a step never retries (a regular activity's retry policy lists them). */
-export const FINAL_FAILURE_TYPES: readonly string[] = [DOWNSTREAM_REFUSAL, ...Object.keys(EARLIER_REFUSALS)];
+export const FINAL_FAILURE_TYPES: readonly string[] = [DOWNSTREAM_REFUSAL, PROGRAM_REFUSED, ...Object.keys(EARLIER_REFUSALS)];
+
+/** Whether the worker refused the call before making it: it lacks what the operation's program needs. */
+export function programRefusal(err: unknown): boolean {
+  const cause = activityCause(err);
+  return cause instanceof ApplicationFailure && cause.type === PROGRAM_REFUSED;
+}
 
 /**
  * The failure an activity raised: a regular activity's comes wrapped in an ActivityFailure,

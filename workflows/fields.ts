@@ -1,6 +1,7 @@
 // What the operations' definitions share: request fields in TypeBox (the API validates
 // with them and the OpenAPI document, the client's types and the CLI's options are made
-// from them), and the bank's charge as a step. Deterministic (imported by workflow code
+// from them), and the bank's charge as a step: the one spelling of a charge, used by the
+// built-in operations and by operations defined outside alike. Deterministic (imported by workflow code
 // through the definitions): the currency list is the runtime's own ISO 4217 table, the
 // same for the API and the worker of one release.
 import { Type, type TProperties } from 'typebox';
@@ -46,31 +47,31 @@ export const CHARGE_REFUSALS = {
   currency_mismatch: 'currency_mismatch',
 } as const;
 
-/** Where an auditor reads a charge: captured while in force. */
-export const CHARGE_EFFECT = { path: '/charges/{key}', present: ['captured'] } as const;
-
 /**
  * A charge at the bank as a declared step: the request's `amount` in its `currency` taken
- * from the account in its field `account`, reversed by the compensation `undo`, the
- * charge's id the operation's `resultField`.
+ * from the account in the request field `account`, reversed by the compensation `undo`, the
+ * charge's id the operation's `resultField`; `unavailableCode` is the operation's error when
+ * the charge is fenced (the operation's own by default).
  */
-export function bankCharge<const A extends string>(step: {
+export function bankCharge(step: {
   name: string;
   keySuffix: string;
-  account: A;
+  account: string;
   undo: string;
   resultField: string;
-}): StepDefinition<Record<A | 'amount' | 'currency', unknown>> {
+  unavailableCode?: string;
+}): StepDefinition {
   return keyedHttpStep({
     name: step.name,
     keySuffix: step.keySuffix,
     service: 'bank',
     collection: '/charges',
-    body: { account: step.account, amount: 'amount', currency: 'currency' } as const,
+    body: { account: step.account, amount: 'amount', currency: 'currency' },
     businessErrors: CHARGE_REFUSALS,
     undo: { name: step.undo, action: 'reverse' },
     result: { [step.resultField]: 'id' },
-    present: CHARGE_EFFECT.present,
+    present: ['captured'],
+    ...(step.unavailableCode ? { unavailableCode: step.unavailableCode } : {}),
   });
 }
 

@@ -28,7 +28,7 @@ import { sagaMetrics } from './metrics.js';
 
 export class Progress {
   private current: StepName | null = null;
-  private attention = false;
+  private attention: string | undefined;
   private readonly lines: string[] = [];
   private readonly logMeta: Record<string, string>;
 
@@ -36,6 +36,8 @@ export class Progress {
     private readonly type: OperationType,
     private readonly operation: OperationRef,
     private readonly steps: StepState[],
+    /** The definition's version, when the operation carries its definition. */
+    private readonly version?: string,
   ) {
     this.logMeta = { tenant: operation.tenant, key: operation.key, type };
   }
@@ -77,12 +79,13 @@ export class Progress {
     setCurrentDetails(this.lines.slice(-6).join('\n\n'));
   }
 
-  needsAttention(): void {
-    this.attention = true;
+  /** Flags the operation for an operator, with what is wrong (a compensation that keeps failing, a refused definition). */
+  needsAttention(reason: string): void {
+    this.attention = reason;
     sagaMetrics.needsAttention(this.type);
-    log.warn('operation needs attention: a compensation keeps failing', { ...this.logMeta, step: this.current });
-    this.describe('**needs attention**: a compensation keeps failing; still retrying');
-    upsertMemo({ needsAttention: true });
+    log.warn(`operation needs attention: ${reason}`, { ...this.logMeta, step: this.current });
+    this.describe(`**needs attention**: ${reason}`);
+    upsertMemo({ needsAttention: true, attentionReason: reason });
     upsertSearchAttributes([{ key: SearchAttributes.NeedsAttention, value: true }]);
   }
 
@@ -109,7 +112,9 @@ export class Progress {
       createdAt: workflowInfo().startTime.toISOString(),
       step: this.current,
       steps: this.snapshot(),
-      needsAttention: this.attention,
+      needsAttention: this.attention !== undefined,
+      ...(this.attention !== undefined ? { attentionReason: this.attention } : {}),
+      ...(this.version ? { version: this.version } : {}),
     };
   }
 

@@ -71,9 +71,9 @@ export class OperationRegistry {
    * that count by name would mix them.
    */
   private checkSharedNames(): void {
-    const seen = new Map<string, { type: string; step: StepDefinition<never> }>();
+    const seen = new Map<string, { type: string; step: StepDefinition }>();
     for (const definition of this.byType.values()) {
-      for (const step of definition.steps as readonly StepDefinition<never>[]) {
+      for (const step of definition.steps) {
         const earlier = seen.get(step.name);
         if (
           earlier &&

@@ -2,7 +2,7 @@
 //
 //   try {
 //     return await saga.forward(async () => {
-//       for (const step of definition.steps) await saga.step(step, request);
+//       for (const step of program.steps) await saga.step(step);
 //       return saga.succeed(result);
 //     });
 //   } catch (err) {
@@ -39,18 +39,20 @@ import { activitiesWith, retriedUntilDeadline, retriedUntilDone, runStep, type S
 import { CancelWatch } from './cancellation.js';
 import {
   CANCELLED_CODE,
-  SERVICE_ACTIVITY,
+  DEFINITION_REFUSED_CODE,
   type CompensationName,
   type DownstreamTarget,
   type OperationOutcome,
   type OperationSettings,
   type StepName,
+  type TraceCarrier,
 } from './contracts.js';
-import type { OperationDefinition, StepCall, StepDefinition } from './definition.js';
-import { failureMessage, refusalCode } from './failures.js';
+import { failureMessage, programRefusal, refusalCode } from './failures.js';
 import { downstreamKey, type OperationRef } from './identity.js';
+import { SERVICE_ACTIVITY } from './legacy.js';
 import { sagaMetrics } from './metrics.js';
 import { startNotification } from './notification.js';
+import { fieldsOf, programNeeds, type OperationProgram, type ProgramStep, type StepCall } from './program.js';
 import { Progress } from './progress.js';
 
 /** Patch ID of the step path with a local first attempt and lighter bookkeeping. */
@@ -65,8 +67,17 @@ const CANCEL_AT_EVERY_BOUNDARY = 'cancel-at-every-boundary';
 /** Back-off between workflow-level re-runs of a compensation whose activity gave up. */
 const RERUN_BACKOFF_MS = [1_000, 5_000, 30_000, 60_000];
 
-// A definition's steps take the operation's request; the saga only passes it through.
-type Step = StepDefinition<never>;
+type Step = ProgramStep;
+
+/** How the saga runs its program. */
+export interface SagaOptions {
+  /**
+   * An operation started before operations carried their program: it replays the commands
+   * its history recorded (patches as they were taken, declared calls as `callService`).
+   */
+  legacy: boolean;
+  trace?: TraceCarrier;
+}
 
 interface Compensation {
   name: CompensationName;
@@ -97,16 +108,18 @@ export class Saga {
   private readonly notified: Promise<void> | undefined;
 
   constructor(
-    private readonly definition: OperationDefinition,
+    private readonly program: OperationProgram,
     private readonly operation: OperationRef,
+    private readonly request: Readonly<Record<string, unknown>>,
     private readonly settings: OperationSettings,
+    private readonly options: SagaOptions,
   ) {
     const steps = this.plan.map((step) => ({
       name: step.name,
       status: 'pending' as const,
       downstreamKey: this.targetOf(step).downstreamKey,
     }));
-    this.progress = new Progress(definition.type, operation, steps);
+    this.progress = new Progress(program.type, operation, steps, program.version || undefined);
     this.cancel = new CancelWatch((reason) =>
       this.progress.describe(
         `**cancel requested**${reason ? ` ${reason}` : ''} · noticed ${new Date().toISOString()}: ` +
@@ -117,7 +130,16 @@ export class Saga {
   }
 
   private get plan(): readonly Step[] {
-    return this.definition.steps as readonly Step[];
+    return this.program.steps;
+  }
+
+  /**
+   * Whether the patch is taken. A legacy operation asks, so its history replays with the
+   * markers it recorded; a program run started after every patch of its day and takes them
+   * all without a marker each (its later changes are patched from its own start on).
+   */
+  private patch(id: string): boolean {
+    return this.options.legacy ? patched(id) : true;
   }
 
   /**
@@ -130,22 +152,29 @@ export class Saga {
   }
 
   /**
-   * Runs one forward step with the operation's request (within forward()); its compensation
-   * is registered before it runs.
+   * A program the worker refused before any step ran (malformed, or needing what no worker
+   * here has): no step runs, nothing needs undoing, and the operation needs an operator.
    */
-  step(step: Step, request: unknown): Promise<Record<string, unknown>> {
+  refuse(reason: string): Promise<OperationOutcome> {
+    this.raiseAttention(reason);
+    return this.fail(new StepFailure(DEFINITION_REFUSED_CODE, reason));
+  }
+
+  /** Runs one forward step (within forward()); its compensation is registered before it runs. */
+  step(step: Step): Promise<Record<string, unknown>> {
     if (this.cancel.requested) return Promise.reject(this.cancelledBefore(step));
     const target = this.targetOf(step);
     if (step.compensation) {
       this.compensations.push({ name: step.compensation.name, step, target: { ...target, step: step.compensation.name } });
     }
+    // The first call checks, before it is made, that this worker can run the whole program.
+    if (!this.options.legacy && step === this.plan[0]) target.needs = programNeeds(this.program);
     // Operations started before steps ran local-first replay their history as it was
     // written (every attempt a regular activity, progress published at each step start).
-    const localFirst = patched(LOCAL_FIRST_STEPS);
+    const localFirst = this.patch(LOCAL_FIRST_STEPS);
     this.progress.start(step.name, { publishStatus: !localFirst });
     const summary = summaryOf(step.name, step, target);
-    const call = (activities: SagaActivities) =>
-      callOf(step.call, activities, { target, request, settings: this.settings, service: step.service });
+    const call = (activities: SagaActivities) => this.callOf(step.call, step.name, activities, { target, service: step.service });
     const answered = localFirst
       ? runStep(this.settings, summary, call)
       : call(activitiesWith(retriedUntilDeadline(this.settings.stepDeadlineMs), summary));
@@ -160,7 +189,7 @@ export class Saga {
   private completed(step: Step, answer: unknown): Record<string, unknown> {
     this.progress.mark(step.name, 'completed', describeAnswer(answer));
     // The end of a step is a boundary too, the last one's included.
-    if (this.cancel.requested && patched(CANCEL_AT_EVERY_BOUNDARY)) throw this.cancelledAfter(step);
+    if (this.cancel.requested && this.patch(CANCEL_AT_EVERY_BOUNDARY)) throw this.cancelledAfter(step);
     return isRecord(answer) ? answer : {};
   }
 
@@ -168,7 +197,7 @@ export class Saga {
     const outcome = this.progress.succeed(result);
     if (this.notified) await this.notified;
     // Seen only while the notification workflow was starting: the steps are done, so undone.
-    if (this.cancel.requested && patched(CANCEL_AT_EVERY_BOUNDARY)) return this.fail(this.cancelledAfter(this.plan.at(-1)!));
+    if (this.cancel.requested && this.patch(CANCEL_AT_EVERY_BOUNDARY)) return this.fail(this.cancelledAfter(this.plan.at(-1)!));
     return this.finish(outcome);
   }
 
@@ -251,7 +280,7 @@ export class Saga {
    * and went no further.
    */
   private fenceSteps(steps: readonly Step[], why: string): void {
-    if (!patched(LOCAL_FIRST_STEPS)) return;
+    if (!this.patch(LOCAL_FIRST_STEPS)) return;
     for (const step of steps) {
       if (!step.compensation) continue;
       this.compensations.push({
@@ -273,11 +302,20 @@ export class Saga {
       operation: this.operation,
       downstreamKey: downstreamKey(this.operation.workflowId, step.keySuffix),
       step: step.name,
+      ...(this.options.trace ? { trace: this.options.trace } : {}),
     };
   }
 
   private classify(step: Step, err: unknown): StepFailure {
     const answer = failureMessage(err);
+    // Refused by the worker before the call was made: the step did not run, its own
+    // compensation goes, the earlier ones run, and an operator must give the worker what it lacks.
+    if (programRefusal(err)) {
+      this.progress.mark(step.name, 'failed', answer);
+      if (step.compensation) this.compensations.pop();
+      this.raiseAttention(answer);
+      return new StepFailure(DEFINITION_REFUSED_CODE, answer);
+    }
     const refused = refusalCode(err);
     const business =
       refused !== undefined && Object.hasOwn(step.businessErrors, refused) ? step.businessErrors[refused] : undefined;
@@ -291,7 +329,7 @@ export class Saga {
     sagaMetrics.fenced(step.name);
     this.fenceSteps(this.stepsFrom(step).slice(1), `fenced after ${step.name}: a lost local attempt may have run it`);
     return new StepFailure(
-      step.unavailableCode ?? this.definition.unavailableCode,
+      step.unavailableCode ?? this.program.unavailableCode,
       `the outcome of ${step.name} could not be reconciled before its deadline (${answer}); it was fenced and compensated`,
     );
   }
@@ -317,12 +355,7 @@ export class Saga {
     const attempt = async (): Promise<unknown> => {
       for (let rerun = 0; ; rerun++) {
         try {
-          return await callOf(compensation.call, activities, {
-            target,
-            settings: this.settings,
-            service: step.service,
-            undo: true,
-          });
+          return await this.callOf(compensation.call, name, activities, { target, service: step.service, undo: true });
         } catch {
           // The activity's own retry policy has no attempt limit, so this only happens if
           // the activity failed non-retryably; run it again rather than drop it.
@@ -334,36 +367,43 @@ export class Saga {
       done = true;
     });
     const finishedInTime = await condition(() => done, this.settings.attentionAfterMs);
-    if (!finishedInTime && !this.attentionRaised) {
-      this.attentionRaised = true;
-      this.progress.needsAttention();
-    }
+    if (!finishedInTime) this.raiseAttention(`a compensation keeps failing: ${name} (still retrying)`);
     return running;
   }
-}
 
-/**
- * Makes a step's or compensation's call: a hand-written activity by its name, with the
- * input its definition builds; a declared HTTP call through the generic service activity,
- * with the method, path and body it declares.
- */
-function callOf(
-  call: StepCall<never>,
-  activities: SagaActivities,
-  how: { target: DownstreamTarget; request?: unknown; settings: OperationSettings; service: string; undo?: true },
-): Promise<unknown> {
-  const { target, request, settings, service, undo } = how;
-  if (call.kind === 'activity') {
-    const input = call.input?.(request as never, settings);
-    return input === undefined ? activities[call.activity]!(target) : activities[call.activity]!(target, input);
+  /** NeedsAttention, once per operation: the first reason is the one an operator reads. */
+  private raiseAttention(reason: string): void {
+    if (this.attentionRaised) return;
+    this.attentionRaised = true;
+    this.progress.needsAttention(reason);
   }
-  return activities[SERVICE_ACTIVITY]!(target, {
-    service,
-    method: call.method,
-    path: call.path,
-    ...(call.body ? { body: call.body(request as never) } : {}),
-    ...(undo ? { undo } : {}),
-  });
+
+  /**
+   * Makes a step's or compensation's call: a hand-written activity by its name, with the
+   * input its field map builds; a declared HTTP call as an activity of its own type, the
+   * step's or compensation's name (so the engine's replay check and the Web UI's timeline
+   * tell one step from another), with the method, path and body it declares.
+   */
+  private callOf(
+    call: StepCall,
+    name: string,
+    activities: SagaActivities,
+    how: { target: DownstreamTarget; service: string; undo?: true },
+  ): Promise<unknown> {
+    const { target, service, undo } = how;
+    const { settings } = this.program;
+    if (call.kind === 'activity') {
+      const activity = activities[call.activity]!;
+      return call.input === undefined ? activity(target) : activity(target, fieldsOf(call.input, this.request, settings));
+    }
+    return activities[this.options.legacy ? SERVICE_ACTIVITY : name]!(target, {
+      service,
+      method: call.method,
+      path: call.path,
+      ...(call.body ? { body: fieldsOf(call.body, this.request, settings) } : {}),
+      ...(undo ? { undo } : {}),
+    });
+  }
 }
 
 /** `charge_payment · bank key acme/order-42/charge`: how the Temporal UI names the call. */

@@ -9,6 +9,7 @@ import { Registry } from 'prom-client';
 import { Problem } from '../../common/http/problem.js';
 import { RequestEventLog } from '../../common/http/request-log.js';
 import { createLogger, type Logger } from '../../common/logger.js';
+import { programsOf } from '../../common/programs.js';
 import { builtInRegistry, type OperationRegistry } from '../../workflows/registry.js';
 import { InFlight } from './admission/in-flight.js';
 import { RateWindows } from './admission/rate-windows.js';
@@ -59,7 +60,8 @@ export function buildApp(deps: AppDeps) {
   const metrics = createMetrics(registry);
   const now = deps.now ?? (() => new Date());
   const operations = deps.operations ?? builtInRegistry;
-  const service = new OperationService({ client, registry: operations, namespace, config, metrics, logger, now });
+  const programs = programsOf(operations.all, config.settings);
+  const service = new OperationService({ client, registry: operations, programs, namespace, config, metrics, logger, now });
   const limits = { ...HTTP_LIMITS, ...deps.httpLimits };
 
   const app = Fastify({

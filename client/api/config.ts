@@ -5,12 +5,11 @@
 // which tenants have a webhook, never the signing secret.
 import { z } from 'zod';
 import { ConfigError, duration, httpUrl, logLevel, parseEnv, port } from '../../common/env.js';
+import { parseSettingOverrides, type SettingOverride } from '../../common/programs.js';
 import { parseWebhookUrls, webhookDeadline } from '../../common/webhooks.js';
 import { TENANT_PATTERN } from '../../workflows/identity.js';
 import { parseTenantLimits, type TenantLimits } from './admission/tenant-limits.js';
 
-/** How long a checkout's reservation hold lives unless RETRYSAFE_HOLD_TTL says otherwise. */
-export const DEFAULT_HOLD_TTL_SECONDS = 900;
 export const DEV_TENANT = 'default';
 /** New operations one API instance starts or waits on at once, unless RETRYSAFE_MAX_IN_FLIGHT says otherwise. */
 export const DEFAULT_MAX_IN_FLIGHT = 64;
@@ -32,8 +31,8 @@ export interface ApiConfig {
   taskQueue: string;
   stepDeadlineMs: number;
   attentionAfterMs: number;
-  /** How long a checkout's reservation hold lives before the reservation service expires it. */
-  holdTtlSeconds: number;
+  /** Values of the definitions' settings other than their defaults (RETRYSAFE_SETTINGS). */
+  settings: SettingOverride[];
   defaultWaitMs: number;
   bodyLimit: number;
   cacheSize: number;
@@ -68,7 +67,6 @@ const shape = {
   RETRYSAFE_TASK_QUEUE: z.string().min(1).max(1000).default('retrysafe'),
   RETRYSAFE_STEP_DEADLINE: duration({ min: 1_000 }).default(60_000),
   RETRYSAFE_ATTENTION_AFTER: duration({ min: 1_000 }).default(300_000),
-  RETRYSAFE_HOLD_TTL: duration({ min: 1_000, max: 86_400_000 }).default(DEFAULT_HOLD_TTL_SECONDS * 1000),
   RETRYSAFE_DEFAULT_WAIT: duration({ max: 60_000 }).default(10_000),
   RETRYSAFE_BODY_LIMIT: wholeNumber(1_024, 10 * 1024 * 1024).default(65_536),
   RETRYSAFE_CACHE_SIZE: wholeNumber(0, 10_000_000).default(10_000),
@@ -159,6 +157,20 @@ export function loadApiConfig(env: Record<string, string | undefined> = process.
     if (!(err instanceof ConfigError)) throw err;
     problems.push(...err.problems);
   }
+  let settings: SettingOverride[] = [];
+  try {
+    settings = parseSettingOverrides(env.RETRYSAFE_SETTINGS);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    problems.push(...err.problems);
+  }
+  // Read by earlier releases; silently ignoring it would change every checkout's hold.
+  if (env.RETRYSAFE_HOLD_TTL !== undefined) {
+    problems.push(
+      "RETRYSAFE_HOLD_TTL is no longer read: the hold time is the checkout definition's own setting; " +
+        'set RETRYSAFE_SETTINGS=checkout.holdTtlSeconds=<seconds> instead',
+    );
+  }
   let parsed: z.infer<z.ZodObject<typeof shape>> | undefined;
   try {
     parsed = parseEnv(shape, env);
@@ -174,7 +186,7 @@ export function loadApiConfig(env: Record<string, string | undefined> = process.
     taskQueue: parsed.RETRYSAFE_TASK_QUEUE,
     stepDeadlineMs: parsed.RETRYSAFE_STEP_DEADLINE,
     attentionAfterMs: parsed.RETRYSAFE_ATTENTION_AFTER,
-    holdTtlSeconds: Math.ceil(parsed.RETRYSAFE_HOLD_TTL / 1000),
+    settings,
     defaultWaitMs: parsed.RETRYSAFE_DEFAULT_WAIT,
     bodyLimit: parsed.RETRYSAFE_BODY_LIMIT,
     cacheSize: parsed.RETRYSAFE_CACHE_SIZE,

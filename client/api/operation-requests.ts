@@ -51,10 +51,10 @@ export function staticSummary(definition: OperationDefinition, workflowId: strin
   return `${definition.type} ${workflowId}${summary ? ` · ${summary}` : ''}`;
 }
 
-/** The Web UI's details of the request (markdown), fixed at start. */
-export function staticDetails(definition: OperationDefinition, request: Record<string, unknown>): string {
+/** The Web UI's details of the request (markdown), fixed at start, with the version of the definition it runs. */
+export function staticDetails(definition: OperationDefinition, request: Record<string, unknown>, version: string): string {
   const lines =
     definition.details?.(request as never) ??
     Object.entries(request).map(([field, value]) => `${field} \`${typeof value === 'string' ? value : JSON.stringify(value)}\``);
-  return lines.join('\n\n');
+  return [...lines, `definition \`${version}\``].join('\n\n');
 }

@@ -12,6 +12,7 @@ import {
 } from '../../workflows/contracts.js';
 import type { OperationDefinition } from '../../workflows/definition.js';
 import type { OperationRef } from '../../workflows/identity.js';
+import { programNeeds, type OperationProgram } from '../../workflows/program.js';
 import { staticDetails, staticSummary } from './operation-requests.js';
 
 /** What a key is bound to: enough to tell a replay from a reuse without asking Temporal. */
@@ -21,15 +22,26 @@ export interface Claim {
   request: Record<string, unknown>;
 }
 
-/** The start of `claim`'s operation; the workflow type is the operation type (one generic workflow runs them all). */
+/**
+ * The start of `claim`'s operation; the workflow type is the operation type (one generic
+ * workflow runs them all), and the input carries the program the operation runs: the
+ * definition as it is now, whatever it becomes while the operation is in flight.
+ */
 export function workflowStartOptions(
   definition: OperationDefinition,
+  program: OperationProgram,
   ref: OperationRef,
   claim: Claim,
   settings: OperationSettings,
   taskQueue: string,
 ): WorkflowStartOptions {
-  const input: OperationInput<Record<string, unknown>> = { tenant: ref.tenant, key: ref.key, request: claim.request, settings };
+  const input: OperationInput<Record<string, unknown>> = {
+    tenant: ref.tenant,
+    key: ref.key,
+    request: claim.request,
+    settings,
+    program,
+  };
   const memo: StartMemo = {
     type: claim.type,
     tenant: ref.tenant,
@@ -38,6 +50,8 @@ export function workflowStartOptions(
     request: claim.request,
     // Readers learn from the memo, written with the start, that a notification workflow exists.
     ...(settings.notify ? { notify: true as const } : {}),
+    // A worker about to start checks what the open operations' definitions need.
+    definition: { version: program.version, ...programNeeds(program) },
   };
   return {
     taskQueue,
@@ -49,12 +63,13 @@ export function workflowStartOptions(
     args: [input],
     memo: { ...memo },
     staticSummary: staticSummary(definition, ref.workflowId, claim.request),
-    staticDetails: staticDetails(definition, claim.request),
+    staticDetails: staticDetails(definition, claim.request, program.version),
     typedSearchAttributes: [
       { key: SearchAttributes.OperationType, value: claim.type },
       { key: SearchAttributes.OperationStatus, value: 'processing' },
       { key: SearchAttributes.Tenant, value: ref.tenant },
       { key: SearchAttributes.NeedsAttention, value: false },
+      { key: SearchAttributes.DefinitionVersion, value: program.version },
     ],
   };
 }

@@ -98,6 +98,18 @@ export const OPERATION_SCHEMA = {
     needsAttention: {
       type: 'boolean',
     },
+    attentionReason: {
+      type: 'string',
+    },
+    definition: {
+      type: 'object',
+      required: ['version'],
+      properties: {
+        version: {
+          type: 'string',
+        },
+      },
+    },
     cancelRequested: {
       type: 'boolean',
     },

@@ -47,8 +47,12 @@ export interface Operation {
   /** Present when failed. */
   error?: OperationError;
   steps: OperationStep[];
-  /** A compensation keeps failing; an operator should look. */
+  /** An operator should look: a compensation keeps failing, the worker refused its definition, or its workflow tasks keep failing. */
   needsAttention: boolean;
+  /** Why it needs attention, when it does. */
+  attentionReason?: string;
+  /** The definition the operation started with and finishes on; its version is the same for every operation started on it. */
+  definition?: { version: string };
   links: { self: string; temporalUi: string };
   /** A cancel was requested; the operation stops at its next step boundary. */
   cancelRequested: boolean;

@@ -10,13 +10,15 @@ import { engineDeadline } from '../../client/api/operations/engine-deadline.js';
 import { listPage, visibilityQuery, type VisibleExecution } from '../../client/api/operations/visibility.js';
 import { workflowStartOptions } from '../../client/api/start-options.js';
 import { SearchAttributes } from '../../workflows/contracts.js';
-import { builtInRegistry } from '../../workflows/registry.js';
+import { programFor } from '../../common/programs.js';
+import { checkout } from '../../workflows/operations/checkout.js';
+import { payment } from '../../workflows/operations/payment.js';
 import { operationRef } from '../../workflows/identity.js';
 
 let connection: Connection;
 let client: Client;
 const tenant = `vis${randomUUID().slice(0, 8)}`;
-const settings = { stepDeadlineMs: 60_000, attentionAfterMs: 300_000, holdTtlSeconds: 900 };
+const settings = { stepDeadlineMs: 60_000, attentionAfterMs: 300_000 };
 
 beforeAll(async () => {
   connection = await Connection.connect({ address: inject('temporalAddress') });
@@ -62,7 +64,7 @@ describe('visibility rows', () => {
     const claim = { type: 'checkout' as const, fingerprint: 'f'.repeat(64), request };
     const handle = await client.workflow.start(
       'checkout',
-      workflowStartOptions(builtInRegistry.get('checkout')!, ref, claim, settings, `nobody-${randomUUID()}`),
+      workflowStartOptions(checkout, programFor(checkout), ref, claim, settings, `nobody-${randomUUID()}`),
     );
 
     const running = await rowOf(ref.workflowId, () => true);
@@ -85,7 +87,8 @@ describe('visibility rows', () => {
       await client.workflow.start(
         'payment',
         workflowStartOptions(
-          builtInRegistry.get('payment')!,
+          payment,
+          programFor(payment),
           ref,
           { type: 'payment', fingerprint: 'f', request: {} },
           settings,

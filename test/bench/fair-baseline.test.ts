@@ -12,7 +12,7 @@ import type { BareHttpInput } from '../../tools/bench/baseline/workflows.js';
 import { resourcesOf, sampleRequest } from '../../tools/bench/scenarios/requests.js';
 import { BASELINE_WORKFLOWS } from '../../tools/bench/stack.js';
 import { quietLogger } from '../../tools/quiet-logger.js';
-import { DEFAULT_HOLD_TTL_SECONDS } from '../../client/api/config.js';
+import { programFor } from '../../common/programs.js';
 import { fingerprint } from '../../client/api/fingerprint.js';
 import { workflowStartOptions } from '../../client/api/start-options.js';
 import type { OperationOutcome } from '../../workflows/contracts.js';
@@ -30,7 +30,7 @@ import {
 
 const BALANCE = 1_000_000;
 const STOCK = 1_000;
-const SETTINGS = { stepDeadlineMs: 10_000, attentionAfterMs: 300_000, holdTtlSeconds: DEFAULT_HOLD_TTL_SECONDS };
+const SETTINGS = { stepDeadlineMs: 10_000, attentionAfterMs: 300_000 };
 
 describe('the same-work baseline (bareHttp)', () => {
   let bank: BankHandle;
@@ -93,7 +93,6 @@ describe('the same-work baseline (bareHttp)', () => {
       tenant: ref.tenant,
       key,
       request,
-      settings: { holdTtlSeconds: DEFAULT_HOLD_TTL_SECONDS },
     };
     return temporal.client.workflow.execute('bareHttp', {
       taskQueue: queues.baseline,
@@ -136,6 +135,7 @@ describe('the same-work baseline (bareHttp)', () => {
         type,
         workflowStartOptions(
           definition,
+          programFor(definition),
           operationRef('default', key),
           { type, fingerprint: fingerprint(type, request), request },
           SETTINGS,

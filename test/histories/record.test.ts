@@ -18,6 +18,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { fingerprint } from '../../client/api/fingerprint.js';
 import { workflowStartOptions } from '../../client/api/start-options.js';
+import { programFor } from '../../common/programs.js';
 import { notificationWorkflowId, operationRef } from '../../workflows/identity.js';
 import { builtInRegistry } from '../../workflows/registry.js';
 import type { OperationOutcome, OperationSettings, OperationType } from '../../workflows/contracts.js';
@@ -58,11 +59,12 @@ async function start(
   overrides: Partial<OperationSettings> = {},
 ): Promise<Started> {
   const operation = operationRef(TENANT, `history-${name}-${uniqueId('r')}`);
-  const settings: OperationSettings = { stepDeadlineMs: 20_000, attentionAfterMs: 60_000, holdTtlSeconds: 900, ...overrides };
+  const settings: OperationSettings = { stepDeadlineMs: 20_000, attentionAfterMs: 60_000, ...overrides };
   const handle = await stack.temporal.workflow.start(
     type,
     workflowStartOptions(
       builtInRegistry.get(type)!,
+      programFor(builtInRegistry.get(type)!),
       operation,
       { type, fingerprint: fingerprint(type, request), request },
       settings,

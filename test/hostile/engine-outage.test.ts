@@ -206,8 +206,10 @@ describe('with a dev server that stops and starts again', () => {
       connection: workerConnection,
       namespace: 'default',
       taskQueue,
-      bankUrl: bank.url,
-      reservationsUrl: 'http://127.0.0.1:9',
+      services: new Map([
+        ['bank', bank.url],
+        ['reservations', 'http://127.0.0.1:9'],
+      ]),
       downstreamTimeoutMs: 2_000,
       workflowBundle: { codePath: inject('workflowBundlePath') },
     });

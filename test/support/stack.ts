@@ -193,8 +193,10 @@ export async function startWorker(opts: {
     connection,
     namespace: 'default',
     taskQueue: opts.taskQueue,
-    bankUrl: opts.bankUrl,
-    reservationsUrl: opts.reservationsUrl ?? 'http://127.0.0.1:9',
+    services: new Map([
+      ['bank', opts.bankUrl],
+      ['reservations', opts.reservationsUrl ?? 'http://127.0.0.1:9'],
+    ]),
     downstreamTimeoutMs: 2_000,
     ...(opts.webhooks ? { webhooks: opts.webhooks } : {}),
     workflowBundle: { codePath: inject('workflowBundlePath') },

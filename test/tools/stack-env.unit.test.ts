@@ -44,8 +44,7 @@ const EXPECTED: Record<StackPartName, Record<string, string>> = {
     TEMPORAL_ADDRESS: 'temporal.example:7233',
     TEMPORAL_NAMESPACE: 'payments',
     RETRYSAFE_TASK_QUEUE: 'orders',
-    BANK_URL: 'http://bank.internal:4101',
-    RESERVATIONS_URL: 'http://127.0.0.1:4102',
+    RETRYSAFE_SERVICES: 'bank=http://bank.internal:4101,reservations=http://127.0.0.1:4102',
     WORKER_METRICS_ADDRESS: '127.0.0.1:9500',
     DOWNSTREAM_TIMEOUT: '2s',
   },
@@ -75,8 +74,8 @@ const LOADERS: Record<StackPartName, (env: Env) => Record<string, unknown>> = {
     const c = loadWorkerConfig(env);
     return {
       taskQueue: c.RETRYSAFE_TASK_QUEUE,
-      bank: c.BANK_URL,
-      reservations: c.RESERVATIONS_URL,
+      bank: c.services.get('bank'),
+      reservations: c.services.get('reservations'),
       metrics: c.WORKER_METRICS_ADDRESS,
       timeoutMs: c.DOWNSTREAM_TIMEOUT,
     };
@@ -140,10 +139,12 @@ describe('the environment of each part of the stack', () => {
     expect(loadReservationsConfig(partEnv(off, 'reservations')).faults).toBe(false);
   });
 
-  it('reaches a sandbox on loopback at its port unless given its URL', () => {
+  it('reaches a sandbox on loopback at its port unless given its URL, and other services where they are', () => {
     expect(downstreamEnv({ bank: { port: 0 }, reservations: { url: 'http://127.0.0.1:9' } })).toEqual({
-      BANK_URL: 'http://127.0.0.1:0',
-      RESERVATIONS_URL: 'http://127.0.0.1:9',
+      RETRYSAFE_SERVICES: 'bank=http://127.0.0.1:0,reservations=http://127.0.0.1:9',
+    });
+    expect(downstreamEnv({ bank: { port: 4001 }, services: { shipping: 'http://127.0.0.1:4003' } })).toEqual({
+      RETRYSAFE_SERVICES: 'bank=http://127.0.0.1:4001,shipping=http://127.0.0.1:4003',
     });
   });
 

@@ -58,22 +58,22 @@ describe('payment, cancelled', () => {
         'reverse_charge fenced charge_payment, which had not taken effect (a tombstone refuses it for good)',
     );
     expect(run.outcome.steps).toMatchObject([{ name: 'charge_payment', status: 'fenced', downstreamKey: chargeKey }]);
-    expect(run.calls.map((c) => [c.activity, c.downstreamKey])).toEqual([['reverseCharge', chargeKey]]);
+    expect(run.calls.map((c) => [c.activity, c.downstreamKey])).toEqual([['reverse_charge', chargeKey]]);
     expect(run.searchAttributes).toMatchObject({ status: 'failed' });
     expect(run.details).toContain(`**cancel requested** ${CANCEL_REASON} · noticed `);
   });
 
   it('while its only step runs: the task that charged locally is refused, so the charge is fenced, and found and reversed', async () => {
-    const run = await runSaga(env, 'payment', { request: CHARGE, cancel: 'chargePayment' });
+    const run = await runSaga(env, 'payment', { request: CHARGE, cancel: 'charge_payment' });
     expectCancelled(run, ['reverse_charge'], /; reverse_charge undid charge_payment$/);
     // The charge had been made (by the refused task): undone, not merely fenced.
     expect(statuses(run)).toBe('charge_payment:compensated');
-    expect(activityOrder(run.calls)).toEqual(['chargePayment', 'reverseCharge']);
+    expect(activityOrder(run.calls)).toEqual(['charge_payment', 'reverse_charge']);
     expect(new Set(run.calls.map((c) => c.downstreamKey))).toEqual(new Set([`acme/${run.operation.key}/charge`]));
   });
 
   it('while its only step is retried as a regular activity and then succeeds: the charge is reversed, the payment cancelled', async () => {
-    const run = await cancelledWhileRetried('payment', CHARGE, 'chargePayment');
+    const run = await cancelledWhileRetried('payment', CHARGE, 'charge_payment');
     expectCancelled(
       run,
       ['reverse_charge'],
@@ -82,8 +82,8 @@ describe('payment, cancelled', () => {
     );
     expect(statuses(run)).toBe('charge_payment:compensated');
     // The local attempt, the regular retry (cancel requested while it ran), then the reversal.
-    expect(run.calls.map((c) => c.activity)).toEqual(['chargePayment', 'chargePayment', 'reverseCharge']);
-    expect(run.scheduled).toEqual(['chargePayment', 'reverseCharge']);
+    expect(run.calls.map((c) => c.activity)).toEqual(['charge_payment', 'charge_payment', 'reverse_charge']);
+    expect(run.scheduled).toEqual(['charge_payment', 'reverse_charge']);
     expect(run.searchAttributes).toMatchObject({ status: 'failed' });
   });
 });
@@ -99,10 +99,10 @@ describe('checkout, cancelled', () => {
         'release_reservation fenced reserve_items, which had not taken effect (a tombstone refuses it for good)',
     );
     expect(statuses(run)).toBe('reserve_items:fenced charge_payment:fenced confirm_reservation:pending');
-    expect(activityOrder(run.calls)).toEqual(['reverseCharge', 'releaseReservation']);
+    expect(activityOrder(run.calls)).toEqual(['reverse_charge', 'release_reservation']);
   });
 
-  it.each(['reserveItems', 'chargePayment', 'confirmReservation'] as const)(
+  it.each(['reserve_items', 'charge_payment', 'confirm_reservation'] as const)(
     'while %s runs: the steps run locally in one task, which is refused; all are fenced, found made, and undone in reverse',
     async (activity) => {
       const run = await runSaga(env, 'checkout', { request: CART, cancel: activity });
@@ -118,7 +118,7 @@ describe('checkout, cancelled', () => {
   );
 
   it('while its last step is retried as a regular activity and then succeeds: everything is undone, the checkout cancelled', async () => {
-    const run = await cancelledWhileRetried('checkout', CART, 'confirmReservation');
+    const run = await cancelledWhileRetried('checkout', CART, 'confirm_reservation');
     expectCancelled(
       run,
       ['reverse_charge', 'release_reservation'],
@@ -127,43 +127,43 @@ describe('checkout, cancelled', () => {
     );
     expect(statuses(run)).toBe('reserve_items:compensated charge_payment:compensated confirm_reservation:completed');
     expect(activityOrder(run.calls)).toEqual(CHECKOUT_RAN_THEN_UNDONE);
-    expect(run.scheduled).toEqual(['confirmReservation', 'reverseCharge', 'releaseReservation']);
+    expect(run.scheduled).toEqual(['confirm_reservation', 'reverse_charge', 'release_reservation']);
   });
 
   it('while a charge is refused: the operation ends cancelled, and says the charge had been refused', async () => {
     const run = await runSaga(env, 'checkout', {
       request: CART,
-      cancel: 'chargePayment',
-      script: { chargePayment: { refuse: 'insufficient_funds' } },
+      cancel: 'charge_payment',
+      script: { charge_payment: { refuse: 'insufficient_funds' } },
     });
     expectCancelled(
       run,
       ['release_reservation'],
-      `cancel requested ${CANCEL_REASON}; before it took hold: insufficient_funds (chargePayment: refused (insufficient_funds)); ` +
+      `cancel requested ${CANCEL_REASON}; before it took hold: insufficient_funds (charge_payment: refused (insufficient_funds)); ` +
         'release_reservation undid reserve_items',
     );
-    expect(activityOrder(run.calls)).toEqual(['reserveItems', 'chargePayment', 'releaseReservation']);
+    expect(activityOrder(run.calls)).toEqual(['reserve_items', 'charge_payment', 'release_reservation']);
   });
 
   it('while a charge keeps failing: it is not cut off but retried to its deadline, then fenced; the operation ends cancelled', async () => {
     const run = await runSaga(env, 'checkout', {
       request: CART,
-      cancel: 'chargePayment',
-      script: { chargePayment: 'unavailable' },
+      cancel: 'charge_payment',
+      script: { charge_payment: 'unavailable' },
     });
     expectCancelled(run, ['reverse_charge', 'release_reservation'], /before it took hold: payment_unavailable/);
     // Every attempt up to the 60 s deadline ran (back-off 250 ms doubling to 5 s): a cancel does not stop a step.
-    expect(run.calls.filter((c) => c.activity === 'chargePayment').length).toBeGreaterThan(10);
+    expect(run.calls.filter((c) => c.activity === 'charge_payment').length).toBeGreaterThan(10);
     expect(statuses(run)).toBe('reserve_items:compensated charge_payment:fenced confirm_reservation:pending');
   });
 
   it('while a compensation runs: the compensation is not cut off, and the operation ends cancelled', async () => {
     const run = await runSaga(env, 'checkout', {
       request: CART,
-      cancel: 'releaseReservation',
-      script: { chargePayment: { refuse: 'insufficient_funds' }, releaseReservation: { failFirst: 2, as: 'unavailable' } },
+      cancel: 'release_reservation',
+      script: { charge_payment: { refuse: 'insufficient_funds' }, release_reservation: { failFirst: 2, as: 'unavailable' } },
     });
     expectCancelled(run, ['release_reservation'], /before it took hold: insufficient_funds/);
-    expect(run.calls.filter((c) => c.activity === 'releaseReservation').map((c) => c.attempt)).toEqual([1, 2, 3]);
+    expect(run.calls.filter((c) => c.activity === 'release_reservation').map((c) => c.attempt)).toEqual([1, 2, 3]);
   });
 });

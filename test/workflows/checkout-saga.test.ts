@@ -3,6 +3,8 @@
 // the operation see (outcome, memo, search attributes, the Temporal UI's summaries and
 // current details). Deadlines, back-offs and the attention timer pass in server time.
 import { describe, expect, it } from 'vitest';
+import { programFor } from '../../common/programs.js';
+import { checkout } from '../../workflows/operations/checkout.js';
 import {
   activityOrder,
   CHECKOUT_RAN_THEN_UNDONE,
@@ -29,6 +31,7 @@ describe('checkout saga', () => {
       createdAt: run.startTime.toISOString(),
       step: 'confirm_reservation',
       needsAttention: false,
+      version: programFor(checkout).version,
       steps: [
         { name: 'reserve_items', status: 'completed', downstreamKey: reserveKey },
         { name: 'charge_payment', status: 'completed', downstreamKey: chargeKey },
@@ -37,14 +40,14 @@ describe('checkout saga', () => {
     });
     expect(run.calls).toEqual([
       {
-        activity: 'reserveItems',
+        activity: 'reserve_items',
         operation,
         downstreamKey: reserveKey,
         request: { items: CART.items, ttlSeconds: 900 },
         attempt: 1,
       },
-      { activity: 'chargePayment', operation, downstreamKey: chargeKey, request: CHARGE, attempt: 1 },
-      { activity: 'confirmReservation', operation, downstreamKey: reserveKey, attempt: 1 },
+      { activity: 'charge_payment', operation, downstreamKey: chargeKey, request: CHARGE, attempt: 1 },
+      { activity: 'confirm_reservation', operation, downstreamKey: reserveKey, attempt: 1 },
     ]);
     expect(run.summaries).toEqual([
       `reserve_items · reservations key ${reserveKey}`,
@@ -57,31 +60,31 @@ describe('checkout saga', () => {
   });
 
   it('sends the hold lifetime the operation was started with', async () => {
-    const run = await runSaga(env, 'checkout', { request: CART, settings: { holdTtlSeconds: 42 } });
-    expect(run.calls[0]).toMatchObject({ activity: 'reserveItems', request: { items: CART.items, ttlSeconds: 42 } });
+    const run = await runSaga(env, 'checkout', { request: CART, definitionSettings: { holdTtlSeconds: 42 } });
+    expect(run.calls[0]).toMatchObject({ activity: 'reserve_items', request: { items: CART.items, ttlSeconds: 42 } });
   });
 
   describe('a business error', () => {
     it('at reserve_items (out_of_stock): nothing to compensate', async () => {
-      const run = await runSaga(env, 'checkout', { request: CART, script: { reserveItems: { refuse: 'out_of_stock' } } });
+      const run = await runSaga(env, 'checkout', { request: CART, script: { reserve_items: { refuse: 'out_of_stock' } } });
       expectFailed(run, 'out_of_stock', []);
       expect(statuses(run)).toBe('reserve_items:failed charge_payment:pending confirm_reservation:pending');
-      expect(activityOrder(run.calls)).toEqual(['reserveItems']);
+      expect(activityOrder(run.calls)).toEqual(['reserve_items']);
       expect(run.searchAttributes).toMatchObject({ status: 'failed', step: 'reserve_items' });
     });
 
     it('at charge_payment (insufficient_funds): releases the reservation only', async () => {
-      const run = await runSaga(env, 'checkout', { request: CART, script: { chargePayment: { refuse: 'insufficient_funds' } } });
+      const run = await runSaga(env, 'checkout', { request: CART, script: { charge_payment: { refuse: 'insufficient_funds' } } });
       expectFailed(
         run,
         'insufficient_funds',
         ['release_reservation'],
-        'chargePayment: refused (insufficient_funds); release_reservation undid reserve_items',
+        'charge_payment: refused (insufficient_funds); release_reservation undid reserve_items',
       );
       expect(statuses(run)).toBe('reserve_items:compensated charge_payment:failed confirm_reservation:pending');
-      expect(activityOrder(run.calls)).toEqual(['reserveItems', 'chargePayment', 'releaseReservation']);
+      expect(activityOrder(run.calls)).toEqual(['reserve_items', 'charge_payment', 'release_reservation']);
       expect(run.calls.at(-1)).toMatchObject({
-        activity: 'releaseReservation',
+        activity: 'release_reservation',
         downstreamKey: `acme/${run.operation.key}/reserve`,
       });
     });
@@ -89,7 +92,7 @@ describe('checkout saga', () => {
     it('at confirm_reservation (reservation_expired): reverses the charge, then releases the reservation', async () => {
       const run = await runSaga(env, 'checkout', {
         request: CART,
-        script: { confirmReservation: { refuse: 'reservation_expired' } },
+        script: { confirm_reservation: { refuse: 'reservation_expired' } },
       });
       const { key } = run.operation;
       expectFailed(run, 'reservation_expired', ['reverse_charge', 'release_reservation']);
@@ -104,27 +107,27 @@ describe('checkout saga', () => {
 
   describe('an outcome still unknown at the deadline', () => {
     it('of reserve_items: fences the hold, and the charge a lost task may have made; fails inventory_unavailable', async () => {
-      const run = await runSaga(env, 'checkout', { request: CART, script: { reserveItems: 'unavailable' } });
+      const run = await runSaga(env, 'checkout', { request: CART, script: { reserve_items: 'unavailable' } });
       // The charge was never reached in this run, but a lost workflow task may have made it
       // locally after a reserve that succeeded then: its key is fenced too.
       expectFailed(run, 'inventory_unavailable', ['reverse_charge', 'release_reservation']);
       expect(statuses(run)).toBe('reserve_items:fenced charge_payment:fenced confirm_reservation:pending');
-      expect(activityOrder(run.calls)).toEqual(['reserveItems', 'reverseCharge', 'releaseReservation']);
-      expect(run.calls.find((c) => c.activity === 'reverseCharge')?.downstreamKey).toBe(`acme/${run.operation.key}/charge`);
-      expect(new Set(run.calls.filter((c) => c.activity !== 'reverseCharge').map((c) => c.downstreamKey))).toEqual(
+      expect(activityOrder(run.calls)).toEqual(['reserve_items', 'reverse_charge', 'release_reservation']);
+      expect(run.calls.find((c) => c.activity === 'reverse_charge')?.downstreamKey).toBe(`acme/${run.operation.key}/charge`);
+      expect(new Set(run.calls.filter((c) => c.activity !== 'reverse_charge').map((c) => c.downstreamKey))).toEqual(
         new Set([`acme/${run.operation.key}/reserve`]),
       );
     });
 
     it('of charge_payment: fences the charge with reverse_charge, then releases the reservation; fails payment_unavailable', async () => {
-      const run = await runSaga(env, 'checkout', { request: CART, script: { chargePayment: 'unavailable' } });
+      const run = await runSaga(env, 'checkout', { request: CART, script: { charge_payment: 'unavailable' } });
       expectFailed(run, 'payment_unavailable', ['reverse_charge', 'release_reservation']);
       expect(statuses(run)).toBe('reserve_items:compensated charge_payment:fenced confirm_reservation:pending');
-      expect(activityOrder(run.calls)).toEqual(['reserveItems', 'chargePayment', 'reverseCharge', 'releaseReservation']);
+      expect(activityOrder(run.calls)).toEqual(['reserve_items', 'charge_payment', 'reverse_charge', 'release_reservation']);
     });
 
     it('of confirm_reservation (no compensation of its own): still reverses the charge, then releases the reservation', async () => {
-      const run = await runSaga(env, 'checkout', { request: CART, script: { confirmReservation: 'unavailable' } });
+      const run = await runSaga(env, 'checkout', { request: CART, script: { confirm_reservation: 'unavailable' } });
       expectFailed(run, 'inventory_unavailable', ['reverse_charge', 'release_reservation']);
       expect(statuses(run)).toBe('reserve_items:compensated charge_payment:compensated confirm_reservation:fenced');
       expect(activityOrder(run.calls)).toEqual(CHECKOUT_RAN_THEN_UNDONE);
@@ -140,14 +143,17 @@ describe('checkout saga', () => {
     const releaseFailing = (times: number) =>
       runSaga(env, 'checkout', {
         request: CART,
-        script: { chargePayment: { refuse: 'insufficient_funds' }, releaseReservation: { failFirst: times, as: 'unavailable' } },
+        script: {
+          charge_payment: { refuse: 'insufficient_funds' },
+          release_reservation: { failFirst: times, as: 'unavailable' },
+        },
         settings: { attentionAfterMs: 60_000 },
       });
 
     it('past attentionAfterMs raises NeedsAttention (memo and search attribute), keeps retrying, and completes', async () => {
       const run = await releaseFailing(8);
       expectFailed(run, 'insufficient_funds', ['release_reservation']);
-      expect(run.calls.filter((c) => c.activity === 'releaseReservation').map((c) => c.attempt)).toEqual([
+      expect(run.calls.filter((c) => c.activity === 'release_reservation').map((c) => c.attempt)).toEqual([
         1, 2, 3, 4, 5, 6, 7, 8, 9,
       ]);
       expect(run.memo.needsAttention).toBe(true);
@@ -167,13 +173,13 @@ describe('checkout saga', () => {
     it('even non-retryably is run again by the workflow until it succeeds', async () => {
       const run = await runSaga(env, 'checkout', {
         request: CART,
-        script: { confirmReservation: { refuse: 'reservation_expired' }, reverseCharge: { failFirst: 3, as: 'non-retryable' } },
+        script: { confirm_reservation: { refuse: 'reservation_expired' }, reverse_charge: { failFirst: 3, as: 'non-retryable' } },
       });
       expectFailed(run, 'reservation_expired', ['reverse_charge', 'release_reservation']);
       // Each re-run is a new activity (attempt 1), scheduled again by the workflow.
-      expect(run.calls.filter((c) => c.activity === 'reverseCharge').map((c) => c.attempt)).toEqual([1, 1, 1, 1]);
+      expect(run.calls.filter((c) => c.activity === 'reverse_charge').map((c) => c.attempt)).toEqual([1, 1, 1, 1]);
       expect(run.summaries.filter((s) => s.startsWith('reverse_charge'))).toHaveLength(4);
-      expect(activityOrder(run.calls).slice(-2)).toEqual(['reverseCharge', 'releaseReservation']);
+      expect(activityOrder(run.calls).slice(-2)).toEqual(['reverse_charge', 'release_reservation']);
     });
   });
 });

@@ -16,12 +16,13 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { makeTelemetryFilterString, Runtime, Worker } from '@temporalio/worker';
 import { expect, inject } from 'vitest';
 import { downstreamRefusal, DownstreamUnavailableError } from '../../activities/errors.js';
-import type { Activities } from '../../activities/index.js';
+import { programRefused } from '../../activities/steps.js';
 import { ensureTemporalTestServer } from '../../tools/temporal-test-server.js';
 import { useForFile } from '../support/use-for-file.js';
 import type { Static } from 'typebox';
 import {
   SearchAttributes,
+  type DownstreamTarget,
   type NotificationInput,
   type OperationOutcome,
   type OperationSettings,
@@ -31,8 +32,16 @@ import {
 import type { CheckoutRequest } from '../../workflows/operations/checkout.js';
 import type { PaymentRequest } from '../../workflows/operations/payment.js';
 import { operationRef, type OperationRef } from '../../workflows/identity.js';
+import { builtInRegistry } from '../../workflows/registry.js';
+import { programFor } from '../../common/programs.js';
 
-export type ActivityName = keyof Activities;
+/**
+ * The activity type a step or compensation ran as: a declared call's step or compensation
+ * name (`charge_payment`, `reverse_charge`), the hand-written names operations started
+ * before programs were recorded still schedule (`chargePayment`, `callService`), or a
+ * webhook's activity.
+ */
+export type ActivityName = string;
 
 /**
  * How a scripted activity answers each attempt: `ok`; `unavailable` (a transient failure
@@ -41,7 +50,13 @@ export type ActivityName = keyof Activities;
  * key); or a failure for the first `failFirst` attempts (transient, or non-retryable so the
  * workflow itself must run it again), then `ok`.
  */
-export type Answer = 'ok' | 'unavailable' | { refuse: string } | { failFirst: number; as: 'unavailable' | 'non-retryable' };
+export type Answer =
+  | 'ok'
+  | 'unavailable'
+  | { refuse: string }
+  | { failFirst: number; as: 'unavailable' | 'non-retryable' }
+  /** As the activity layer refuses a call this worker cannot make (a service or activity it lacks), before the call. */
+  | { lacks: string };
 
 export interface Call {
   activity: ActivityName;
@@ -90,28 +105,42 @@ export const SETTINGS: OperationSettings = { stepDeadlineMs: 60_000, attentionAf
 export const CHARGE: Static<typeof PaymentRequest> = { account: 'acc_alice', amount: 4200, currency: 'EUR' };
 export const CART: Static<typeof CheckoutRequest> = { ...CHARGE, items: [{ sku: 'sku_book', quantity: 2 }] };
 
-const OK: { [A in ActivityName]: Awaited<ReturnType<Activities[A]>> } = {
+/** What each activity answers when it succeeds, as the real downstreams' answers read. */
+const OK: Record<ActivityName, unknown> = {
+  reserve_items: { id: 'res_1', status: 'held', replayed: false },
+  charge_payment: { id: 'ch_1', status: 'captured', replayed: false },
+  confirm_reservation: { status: 'confirmed', reservationId: 'res_1', replayed: false },
+  reverse_charge: { status: 'reversed', chargeId: 'ch_1', refunded: 4200, replayed: false },
+  release_reservation: { status: 'released', reservationId: 'res_1', replayed: false },
+  // As the hand-written activities of earlier releases answered.
   reserveItems: { reservationId: 'res_1' },
   chargePayment: { chargeId: 'ch_1' },
   confirmReservation: { status: 'confirmed', reservationId: 'res_1' },
   reverseCharge: { status: 'reversed', chargeId: 'ch_1', refunded: 4200 },
   releaseReservation: { status: 'released', reservationId: 'res_1' },
-  prepareCompletionEvent: { body: '{"type":"operation.succeeded"}' },
-  // A declared call: the bank's answer to a debit or a credit, or to their reversal.
   callService: { id: 'tx_1', status: 'reversed', replayed: false },
+  prepareCompletionEvent: { body: '{"type":"operation.succeeded"}' },
   deliverCompletionEvent: { attempts: 1 },
+};
+
+/** Which forward activity each compensation undoes, for the scripted ledgers. */
+const UNDOES: Readonly<Record<ActivityName, ActivityName>> = {
+  reverse_charge: 'charge_payment',
+  release_reservation: 'reserve_items',
+  reverseCharge: 'chargePayment',
+  releaseReservation: 'reserveItems',
 };
 
 function scriptedActivities(
   script: Partial<Record<ActivityName, Answer>>,
   onCall: (activity: ActivityName) => Promise<void>,
-): { activities: Activities; calls: Call[] } {
+): { activities: Record<string, (...args: never[]) => Promise<unknown>>; calls: Call[] } {
   const calls: Call[] = [];
-  async function answer<A extends ActivityName>(
-    activity: A,
+  async function answer(
+    activity: ActivityName,
     target: { operation: OperationRef; downstreamKey?: string },
     request?: unknown,
-  ): Promise<Awaited<ReturnType<Activities[A]>>> {
+  ): Promise<unknown> {
     const { attempt } = Context.current().info;
     calls.push({
       activity,
@@ -127,6 +156,9 @@ function scriptedActivities(
     if (typeof scripted === 'object' && 'refuse' in scripted) {
       throw downstreamRefusal(`${activity}: refused (${scripted.refuse})`, 422, scripted.refuse);
     }
+    if (typeof scripted === 'object' && 'lacks' in scripted) {
+      throw programRefused(`this worker cannot run the operation's definition: it has ${scripted.lacks}`);
+    }
     if (scripted !== 'ok' && failed <= scripted.failFirst) {
       if (scripted.as === 'unavailable') throw new DownstreamUnavailableError(`${activity}: downstream answered 503`);
       throw ApplicationFailure.nonRetryable(`${activity}: gave up`, 'GaveUp');
@@ -137,29 +169,30 @@ function scriptedActivities(
   // under its key, and a compensation undoes it (reversed, released) or, finding none,
   // leaves a tombstone (fenced).
   const effects = new Set<string>();
-  const UNDOES: Partial<Record<ActivityName, ActivityName>> = {
-    reverseCharge: 'chargePayment',
-    releaseReservation: 'reserveItems',
-  };
-  function answerOf<A extends ActivityName>(activity: A, downstreamKey: string | undefined): Awaited<ReturnType<Activities[A]>> {
-    const ok = OK[activity];
+  function answerOf(activity: ActivityName, downstreamKey: string | undefined): unknown {
+    const ok = OK[activity] ?? { id: `${activity}_1`, status: 'done', replayed: false };
     if (downstreamKey === undefined) return ok;
     const undoes = UNDOES[activity];
     if (undoes === undefined) {
       if (activity !== 'callService') effects.add(`${activity} ${downstreamKey}`);
       return ok;
     }
-    return effects.has(`${undoes} ${downstreamKey}`) ? ok : ({ ...ok, status: 'fenced' } as typeof ok);
+    return effects.has(`${undoes} ${downstreamKey}`) ? ok : { ...(ok as object), status: 'fenced' };
   }
-  const activities: Activities = {
-    chargePayment: async (target, charge) => answer('chargePayment', target, charge),
-    reverseCharge: async (target) => answer('reverseCharge', target),
-    reserveItems: async (target, hold) => answer('reserveItems', target, hold),
-    confirmReservation: async (target) => answer('confirmReservation', target),
-    releaseReservation: async (target) => answer('releaseReservation', target),
+  const byName = (name: ActivityName) => async (target: DownstreamTarget, input?: unknown) => answer(name, target, input);
+  const activities = {
+    // A declared call runs as its step's or compensation's own type; the request it records is the body it sends.
+    default: async (target: DownstreamTarget, call?: { body?: unknown }) =>
+      answer(Context.current().info.activityType, target, call?.body),
+    ...Object.fromEntries(
+      ['chargePayment', 'reverseCharge', 'reserveItems', 'confirmReservation', 'releaseReservation', 'callService'].map((n) => [
+        n,
+        byName(n),
+      ]),
+    ),
     prepareCompletionEvent: async (input: NotificationInput) => answer('prepareCompletionEvent', input, input),
-    deliverCompletionEvent: async (operation, event) => answer('deliverCompletionEvent', { operation }, event),
-    callService: async (target, call) => answer('callService', target, call),
+    deliverCompletionEvent: async (operation: OperationRef, event: unknown) =>
+      answer('deliverCompletionEvent', { operation }, event),
   };
   return { activities, calls };
 }
@@ -205,7 +238,13 @@ export async function runSaga(
     request: Record<string, unknown>;
     script?: Partial<Record<ActivityName, Answer>>;
     settings?: Partial<OperationSettings>;
+    /** Values of the definition's settings other than its defaults (the hold time). */
+    definitionSettings?: Record<string, number>;
     cancel?: CancelAt;
+    /** Start it as operations were started before they carried their program. */
+    legacy?: boolean;
+    /** Start it with this program instead of its definition's (a recorded program is input, not trust). */
+    program?: unknown;
   },
 ): Promise<SagaRun & { operation: OperationRef }> {
   const operation = operationRef('acme', `order-${randomUUID().slice(0, 8)}`);
@@ -231,10 +270,13 @@ export async function runSaga(
     activities,
   });
   const settings = { ...SETTINGS, ...opts.settings };
+  const definition = builtInRegistry.get(type);
+  if (!definition) throw new Error(`no built-in operation ${type}`);
+  const program = opts.legacy ? {} : { program: opts.program ?? programFor(definition, opts.definitionSettings) };
   const handle = await env.client.workflow.start(type, {
     taskQueue,
     workflowId: operation.workflowId,
-    args: [{ tenant: operation.tenant, key: operation.key, request: opts.request, settings }],
+    args: [{ tenant: operation.tenant, key: operation.key, request: opts.request, settings, ...program }],
   });
   // Before any worker polls: the first activation carries the start and the cancel together.
   if (opts.cancel === 'start') await requestCancel();
@@ -284,11 +326,11 @@ export function statuses(run: SagaRun): string {
 
 /** A checkout's activities when all three steps ran and both compensations then undid them, in reverse. */
 export const CHECKOUT_RAN_THEN_UNDONE: ActivityName[] = [
-  'reserveItems',
-  'chargePayment',
-  'confirmReservation',
-  'reverseCharge',
-  'releaseReservation',
+  'reserve_items',
+  'charge_payment',
+  'confirm_reservation',
+  'reverse_charge',
+  'release_reservation',
 ];
 
 /** The activities in the order they were first called, each once (retries folded). */

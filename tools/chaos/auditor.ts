@@ -87,7 +87,7 @@ type Read = { status: number; body: Record<string, unknown> };
 
 /** What one step's effect row says: its state, and whether that is the effect in force. */
 interface EffectRead {
-  step: StepDefinition<never>;
+  step: StepDefinition;
   service: Service;
   url: string;
   kind: EffectKind | undefined;
@@ -132,7 +132,7 @@ export async function audit(input: AuditInput): Promise<AuditResult> {
   const readEffects = async (definition: OperationDefinition, workflowId: string, v: Flag): Promise<EffectRead[]> => {
     const byUrl = new Map<string, Promise<Read>>();
     const effects: Array<Promise<EffectRead>> = [];
-    for (const step of definition.steps as readonly StepDefinition<never>[]) {
+    for (const step of definition.steps as readonly StepDefinition[]) {
       if (!step.effect) continue;
       const { service } = step;
       if (!isService(service)) {

@@ -9,10 +9,10 @@
 //   has none), then the earlier ones; compensations run in reverse: reverse_charge, then
 //   release_reservation
 //
-// Hand-written activities (activities/reservations.ts, activities/bank.ts): their names and
-// inputs are in every checkout history recorded since the first release.
+// Every step is a declared keyed call; the hold's lifetime is the definition's own setting,
+// fixed for each checkout at its start.
 import { Type } from 'typebox';
-import { defineOperation } from '../definition.js';
+import { defineOperation, keyedHttpStep } from '../definition.js';
 import { Account, Amount, Currency, Description, formatAmount, RequestBody } from '../fields.js';
 import { chargePayment } from './payment.js';
 
@@ -37,29 +37,34 @@ export const checkout = defineOperation({
   plural: 'checkouts',
   description: 'Reserve the items, charge, confirm the reservation; compensated in reverse on failure.',
   request: CheckoutRequest,
+  settings: {
+    holdTtlSeconds: {
+      default: 900,
+      minimum: 1,
+      maximum: 86_400,
+      description: 'How long the reservation service keeps the hold before it expires and gives the goods back',
+    },
+  },
   steps: [
-    {
+    keyedHttpStep({
       name: 'reserve_items',
       keySuffix: 'reserve',
       service: 'reservations',
-      call: {
-        kind: 'activity',
-        activity: 'reserveItems',
-        input: ({ items }, { holdTtlSeconds }) => ({ items, ttlSeconds: holdTtlSeconds }),
-      },
+      collection: '/reservations',
+      body: { items: 'items', ttlSeconds: { setting: 'holdTtlSeconds' } },
       businessErrors: { out_of_stock: 'out_of_stock', unknown_sku: 'unknown_sku' },
-      compensation: { name: 'release_reservation', call: { kind: 'activity', activity: 'releaseReservation' } },
-      result: { reservationId: 'reservationId' },
+      undo: { name: 'release_reservation', action: 'release' },
+      result: { reservationId: 'id' },
+      present: ['held', 'confirmed'],
       unavailableCode: 'inventory_unavailable',
-      effect: { path: '/reservations/{key}', present: ['held', 'confirmed'] },
-    },
+    }),
     chargePayment,
     {
       name: 'confirm_reservation',
       // It acts on the hold the reserve step made.
       keySuffix: 'reserve',
       service: 'reservations',
-      call: { kind: 'activity', activity: 'confirmReservation' },
+      call: { kind: 'http', method: 'POST', path: '/reservations/{key}/confirm' },
       businessErrors: { reservation_expired: 'reservation_expired' },
       unavailableCode: 'inventory_unavailable',
       effect: { path: '/reservations/{key}', present: ['confirmed'] },

@@ -5,11 +5,10 @@
 //                                      └ unknown at the deadline ──▶ reverse_charge (fence)
 //                                                                    ─▶ failed payment_unavailable
 //
-// The charge is a hand-written activity (activities/bank.ts) rather than a declared call: its
-// activity name and input are in every payment history recorded since the first release.
+// The charge is the bank's declared charge (fields.ts), the same step checkout makes.
 import { Type } from 'typebox';
-import { defineOperation, type StepDefinition } from '../definition.js';
-import { Account, Amount, CHARGE_EFFECT, CHARGE_REFUSALS, Currency, Description, formatAmount, RequestBody } from '../fields.js';
+import { defineOperation } from '../definition.js';
+import { Account, Amount, bankCharge, Currency, Description, formatAmount, RequestBody } from '../fields.js';
 
 export const PaymentRequest = RequestBody('A payment: one charge.', {
   account: Account('Account to charge'),
@@ -19,21 +18,14 @@ export const PaymentRequest = RequestBody('A payment: one charge.', {
 });
 
 /** The charge as payment and checkout both make it. */
-export const chargePayment: StepDefinition<{ account: string; amount: number; currency: string }> = {
+export const chargePayment = bankCharge({
   name: 'charge_payment',
   keySuffix: 'charge',
-  service: 'bank',
-  call: {
-    kind: 'activity',
-    activity: 'chargePayment',
-    input: ({ account, amount, currency }) => ({ account, amount, currency }),
-  },
-  businessErrors: CHARGE_REFUSALS,
-  compensation: { name: 'reverse_charge', call: { kind: 'activity', activity: 'reverseCharge' } },
-  result: { chargeId: 'chargeId' },
+  account: 'account',
+  undo: 'reverse_charge',
+  resultField: 'chargeId',
   unavailableCode: 'payment_unavailable',
-  effect: CHARGE_EFFECT,
-};
+});
 
 export const payment = defineOperation({
   type: 'payment',

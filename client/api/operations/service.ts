@@ -10,6 +10,7 @@ import { describeRetention, RetentionCache } from '../../../common/retention.js'
 import type { OperationSettings } from '../../../workflows/contracts.js';
 import type { OperationDefinition } from '../../../workflows/definition.js';
 import type { OperationRef } from '../../../workflows/identity.js';
+import type { OperationProgram } from '../../../workflows/program.js';
 import type { OperationRegistry } from '../../../workflows/registry.js';
 import type { ApiConfig } from '../config.js';
 import { GrpcCode, grpcCode } from '../engine-errors.js';
@@ -49,6 +50,8 @@ export interface OperationServiceDeps {
   client: Client;
   /** The operations this API starts. */
   registry: OperationRegistry;
+  /** The program each of them starts with now (common/programs.ts). */
+  programs: ReadonlyMap<string, OperationProgram>;
   namespace: string;
   config: ApiConfig;
   metrics: ApiMetrics;
@@ -130,7 +133,6 @@ export class OperationService {
     const settings: OperationSettings = {
       stepDeadlineMs: config.stepDeadlineMs,
       attentionAfterMs: config.attentionAfterMs,
-      holdTtlSeconds: config.holdTtlSeconds,
       // Only a tenant with a webhook: every other operation's input stays as it was.
       ...(config.webhooks.tenants.has(ref.tenant)
         ? { notify: { deadlineMs: config.webhooks.deadlineMs, temporalUiUrl: config.temporalUiUrl } }
@@ -140,7 +142,11 @@ export class OperationService {
       {
         client,
         call: this.call,
-        start: (r, c) => client.workflow.start(c.type, workflowStartOptions(definition, r, c, settings, config.taskQueue)),
+        start: (r, c) =>
+          client.workflow.start(
+            c.type,
+            workflowStartOptions(definition, this.programOf(c.type), r, c, settings, config.taskQueue),
+          ),
       },
       ref,
       incoming,
@@ -151,6 +157,12 @@ export class OperationService {
     let read: Promise<Operation> | undefined;
     // Read only for requests whose fingerprint matched, and once for all of them.
     return { ...outcome, existingOperation: () => (read ??= this.resource(outcome.handle, existing)) };
+  }
+
+  private programOf(type: string): OperationProgram {
+    const program = this.deps.programs.get(type);
+    if (!program) throw new Error(`no program for operation type ${type}`);
+    return program;
   }
 
   private assertSameRequest(claimed: Claim | undefined, incoming: Claim): void {

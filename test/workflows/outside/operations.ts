@@ -20,7 +20,7 @@ export const operations: OperationDefinition[] = [
           kind: 'http',
           method: 'POST',
           path: '/charges',
-          body: (request) => ({ account: (request as { account: string }).account, amount: 1, currency: 'EUR' }),
+          body: { account: 'account', amount: { value: 1 }, currency: { value: 'EUR' } },
         },
         businessErrors: {},
       },

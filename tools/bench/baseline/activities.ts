@@ -2,7 +2,6 @@
 // the engine. The same-work baseline calls retrysafe's own activities (activities/), wired to
 // the sandboxes as the retrysafe worker wires them: the same HTTP clients and timeouts.
 import { createActivities } from '../../../activities/index.js';
-import { createBankClient, createReservationsClient } from '../../../activities/index.js';
 
 export const baselineActivities = {
   async noop(_key: string): Promise<void> {},
@@ -18,8 +17,6 @@ export function baselineWorkerActivities(urls: { bank: string; reservations: str
   const timeoutMs = DOWNSTREAM_TIMEOUT_MS;
   return {
     ...createActivities({
-      bank: createBankClient({ baseUrl: urls.bank, timeoutMs }),
-      reservations: createReservationsClient({ baseUrl: urls.reservations, timeoutMs }),
       services: {
         urls: new Map([
           ['bank', urls.bank],

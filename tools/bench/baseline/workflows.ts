@@ -22,8 +22,9 @@ import {
   upsertMemo,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
-import { SearchAttributes, SERVICE_ACTIVITY, type DownstreamTarget, type StepName } from '../../../workflows/contracts.js';
-import type { StepCall, StepSettings } from '../../../workflows/definition.js';
+import { SearchAttributes, type DownstreamTarget, type StepName } from '../../../workflows/contracts.js';
+import { defaultSettings } from '../../../workflows/definition.js';
+import { fieldsOf, type StepCall } from '../../../workflows/program.js';
 import { FINAL_FAILURE_TYPES } from '../../../workflows/failures.js';
 import { downstreamKey, operationRef } from '../../../workflows/identity.js';
 import { builtInRegistry } from '../../../workflows/registry.js';
@@ -100,21 +101,27 @@ export interface BareHttpInput {
   tenant: string;
   key: string;
   request: Record<string, unknown>;
-  /** What step inputs may depend on besides the request (a hold's lifetime), as the API would set it. */
-  settings: StepSettings;
 }
 
-/** A step's call exactly as the saga makes it: a hand-written activity with its input, or the generic service activity. */
-function callOf(call: StepCall<never>, target: DownstreamTarget, service: string, input: BareHttpInput): Promise<unknown> {
+/** A step's call exactly as the saga makes it: a hand-written activity with its input, or a declared call under the step's name. */
+function callOf(
+  call: StepCall,
+  name: string,
+  target: DownstreamTarget,
+  service: string,
+  request: Record<string, unknown>,
+  settings: Record<string, number>,
+): Promise<unknown> {
   if (call.kind === 'activity') {
-    const args = call.input?.(input.request as never, input.settings);
-    return args === undefined ? calls[call.activity]!(target) : calls[call.activity]!(target, args);
+    return call.input === undefined
+      ? calls[call.activity]!(target)
+      : calls[call.activity]!(target, fieldsOf(call.input, request, settings));
   }
-  return calls[SERVICE_ACTIVITY]!(target, {
+  return calls[name]!(target, {
     service,
     method: call.method,
     path: call.path,
-    ...(call.body ? { body: call.body(input.request as never) } : {}),
+    ...(call.body ? { body: fieldsOf(call.body, request, settings) } : {}),
   });
 }
 
@@ -129,7 +136,7 @@ export async function bareHttp(input: BareHttpInput): Promise<{ ok: true }> {
       downstreamKey: downstreamKey(operation.workflowId, step.keySuffix),
       step: step.name,
     };
-    await callOf(step.call as StepCall<never>, target, step.service, input);
+    await callOf(step.call, step.name, target, step.service, input.request, defaultSettings(definition));
   }
   return { ok: true };
 }

@@ -8,7 +8,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { DEFAULT_HOLD_TTL_SECONDS } from '../../../client/api/config.js';
 import { startDevServer } from '../../dev-server.js';
 import { quietLogger } from '../../quiet-logger.js';
 import type { PartSpec } from '../../supervisor/part.js';
@@ -205,7 +204,6 @@ export async function runOnStack(opts: Options): Promise<void> {
             tenant: operation.tenant,
             key: operation.key,
             request: requestFor(type),
-            settings: { holdTtlSeconds: DEFAULT_HOLD_TTL_SECONDS },
           };
           await client.workflow.execute('bareHttp', { taskQueue, workflowId: operation.workflowId, args: [input] });
         },

@@ -5,6 +5,7 @@
 // a prebuilt bundle, so start-up is not measured here and the two differ only in what they
 // run. The bench reads this process's CPU time and peak memory from /proc.
 import { NativeConnection, Runtime, Worker, makeTelemetryFilterString } from '@temporalio/worker';
+import { serviceUrls } from '../../../worker/config.js';
 import { createWorker } from '../../../worker/create.js';
 import { quietLogger } from '../../quiet-logger.js';
 import { baselineWorkerActivities, DOWNSTREAM_TIMEOUT_MS } from '../baseline/activities.js';
@@ -22,8 +23,8 @@ async function run(): Promise<void> {
   const address = need('TEMPORAL_ADDRESS');
   const taskQueue = need('BENCH_TASK_QUEUE');
   const codePath = need('BENCH_WORKFLOW_BUNDLE');
-  const bankUrl = need('BANK_URL');
-  const reservationsUrl = need('RESERVATIONS_URL');
+  const services = serviceUrls(need('RETRYSAFE_SERVICES'));
+  const url = (service: string) => services.get(service)!;
   // The CPU bench's bare worker exports metrics as the product worker it is set beside does.
   const metricsAddress = process.env.BENCH_WORKER_METRICS_ADDRESS;
   Runtime.install({
@@ -39,14 +40,13 @@ async function run(): Promise<void> {
     kind === 'retrysafe'
       ? await createWorker({
           ...common,
-          bankUrl,
-          reservationsUrl,
+          services,
           downstreamTimeoutMs: DOWNSTREAM_TIMEOUT_MS,
           options: benchWorkerOptions,
         })
       : await Worker.create({
           ...common,
-          activities: baselineWorkerActivities({ bank: bankUrl, reservations: reservationsUrl }),
+          activities: baselineWorkerActivities({ bank: url('bank'), reservations: url('reservations') }),
           ...benchWorkerOptions,
         });
   console.log(`bench worker ready (${kind}, task queue ${taskQueue})`);

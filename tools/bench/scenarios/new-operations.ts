@@ -10,7 +10,7 @@
 import type { Client } from '@temporalio/client';
 import { fingerprint } from '../../../client/api/fingerprint.js';
 import { workflowStartOptions } from '../../../client/api/start-options.js';
-import { DEFAULT_HOLD_TTL_SECONDS } from '../../../client/api/config.js';
+import { programFor } from '../../../common/programs.js';
 import type { OperationSettings } from '../../../workflows/contracts.js';
 import { operationRef } from '../../../workflows/identity.js';
 import { closedLoop } from '../load.js';
@@ -27,7 +27,6 @@ import { definitionOf, DEFINITIONS, requestFor, submit, submitToPeer, TENANT, ty
 const SETTINGS: OperationSettings = {
   stepDeadlineMs: 60_000,
   attentionAfterMs: 300_000,
-  holdTtlSeconds: DEFAULT_HOLD_TTL_SECONDS,
 };
 
 /** The kinds measured for each operation type, in the registry's order. */
@@ -63,6 +62,7 @@ function apiStart(type: string, key: string, taskQueue: string) {
   const request = requestFor(type);
   return workflowStartOptions(
     definitionOf(type),
+    programFor(definitionOf(type)),
     operationRef(TENANT, key),
     { type, fingerprint: fingerprint(type, request), request },
     SETTINGS,
@@ -123,7 +123,6 @@ function fairWorkflow(ctx: BenchContext, client: Client, op: OperationKinds, tag
       tenant: ref.tenant,
       key: ref.key,
       request: requestFor(op.own),
-      settings: { holdTtlSeconds: SETTINGS.holdTtlSeconds },
     };
     await client.workflow.execute('bareHttp', {
       taskQueue: ctx.stack.taskQueues.baseline,

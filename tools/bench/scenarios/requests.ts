@@ -5,13 +5,10 @@
 // before the run and count what moved after it. No operation type is named here: adding
 // one to the registry adds it to the bench.
 import { Value } from 'typebox/value';
-import { DEFAULT_HOLD_TTL_SECONDS } from '../../../client/api/config.js';
-import type { OperationDefinition, StepCall, StepSettings } from '../../../workflows/definition.js';
+import { defaultSettings, type OperationDefinition } from '../../../workflows/definition.js';
+import { fieldsOf, type StepCall } from '../../../workflows/program.js';
 
 export type Request = Record<string, unknown>;
-
-/** What a step's input may depend on besides the request: the API's default. */
-const STEP_SETTINGS: StepSettings = { holdTtlSeconds: DEFAULT_HOLD_TTL_SECONDS };
 
 interface Schema {
   type?: string;
@@ -71,8 +68,9 @@ export interface Resources {
 }
 
 /** What a step's call sends downstream: its declared body or its activity's input. */
-function sent(call: StepCall<never>, request: Request): unknown {
-  return call.kind === 'http' ? call.body?.(request as never) : call.input?.(request as never, STEP_SETTINGS);
+function sent(call: StepCall, request: Request, settings: Record<string, number>): unknown {
+  const map = call.kind === 'http' ? call.body : call.input;
+  return map && fieldsOf(map, request, settings);
 }
 
 function collect(value: unknown, into: Resources): void {
@@ -91,7 +89,7 @@ function collect(value: unknown, into: Resources): void {
 /** The resources `request` names, as its forward steps send them (a bank movement's `account`, a hold's `sku`). */
 export function resourcesOf(definition: OperationDefinition, request: Request): Resources {
   const into: Resources = { accounts: new Map(), skus: new Map() };
-  for (const step of definition.steps) collect(sent(step.call as StepCall<never>, request), into);
+  for (const step of definition.steps) collect(sent(step.call, request, defaultSettings(definition)), into);
   return into;
 }
 
