@@ -39,8 +39,12 @@ export interface StackDescription {
   taskQueue?: string;
   bank?: SandboxPlace;
   reservations?: SandboxPlace;
-  /** Other services declared calls name (an outside folder's), by name: their base URLs. */
-  services?: Readonly<Record<string, string>>;
+  /**
+   * Other services declared calls name (an outside folder's): a RETRYSAFE_SERVICES value as
+   * the user wrote it. Its entries come first and win over the sandboxes' (a malformed one is
+   * left to the worker's own check, which names it).
+   */
+  services?: string;
   /** The sandboxes' fault-injection endpoints (`PUT /_faults`). */
   faults?: boolean;
   worker?: {
@@ -85,9 +89,13 @@ export function sandboxUrl(place: SandboxPlace | undefined): string | undefined 
  * sandboxes and the other services; a service left out keeps the worker's default.
  */
 export function downstreamEnv(stack: StackDescription): Env {
-  const urls = { bank: sandboxUrl(stack.bank), reservations: sandboxUrl(stack.reservations), ...stack.services };
-  const entries = Object.entries(urls).filter((e): e is [string, string] => e[1] !== undefined);
-  return entries.length === 0 ? {} : { RETRYSAFE_SERVICES: entries.map(([name, url]) => `${name}=${url}`).join(',') };
+  const given = stack.services?.trim() ? stack.services.split(',').map((e) => e.trim()) : [];
+  const named = new Set(given.map((e) => e.split('=')[0]!.trim()));
+  const sandboxes = Object.entries({ bank: sandboxUrl(stack.bank), reservations: sandboxUrl(stack.reservations) })
+    .filter((e): e is [string, string] => e[1] !== undefined && !named.has(e[0]))
+    .map(([name, url]) => `${name}=${url}`);
+  const entries = [...given, ...sandboxes];
+  return entries.length === 0 ? {} : { RETRYSAFE_SERVICES: entries.join(',') };
 }
 
 function sandboxEnv(prefix: string, stack: StackDescription, place: SandboxPlace | undefined): Env {

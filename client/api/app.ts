@@ -14,6 +14,7 @@ import { builtInRegistry, type OperationRegistry } from '../../workflows/registr
 import { InFlight } from './admission/in-flight.js';
 import { RateWindows } from './admission/rate-windows.js';
 import { limitsAnyone } from './admission/tenant-limits.js';
+import { registerStuckGauge } from './attention-metric.js';
 import { createAuthenticator } from './auth.js';
 import type { ApiConfig } from './config.js';
 import { errorHandler, notFoundHandler, replyWithProblem, toProblem } from './error-handler.js';
@@ -62,6 +63,7 @@ export function buildApp(deps: AppDeps) {
   const operations = deps.operations ?? builtInRegistry;
   const programs = programsOf(operations.all, config.settings);
   const service = new OperationService({ client, registry: operations, programs, namespace, config, metrics, logger, now });
+  registerStuckGauge(registry, () => service.countStuck());
   const limits = { ...HTTP_LIMITS, ...deps.httpLimits };
 
   const app = Fastify({

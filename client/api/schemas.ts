@@ -53,6 +53,13 @@ function listQuery(types: readonly string[]) {
     {
       status: Type.Optional(Type.Enum([...OPERATION_STATUSES], { type: 'string' })),
       type: Type.Optional(Type.Enum([...types], { type: 'string' })),
+      version: Type.Optional(
+        Type.String({
+          pattern: '^[0-9a-f]{16}$',
+          description: 'Only operations started on this definition version (`definition.version` of the resource)',
+          examples: ['3f9c2a1b7d4e6f80'],
+        }),
+      ),
       limit: Type.Optional(
         Type.String({
           pattern: '^(100|[1-9][0-9]?)$',

@@ -16,6 +16,12 @@ export function parseOperationType(raw: string): string {
   return raw;
 }
 
+/** `--version-of-definition`: a definition version as the resource shows it (16 lower-case hex characters). */
+export function parseDefinitionVersion(raw: string): string {
+  if (!/^[0-9a-f]{16}$/.test(raw)) throw new InvalidArgumentError('must be a definition version: 16 hex characters, as definition.version shows it');
+  return raw;
+}
+
 /** `30s`, `2m`, `500ms`, or plain milliseconds (the project's duration format). */
 export function parseDuration(raw: string): number {
   const trimmed = raw.trim();

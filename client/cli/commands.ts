@@ -200,6 +200,7 @@ export async function list(filter: ListFilter, opts: ConnectionOpts): Promise<Ex
       const args = ['retrysafe', 'list'];
       if (filter.status) args.push('--status', filter.status);
       if (filter.type) args.push('--type', filter.type);
+      if (filter.version) args.push('--definition', filter.version);
       if (filter.limit !== undefined) args.push('--limit', String(filter.limit));
       err(`more: ${[...args, '--cursor', page.nextCursor].join(' ')}`);
     }

@@ -10,6 +10,7 @@ import {
   parseDuration,
   parseHttpUrl,
   parseKey,
+  parseDefinitionVersion,
   parseLimit,
   parseOperationType,
   parsePort,
@@ -152,6 +153,7 @@ export function buildProgram(
       .addOption(
         new Option('--type <type>', `only these (${[...operations.keys()].join(', ')}, ...)`).argParser(parseOperationType),
       )
+      .option('--definition <version>', 'only those started on this definition version', parseDefinitionVersion)
       .option('--limit <n>', 'page size, 1-100', parseLimit, 20)
       .option('--cursor <cursor>', 'the next page, as printed after the previous one', parseCursor),
   )
@@ -161,14 +163,20 @@ export function buildProgram(
         o: ConnectionOpts & {
           status?: 'processing' | 'succeeded' | 'failed';
           type?: string;
+          definition?: string;
           limit: number;
           cursor?: string;
         },
-      ) => setExit(await (await loadCommands()).list({ status: o.status, type: o.type, limit: o.limit, cursor: o.cursor }, o)),
+      ) =>
+        setExit(
+          await (
+            await loadCommands()
+          ).list({ status: o.status, type: o.type, version: o.definition, limit: o.limit, cursor: o.cursor }, o),
+        ),
     );
   usage(
     list,
-    `retrysafe list [--status processing|succeeded|failed] [--type ${[...operations.keys()].join('|')}] [--limit n] [--json]`,
+    `retrysafe list [--status processing|succeeded|failed] [--type ${[...operations.keys()].join('|')}] [--definition <version>] [--limit n] [--json]`,
   );
 
   keyCommand('cancel', 'Cancel an operation: it stops at its next step boundary and undoes what it did', {

@@ -190,6 +190,7 @@ export class RetrySafe {
     const query = new URLSearchParams();
     if (filter.status !== undefined) query.set('status', filter.status);
     if (filter.type !== undefined) query.set('type', filter.type);
+    if (filter.version !== undefined) query.set('version', filter.version);
     if (filter.limit !== undefined) query.set('limit', String(filter.limit));
     if (filter.cursor !== undefined) query.set('cursor', filter.cursor);
     const qs = query.toString();

@@ -73,6 +73,8 @@ export interface OperationList {
 export interface ListFilter {
   status?: OperationStatus;
   type?: OperationType;
+  /** Only operations started on this definition version (`definition.version`). */
+  version?: string;
   limit?: number;
   cursor?: string;
 }

@@ -16,7 +16,7 @@ describe('API config', () => {
       taskQueue: 'retrysafe',
       stepDeadlineMs: 60_000,
       attentionAfterMs: 300_000,
-      holdTtlSeconds: 900,
+      settings: [],
       defaultWaitMs: 10_000,
       bodyLimit: 65_536,
       cacheSize: 10_000,
@@ -36,7 +36,7 @@ describe('API config', () => {
       RETRYSAFE_DEFAULT_WAIT: '0',
       RETRYSAFE_BODY_LIMIT: '2048',
       RETRYSAFE_CACHE_TTL: '30s',
-      RETRYSAFE_HOLD_TTL: '90s',
+      RETRYSAFE_SETTINGS: 'checkout.holdTtlSeconds=90, fulfilment.packingDays=2',
       TEMPORAL_UI_URL: 'https://temporal.example.com/',
     });
     expect(c).toMatchObject({
@@ -45,7 +45,10 @@ describe('API config', () => {
       defaultWaitMs: 0,
       bodyLimit: 2048,
       cacheTtlMs: 30_000,
-      holdTtlSeconds: 90,
+      settings: [
+        { type: 'checkout', setting: 'holdTtlSeconds', value: 90 },
+        { type: 'fulfilment', setting: 'packingDays', value: 2 },
+      ],
       temporalUiUrl: 'https://temporal.example.com',
     });
   });
@@ -91,13 +94,29 @@ describe('API config', () => {
     ['RETRYSAFE_BODY_LIMIT', '64k'],
     ['RETRYSAFE_CACHE_SIZE', '-1'],
     ['RETRYSAFE_CACHE_TTL', '2h'],
-    ['RETRYSAFE_HOLD_TTL', 'later'],
     ['TEMPORAL_UI_URL', 'localhost:8233'],
     ['LOG_LEVEL', 'loud'],
   ])('refuses %s=%s with a message naming the variable', (name, value) => {
     const problems = problemsOf({ [name]: value });
     expect(problems).toHaveLength(1);
     expect(problems[0]).toMatch(new RegExp(`^${name}=`));
+  });
+
+  it.each([
+    ['a setting without a type', 'holdTtlSeconds=90', 1],
+    ['a value that is not a whole number', 'checkout.holdTtlSeconds=1.5', 1],
+    ['a duration', 'checkout.holdTtlSeconds=90s', 1],
+    ['a trailing comma', 'checkout.holdTtlSeconds=90,', 2],
+  ])('refuses RETRYSAFE_SETTINGS with %s, naming the entry', (_what, value, entry) => {
+    expect(problemsOf({ RETRYSAFE_SETTINGS: value })).toEqual([
+      `RETRYSAFE_SETTINGS entry ${entry} must be <type>.<setting>=<integer> (e.g. checkout.holdTtlSeconds=600)`,
+    ]);
+  });
+
+  it('refuses RETRYSAFE_HOLD_TTL, which earlier releases read, naming its replacement', () => {
+    expect(problemsOf({ RETRYSAFE_HOLD_TTL: '90s' })).toEqual([
+      "RETRYSAFE_HOLD_TTL is no longer read: the hold time is the checkout definition's own setting; set RETRYSAFE_SETTINGS=checkout.holdTtlSeconds=<seconds> instead",
+    ]);
   });
 
   it('reports every bad variable at once', () => {

@@ -143,8 +143,12 @@ describe('the environment of each part of the stack', () => {
     expect(downstreamEnv({ bank: { port: 0 }, reservations: { url: 'http://127.0.0.1:9' } })).toEqual({
       RETRYSAFE_SERVICES: 'bank=http://127.0.0.1:0,reservations=http://127.0.0.1:9',
     });
-    expect(downstreamEnv({ bank: { port: 4001 }, services: { shipping: 'http://127.0.0.1:4003' } })).toEqual({
-      RETRYSAFE_SERVICES: 'bank=http://127.0.0.1:4001,shipping=http://127.0.0.1:4003',
+    expect(downstreamEnv({ bank: { port: 4001 }, services: 'shipping=http://127.0.0.1:4003' })).toEqual({
+      RETRYSAFE_SERVICES: 'shipping=http://127.0.0.1:4003,bank=http://127.0.0.1:4001',
+    });
+    // A service the caller names itself is not named twice.
+    expect(downstreamEnv({ bank: { port: 4001 }, services: 'bank=http://bank.internal' })).toEqual({
+      RETRYSAFE_SERVICES: 'bank=http://bank.internal',
     });
   });
 

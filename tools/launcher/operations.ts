@@ -10,7 +10,7 @@ import { connect } from 'node:net';
 import { join, relative, resolve } from 'node:path';
 import { ConfigError } from '../../common/env.js';
 import { loadOperations } from '../../common/operations.js';
-import { parseServiceUrls } from '../../worker/config.js';
+import { parseServiceUrls, serviceUrls } from '../../worker/config.js';
 import { builtInRegistry } from '../../workflows/registry.js';
 
 /** A folder of operations, as the user named it and as every child is given it. */
@@ -28,7 +28,6 @@ export interface OutsideOperations {
 }
 
 /** Services the launcher starts itself and gives the worker by their own variables. */
-const STACK_SERVICES = new Set(['bank', 'reservations']);
 
 /**
  * The folders of RETRYSAFE_OPERATIONS and of each `--operations` (either may list several,
@@ -85,7 +84,9 @@ export async function checkOutsideOperations(
     if (err instanceof ConfigError) return { operations, services: [] };
     throw err;
   }
-  const needed = registry.declaredServices.filter((s) => !STACK_SERVICES.has(s));
+  // The services the launcher runs itself (the sandboxes, the worker's defaults) need no URL from the user.
+  const defaults = serviceUrls(undefined);
+  const needed = registry.declaredServices.filter((s) => !defaults.has(s));
   const missing = needed.filter((s) => !urls.has(s));
   if (missing.length > 0) {
     const from = folders.map((f) => f.given).join(', ');

@@ -110,6 +110,7 @@ export function stackParts(stack: StackSpec, settings?: { apiKeys?: (s: ServiceS
     bank: { host: config.bank.host, port: config.bank.port, db: `${config.dataDir}/bank.db`, url: bankUrl },
     reservations: { host: '127.0.0.1', port: config.reservationsPort, db: `${config.dataDir}/reservations.db` },
     faults: stack.faults,
+    ...(process.env.RETRYSAFE_SERVICES !== undefined ? { services: process.env.RETRYSAFE_SERVICES } : {}),
   };
   // Every part gets the Temporal variables, the sandboxes included.
   const common: Record<string, string> = {

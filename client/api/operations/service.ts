@@ -4,7 +4,12 @@
 // visibility listing with its cursor (visibility.ts, cursor.ts), the completion webhook's
 // state (notification.ts) and the cancel of a running operation (cancel below).
 import { randomUUID } from 'node:crypto';
-import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
+import {
+  WorkflowNotFoundError,
+  type Client,
+  type WorkflowExecutionDescription,
+  type WorkflowHandle,
+} from '@temporalio/client';
 import type { Logger } from 'pino';
 import { describeRetention, RetentionCache } from '../../../common/retention.js';
 import type { OperationSettings } from '../../../workflows/contracts.js';
@@ -33,6 +38,7 @@ import { engineDeadline, type EngineCall } from './engine-deadline.js';
 import { OutcomeCache } from './outcome-cache.js';
 import { OutcomeWaits, type KnownOutcome } from './outcome-wait.js';
 import { NotificationReader } from './notification.js';
+import { looksStuck, STUCK_QUERY, stuckReason } from './stuck.js';
 import { listPage, visibilityQuery, type ListFilter } from './visibility.js';
 
 export interface SubmitResult {
@@ -177,7 +183,14 @@ export class OperationService {
   /** Current state of the execution behind `handle`, as an operation resource. */
   private async read(handle: WorkflowHandle, known?: KnownOutcome): Promise<Operation> {
     const desc = await this.call(() => handle.describe());
-    return this.resource(handle, desc, known);
+    return this.resource(handle, await this.withStuck(desc), known);
+  }
+
+  /** A running execution whose workflow tasks keep failing says why (the engine's reason). */
+  private async withStuck<V extends ExecutionView & { raw: WorkflowExecutionDescription['raw'] }>(view: V): Promise<V> {
+    if (view.status.name !== 'RUNNING' || !looksStuck(view.raw)) return view;
+    const { client, namespace } = this.deps;
+    return { ...view, stuck: await stuckReason(client, namespace, this.call, view.raw) };
   }
 
   /**
@@ -311,6 +324,10 @@ export class OperationService {
         continue;
       }
       let operation = toOperation(execution, undefined, await this.contextFor(execution));
+      // The engine reports an execution that cannot make progress on its row; the GET of the key says why.
+      if (execution.status.name === 'RUNNING' && execution.problem !== undefined) {
+        operation = { ...operation, needsAttention: true, attentionReason: `its workflow tasks keep failing: ${execution.problem}` };
+      }
       // Completed, but the search attribute was not updated: only the return value can tell.
       if (execution.status.name === 'COMPLETED' && !isTerminal(operation)) {
         operation = await this.resource(client.workflow.getHandle(execution.workflowId, execution.runId), execution);
@@ -321,6 +338,12 @@ export class OperationService {
       operations,
       nextCursor: page.nextPageToken.length > 0 ? encodeCursor(page.nextPageToken, query) : null,
     };
+  }
+
+  /** Open operations (every tenant's) whose workflow tasks keep failing, as the engine reports them. */
+  async countStuck(): Promise<number> {
+    const { count } = await this.call(() => this.deps.client.workflow.count(STUCK_QUERY));
+    return count;
   }
 
   /** Ends every pending wait (their requests answer 202 with the operation still running). */

@@ -17,10 +17,13 @@ import { SearchAttributes, type OperationStatus, type OperationType } from '../.
 import type { ExecutionView } from '../../../common/operation-resource.js';
 import type { EngineCall } from './engine-deadline.js';
 import { decodePayload, decodeTimestamp } from './decode.js';
+import { reportedProblem } from './stuck.js';
 
 export interface ListFilter {
   status?: OperationStatus;
   type?: OperationType;
+  /** A definition version (`definition.version` of the resource): 16 lower-case hex characters. */
+  version?: string;
 }
 
 /** Visibility filter per status. Running executions are `processing` whatever their search attributes say. */
@@ -37,12 +40,16 @@ export function visibilityQuery(tenant: string, filter: ListFilter): string {
   // [a-z0-9_], checked by the route against the registry): nothing to escape.
   const clauses = [`Tenant = '${tenant}'`];
   if (filter.type) clauses.push(`OperationType = '${filter.type}'`);
+  // A version is hex (checked by the route's schema): nothing to escape either.
+  if (filter.version) clauses.push(`DefinitionVersion = '${filter.version}'`);
   if (filter.status) clauses.push(STATUS_QUERY[filter.status]);
   return clauses.join(' AND ');
 }
 
 export interface VisibleExecution extends ExecutionView {
   runId: string;
+  /** The engine's report that its workflow tasks keep failing (TemporalReportedProblems), when it has one. */
+  problem?: string;
 }
 
 export interface VisibilityPage {
@@ -111,6 +118,8 @@ function decodeSearchAttributes(fields: Record<string, Payload> | null | undefin
   return new TypedSearchAttributes(pairs);
 }
 
+const withProblem = (problem: string | undefined) => (problem === undefined ? {} : { problem });
+
 async function decodeExecution(
   client: Client,
   namespace: string,
@@ -127,5 +136,6 @@ async function decodeExecution(
     typedSearchAttributes: decodeSearchAttributes(
       raw.searchAttributes?.indexedFields as Record<string, Payload> | null | undefined,
     ),
+    ...withProblem(reportedProblem(raw.searchAttributes?.indexedFields as Record<string, Payload> | null | undefined)),
   };
 }

@@ -309,6 +309,7 @@ export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> 
       service.list(request.tenant, {
         status: request.query.status,
         type: request.query.type,
+        version: request.query.version,
         limit: request.query.limit !== undefined ? Number(request.query.limit) : 50,
         cursor: request.query.cursor,
       }),
