@@ -51,7 +51,7 @@ async function chargeAttempts(workflowId: string): Promise<number> {
     const s = e.activityTaskScheduledEventAttributes;
     if (s) scheduled.set(String(e.eventId), s.activityType?.name ?? '');
     const started = e.activityTaskStartedEventAttributes;
-    if (started && scheduled.get(String(started.scheduledEventId)) === 'chargePayment')
+    if (started && scheduled.get(String(started.scheduledEventId)) === 'charge_payment')
       regular = Math.max(regular, started.attempt ?? 0);
   }
   return local + regular;

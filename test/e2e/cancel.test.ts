@@ -34,7 +34,7 @@ const start = (key: string, body: unknown, type = 'checkouts', prefer = 'respond
 async function startWithChargeInFlight(keys: string[], startOne: (key: string) => Promise<unknown>): Promise<void> {
   await stack.bank.setFaults({ failBeforeCommit: 1 });
   for (const key of keys) await startOne(key);
-  for (const key of keys) await pendingActivity(stack.temporal.workflow.getHandle(`acme/${key}`), 'chargePayment');
+  for (const key of keys) await pendingActivity(stack.temporal.workflow.getHandle(`acme/${key}`), 'charge_payment');
   await stack.bank.setFaults({ failBeforeCommit: 0, delayMs: 1_500 });
 }
 

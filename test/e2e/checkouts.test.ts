@@ -88,7 +88,11 @@ describe('POST /v1/checkouts', () => {
   });
 
   it('when the hold expires before confirmation, fails with reservation_expired and reverses the charge', async () => {
-    const shortHolds = await startApi({ taskQueue: stack.taskQueue, stepDeadlineMs: 10_000, holdTtl: '1s' });
+    const shortHolds = await startApi({
+      taskQueue: stack.taskQueue,
+      stepDeadlineMs: 10_000,
+      settings: 'checkout.holdTtlSeconds=1',
+    });
     try {
       const { account, sku } = await setUp(10_000, 5);
       const key = uniqueId('order');

@@ -46,7 +46,7 @@ beforeAll(async () => {
     stepDeadlineMs: 5_000,
     // Relative, as the tutorial writes it: the API and the worker run from the repository root.
     env: { RETRYSAFE_OPERATIONS: 'examples/shipping' },
-    workerEnv: { RETRYSAFE_SERVICES: `shipping=${shippingUrl}` },
+    services: `shipping=${shippingUrl}`,
   });
   const { registry } = await loadOperations({ RETRYSAFE_OPERATIONS: 'examples/shipping' });
   outside = { registry, services: { shipping: shippingUrl } };

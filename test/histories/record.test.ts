@@ -146,7 +146,7 @@ describe.runIf(recording)(`records today's histories as ${PREFIX}-*`, () => {
         await start('payment-fenced', 'payment', pay, { stepDeadlineMs: 2_000 }),
         await start('checkout-charge-fenced', 'checkout', cart, { stepDeadlineMs: 2_000 }),
       ];
-      await Promise.all(started.map(({ handle }) => pendingActivity(handle, 'reverseCharge')));
+      await Promise.all(started.map(({ handle }) => pendingActivity(handle, 'reverse_charge')));
       return started;
     });
     const [payment, checkout] = await Promise.all(fenced.map(record));
@@ -178,7 +178,7 @@ describe.runIf(recording)(`records today's histories as ${PREFIX}-*`, () => {
     const run = await stack.bank.withFaults({ delayMs: 3_000 }, async () => {
       const started = await start('payment-cancelled-during-charge', 'payment', pay);
       await cancelWhileFirstStepRuns(started.handle);
-      await pendingActivity(started.handle, 'chargePayment');
+      await pendingActivity(started.handle, 'charge_payment');
       return started;
     });
     // Whatever today's code makes of it is what the rewrite must replay: the step in flight

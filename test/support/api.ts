@@ -38,7 +38,8 @@ export async function startApi(opts: {
   apiKeys?: string;
   stepDeadlineMs?: number;
   attentionAfterMs?: number;
-  holdTtl?: string;
+  /** RETRYSAFE_SETTINGS: values of the definitions' settings (`checkout.holdTtlSeconds=1`). */
+  settings?: string;
   env?: Record<string, string>;
 }): Promise<ApiHandle> {
   const config = loadApiConfig({
@@ -47,7 +48,7 @@ export async function startApi(opts: {
     RETRYSAFE_API_KEYS: opts.apiKeys,
     RETRYSAFE_STEP_DEADLINE: String(opts.stepDeadlineMs ?? 20_000),
     RETRYSAFE_ATTENTION_AFTER: String(opts.attentionAfterMs ?? 300_000),
-    RETRYSAFE_HOLD_TTL: opts.holdTtl,
+    RETRYSAFE_SETTINGS: opts.settings,
     TEMPORAL_UI_URL: inject('temporalUiUrl') || 'http://localhost:8233',
     LOG_LEVEL: 'silent',
     ...opts.env,

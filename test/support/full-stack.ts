@@ -58,6 +58,8 @@ export interface FullStackOptions {
   env?: Record<string, string>;
   /** Variables for the worker process on top of those. */
   workerEnv?: Record<string, string>;
+  /** Services besides the sandboxes, as RETRYSAFE_SERVICES names them (`shipping=http://...`). */
+  services?: string;
 }
 
 export interface FullStack {
@@ -131,6 +133,7 @@ export async function startFullStack(opts: FullStackOptions): Promise<FullStack>
       bank: { url: bank.url },
       reservations: { url: reservationsUrl },
       worker: { metricsAddress: 'off', downstreamTimeout: '2s' },
+      ...(opts.services ? { services: opts.services } : {}),
     };
     const workerEnv = (extra: Record<string, string> = {}) => partEnv(stack, 'worker', { ...opts.workerEnv, ...extra });
 
