@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { defaultServerConditions } from 'vite';
 import { configDefaults, defineConfig } from 'vitest/config';
 
@@ -14,6 +15,14 @@ export default defineConfig({
   // exports its compiled files; this condition points the repository's own tests at its
   // TypeScript source instead, so they need no build and never see a stale one.
   ssr: { resolve: { conditions: ['retrysafe-source', ...defaultServerConditions] } },
+  // What an operations folder imports by package name, wherever the folder is (the API and
+  // the worker map the same names at run time: common/code-path.ts PACKAGE_SUBPATHS).
+  resolve: {
+    alias: {
+      'retrysafe-server/define': fileURLToPath(new URL('./workflows/define.ts', import.meta.url)),
+      'retrysafe-server/keyed-service': fileURLToPath(new URL('./downstream/shared/keyed-service.ts', import.meta.url)),
+    },
+  },
   test: {
     // Temporal's native worker and better-sqlite3 want real processes, not worker threads.
     pool: 'forks',

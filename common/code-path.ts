@@ -30,3 +30,13 @@ export const PACKAGE_ROOT = COMPILED ? join(CODE_ROOT, '..') : CODE_ROOT;
 export function codePath(path: string): string {
   return join(CODE_ROOT, COMPILED ? path.replace(/\.ts$/, '.js') : path);
 }
+
+/**
+ * The package names a team's own folder imports (package.json `exports`), and the module
+ * each is in the layout that runs: the worker's bundler and the API's and worker's loader
+ * map them, so a folder anywhere on disk imports them without an install of its own.
+ */
+export const PACKAGE_SUBPATHS: Readonly<Record<string, string>> = {
+  'retrysafe-server/define': codePath('workflows/define.ts'),
+  'retrysafe-server/keyed-service': codePath('downstream/shared/keyed-service.ts'),
+};

@@ -11,11 +11,12 @@
 // workflow bundle). A declared HTTP step needs no activities.ts: its service's base URL
 // comes from RETRYSAFE_SERVICES.
 import { existsSync, statSync } from 'node:fs';
+import { register } from 'node:module';
 import { isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { OperationDefinition } from '../workflows/definition.js';
 import { builtInRegistry, OperationRegistry } from '../workflows/registry.js';
-import { COMPILED } from './code-path.js';
+import { COMPILED, PACKAGE_SUBPATHS } from './code-path.js';
 import { ConfigError } from './env.js';
 
 /** One folder of operations from outside. */
@@ -69,12 +70,33 @@ export function findOperationModules(raw: string | undefined, cwd = process.cwd(
   return modules;
 }
 
+/**
+ * A resolve hook that points retrysafe's package names at this process's own modules, so
+ * that an operations folder outside the checkout imports `retrysafe-server/define` with no
+ * node_modules of its own (inside the checkout the package's `exports` would do as well).
+ */
+const MAP_PACKAGE_NAMES = `let targets = {};
+export async function initialize(data) { targets = data; }
+export async function resolve(specifier, context, next) {
+  const target = targets[specifier];
+  return target ? { url: target, shortCircuit: true } : next(specifier, context);
+}`;
+let namesMapped = false;
+
+function mapPackageNames(): void {
+  if (namesMapped) return;
+  namesMapped = true;
+  const data = Object.fromEntries(Object.entries(PACKAGE_SUBPATHS).map(([name, path]) => [name, pathToFileURL(path).href]));
+  register(`data:text/javascript,${encodeURIComponent(MAP_PACKAGE_NAMES)}`, { data });
+}
+
 /** The built-in operations and those of RETRYSAFE_OPERATIONS, in one registry. */
 export async function loadOperations(
   env: Record<string, string | undefined> = process.env,
   cwd = process.cwd(),
 ): Promise<LoadedOperations> {
   const modules = findOperationModules(env.RETRYSAFE_OPERATIONS, cwd);
+  if (modules.length > 0) mapPackageNames();
   const definitions: OperationDefinition[] = [...builtInRegistry.all];
   const problems: string[] = [];
   for (const module of modules) {
@@ -103,6 +125,7 @@ export async function loadOperationActivities(
   env: Record<string, string | undefined> = process.env,
 ): Promise<Record<string, OutsideActivity>> {
   const activities: Record<string, OutsideActivity> = {};
+  if (modules.some((m) => m.activitiesFile)) mapPackageNames();
   for (const module of modules) {
     if (!module.activitiesFile) continue;
     const loaded = (await import(pathToFileURL(module.activitiesFile).href)) as { createActivities?: unknown };

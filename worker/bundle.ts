@@ -21,7 +21,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFile
 import { createRequire } from 'node:module';
 import { join, relative } from 'node:path';
 import { bundleWorkflowCode, type BundleOptions, type WorkerOptions } from '@temporalio/worker';
-import { codePath, PACKAGE_ROOT } from '../common/code-path.js';
+import { codePath, PACKAGE_ROOT, PACKAGE_SUBPATHS } from '../common/code-path.js';
 import type { OperationModule } from '../common/operations.js';
 
 // Files reached by their path, in the layout that runs (source, or compiled under dist/).
@@ -122,10 +122,15 @@ export function workflowBundleOptions(modules: readonly OperationModule[], cache
     workflowsPath: entry,
     workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
     preloadModules: [...PRELOADED_MODULES, registration],
-    // An outside folder resolves its imports (typebox, the SDK) from the repository's dependencies too.
+    // An outside folder imports retrysafe by its package names, and resolves anything else it
+    // imports (typebox, the SDK) from the repository's dependencies too.
     webpackConfigHook: (config) => ({
       ...config,
-      resolve: { ...config.resolve, modules: [...(config.resolve?.modules ?? ['node_modules']), NODE_MODULES] },
+      resolve: {
+        ...config.resolve,
+        alias: { ...(config.resolve?.alias as Record<string, string> | undefined), ...PACKAGE_SUBPATHS },
+        modules: [...(config.resolve?.modules ?? ['node_modules']), NODE_MODULES],
+      },
     }),
   };
 }

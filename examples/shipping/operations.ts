@@ -17,9 +17,17 @@
 //
 // This module is bundled into the workflow code, so it must stay plain data and pure
 // functions of the request: no I/O, no Node built-ins, no clock, no randomness.
-import { Type } from 'typebox';
-import { defineOperation, keyedHttpStep } from '../../workflows/definition.js';
-import { Account, Amount, bankCharge, Currency, formatAmount, RequestBody } from '../../workflows/fields.js';
+import {
+  Account,
+  Amount,
+  bankCharge,
+  Currency,
+  defineOperation,
+  formatAmount,
+  keyedHttpStep,
+  RequestBody,
+  Type,
+} from 'retrysafe-server/define';
 
 export const FulfilmentRequest = RequestBody('An order to fulfil: charge the account, ship the parcel.', {
   account: Account('Account to charge for the order'),

@@ -9,18 +9,19 @@
 //
 // A refusal is a 4xx problem with a stable `code` (422 destination_not_served), stored and
 // replayed like a success. The app's frame, its keyed routes and the fault injection are
-// the sandboxes' own (downstream/shared), so this file holds only what is about shipments.
-import { Type } from 'typebox';
-import { Problem } from '../../../common/http/problem.js';
-import { createSandboxApp, type SandboxDeps } from '../../../downstream/shared/app.js';
-import type { SandboxApp } from '../../../downstream/shared/http.js';
-import type { EffectResponse } from '../../../downstream/shared/idempotency.js';
+// the sandboxes' own (`retrysafe-server/keyed-service`), so this file holds only what is about shipments.
 import {
+  createSandboxApp,
+  Problem,
   refusal,
   registerKeyedActions,
   registerKeyedEffect,
   registerKeyedRead,
-} from '../../../downstream/shared/keyed-routes.js';
+  Type,
+  type EffectResponse,
+  type SandboxApp,
+  type SandboxDeps,
+} from 'retrysafe-server/keyed-service';
 import { ShipmentLedger, type CreateOutcome } from './ledger.js';
 
 const ShipmentRequestSchema = Type.Object(

@@ -4,7 +4,7 @@
 // `create` runs inside the idempotency transaction of its request, so the row and the
 // stored answer commit together; `cancel` is idempotent by the row's state.
 import { randomBytes } from 'node:crypto';
-import type Database from 'better-sqlite3';
+import type { Database } from 'retrysafe-server/keyed-service';
 
 export type ShipmentStatus = 'created' | 'cancelled' | 'fenced';
 
