@@ -133,7 +133,7 @@ export default tseslint.config(
   },
   {
     // An example's definitions are bundled into the workflow code like the built-in ones:
-    // plain data, importing typebox and retrysafe's definition types only (not its service).
+    // plain data, importing retrysafe by its package name only (not its own service).
     files: ['examples/*/operations.ts'],
     rules: {
       'no-restricted-imports': [
@@ -141,9 +141,9 @@ export default tseslint.config(
         {
           patterns: [
             {
-              regex: '^(?!typebox$|\\.\\./\\.\\./workflows/|\\./(?!service/)).*',
+              regex: '^(?!retrysafe-server/define$|\\./(?!service/)).*',
               message:
-                'An operation definition is bundled into workflow code: import only typebox and workflows/ (definition, fields).',
+                'An operation definition is bundled into workflow code: import only retrysafe-server/define (and modules of its own folder).',
             },
           ],
         },
