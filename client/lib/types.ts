@@ -49,7 +49,8 @@ export interface Operation {
   steps: OperationStep[];
   /** A compensation keeps failing; an operator should look. */
   needsAttention: boolean;
-  links: { self: string; temporalUi: string };
+  /** `temporalUi`: only where the operator shows the Temporal Web UI to tenants. */
+  links: { self: string; temporalUi?: string };
   /** A cancel was requested; the operation stops at its next step boundary. */
   cancelRequested: boolean;
   /** When the key will be forgotten (completion + the retention); null while processing. */

@@ -15,7 +15,6 @@ import type { PaymentRequest } from '../../workflows/operations/payment.js';
 import type { TransferRequest } from '../../workflows/operations/transfer.js';
 
 type ApiOperation = Static<typeof Api.Operation>;
-type Schemas = ReturnType<typeof Api.resourceSchemas>;
 
 describe('the client types match the API schemas', () => {
   it('the operation resource: every field the API declares, with the same type and optionality', () => {
@@ -28,7 +27,7 @@ describe('the client types match the API schemas', () => {
   });
 
   it('the list, the request bodies and the list filter', () => {
-    type ApiList = Static<Schemas['OperationList']>;
+    type ApiList = Static<typeof Api.OperationList>;
     expectTypeOf<Client.OperationList['nextCursor']>().toEqualTypeOf<ApiList['nextCursor']>();
     expectTypeOf<Omit<Pick<Client.OperationList['operations'][number], keyof ApiOperation>, 'type'>>().toEqualTypeOf<
       Omit<ApiList['operations'][number], 'type'>
@@ -40,7 +39,7 @@ describe('the client types match the API schemas', () => {
     // The query string carries `limit` as text; the client takes a number; `type` is any
     // type the API knows (the API checks it against its registry).
     expectTypeOf<Omit<Client.ListFilter, 'limit' | 'type'>>().toEqualTypeOf<
-      Omit<Static<Schemas['ListQuery']>, 'limit' | 'type'>
+      Omit<Static<ReturnType<typeof Api.listQuery>>, 'limit' | 'type'>
     >();
   });
 
