@@ -123,6 +123,11 @@ export const Operation = resourceSchema(
 );
 export type Operation = Static<typeof Operation>;
 
+/** A definition's result fields, as its steps' `result` maps name them, in step order. */
+export function resultFields(definition: { steps: readonly { result?: Readonly<Record<string, string>> }[] }): string[] {
+  return [...new Set(definition.steps.flatMap((step) => Object.keys(step.result ?? {})))];
+}
+
 /**
  * The resource of one operation type, for the OpenAPI document: `type` is its name and
  * `result` has its own fields (every one a string, each present once it succeeded).

@@ -5,10 +5,9 @@
 // (serialiseAs), both made from the one list of the resource's fields.
 import fastJson from 'fast-json-stringify';
 import { Type, type TSchema } from 'typebox';
-import type { OperationDefinition } from '../../workflows/definition.js';
 import type { OperationRegistry } from '../../workflows/registry.js';
 import { OPERATION_STATUSES } from '../../workflows/contracts.js';
-import { Operation, RESOURCE_PARTS, typedOperationSchema } from '../../common/operation-schema.js';
+import { Operation, RESOURCE_PARTS, resultFields, typedOperationSchema } from '../../common/operation-schema.js';
 import { PROBLEM_CONTENT_TYPE } from '../../common/http/problem.js';
 import { MAX_KEY_LENGTH } from './idempotency-key.js';
 import { MAX_WAIT_SECONDS } from './prefer.js';
@@ -39,11 +38,6 @@ const pascal = (type: string) => type.replace(/(^|_)([a-z0-9])/g, (_, __, c: str
 
 /** The name the document gives the resource of one operation type: `PaymentOperation`. */
 export const operationSchemaName = (type: string) => `${pascal(type)}Operation`;
-
-/** A type's result fields, as its steps' `result` maps name them, in step order. */
-export function resultFields(definition: OperationDefinition): string[] {
-  return [...new Set(definition.steps.flatMap((step) => Object.keys(step.result ?? {})))];
-}
 
 /** A schema the document names (components/schemas), referred to by that name. */
 const ref = (name: string) => Type.Ref(name);

@@ -7,7 +7,9 @@ import type { Static } from 'typebox';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import type { PROBLEM_TITLES } from '../../client/api/problems.js';
 import type * as Api from '../../client/api/schemas.js';
-import { isOperation, isOperationList } from '../../client/lib/index.js';
+import { isOperation, isOperationList, OPERATIONS } from '../../client/lib/index.js';
+import { resultFields } from '../../common/operation-schema.js';
+import { builtInRegistry as registry } from '../../workflows/registry.js';
 import type * as Client from '../../client/lib/index.js';
 import type { StepStatus } from '../../workflows/contracts.js';
 import type { CheckoutRequest } from '../../workflows/operations/checkout.js';
@@ -41,6 +43,23 @@ describe('the client types match the API schemas', () => {
     expectTypeOf<Omit<Client.ListFilter, 'limit' | 'type'>>().toEqualTypeOf<
       Omit<Static<ReturnType<typeof Api.listQuery>>, 'limit' | 'type'>
     >();
+  });
+
+  it("a succeeded built-in operation: its type and its own result fields, as the API's document names them", () => {
+    expectTypeOf<Client.OperationResult<'payment'>['type']>().toEqualTypeOf<'payment'>();
+    expectTypeOf<Client.OperationResult<'payment'>['result']['chargeId']>().toEqualTypeOf<string>();
+    expectTypeOf<Client.OperationResults>().toEqualTypeOf<{
+      payment: { chargeId: string };
+      checkout: { reservationId: string; chargeId: string };
+      transfer: { debitId: string; creditId: string };
+    }>();
+    // Of a type the client was not built with: any result field.
+    expectTypeOf<Client.OperationResult['result']>().toEqualTypeOf<Record<string, string> | undefined>();
+    expect(Object.keys(OPERATIONS).map((type) => [type, resultFields(registry.get(type)!)])).toEqual([
+      ['payment', ['chargeId']],
+      ['checkout', ['reservationId', 'chargeId']],
+      ['transfer', ['debitId', 'creditId']],
+    ]);
   });
 
   it('problem details and every problem code the API can answer with', () => {
