@@ -212,13 +212,13 @@ const anyRequest = {
   500: problemResponse('internal_error: the server failed; the cause is in its log'),
 };
 
-/** The answers of an open route (liveness, readiness) besides its own. */
-export function openRouteResponses(own: { 200: unknown; 503?: string }) {
+/** The answers of an open route (liveness, readiness): `ok`, and `unavailable` describes its own 503. */
+export function openRouteResponses<T>(ok: T, own: { unavailable?: string } = {}) {
   return {
-    ...own,
+    200: ok,
     400: problemResponse(MALFORMED),
     ...anyRequest,
-    503: problemResponse(own[503] ? `${own[503]}; or ${SHUTTING_DOWN}` : SHUTTING_DOWN, retryAfter),
+    503: problemResponse(own.unavailable ? `${own.unavailable}; or ${SHUTTING_DOWN}` : SHUTTING_DOWN, retryAfter),
   };
 }
 
