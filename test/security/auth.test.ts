@@ -93,12 +93,7 @@ describe('API keys', () => {
     for (const [path, ops] of Object.entries(contract.doc.paths)) {
       for (const method of Object.keys(ops)) out.push([method.toUpperCase(), path.replace('{key}', 'order-42')]);
     }
-    out.push(
-      ['GET', '/docs'],
-      ['GET', '/docs/json'],
-      ['GET', '/docs/static/index.html'],
-      ['GET', '/v1/operations/a/b'],
-    );
+    out.push(['GET', '/docs'], ['GET', '/docs/json'], ['GET', '/docs/static/index.html'], ['GET', '/v1/operations/a/b']);
     for (const [method, path] of [...out]) if (method === 'GET') out.push(['HEAD', path]);
     return out;
   }
