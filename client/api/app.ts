@@ -124,7 +124,7 @@ export function buildApp(deps: AppDeps) {
     now: () => now().getTime(),
   });
 
-  installOpenApi(app);
+  installOpenApi(app, { registry: operations, devMode: config.apiKeys === null });
   void app.register(systemRoutes, {
     service,
     registry,

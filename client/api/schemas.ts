@@ -1,9 +1,13 @@
-// Every schema of the HTTP API, in TypeBox. Fastify validates requests and serialises
-// answers with them, and @fastify/swagger builds /openapi.json from the same objects, so
-// the document cannot drift from what the server does.
+// Every schema of the HTTP API, in TypeBox. Fastify validates requests with them, and
+// @fastify/swagger builds /openapi.json from the same objects, so the document cannot
+// drift from what the server does. Answers about operations are documented per type (a
+// payment's resource, a transfer's) and serialised in the one form that fits them all
+// (serialiseAs), both made from the one list of the resource's fields.
+import fastJson from 'fast-json-stringify';
 import { Type, type TSchema } from 'typebox';
+import type { OperationRegistry } from '../../workflows/registry.js';
 import { OPERATION_STATUSES } from '../../workflows/contracts.js';
-import { Operation, operationSchema } from '../../common/operation-schema.js';
+import { Operation, RESOURCE_PARTS, resultFields, typedOperationSchema } from '../../common/operation-schema.js';
 import { PROBLEM_CONTENT_TYPE } from '../../common/http/problem.js';
 import { MAX_KEY_LENGTH } from './idempotency-key.js';
 import { MAX_WAIT_SECONDS } from './prefer.js';
@@ -30,25 +34,90 @@ export const StartHeaders = Type.Object({
 
 export { Operation };
 
-/** The schemas that name the operation types, for an API with these types. */
-export function resourceSchemas(types: readonly string[]) {
-  const operation = operationSchema(types);
-  return { Operation: operation, OperationList: operationList(operation), ListQuery: listQuery(types) };
+const pascal = (type: string) => type.replace(/(^|_)([a-z0-9])/g, (_, __, c: string) => c.toUpperCase());
+
+/** The name the document gives the resource of one operation type: `PaymentOperation`. */
+export const operationSchemaName = (type: string) => `${pascal(type)}Operation`;
+
+/** A schema the document names (components/schemas), referred to by that name. */
+const ref = (name: string) => Type.Ref(name);
+
+/**
+ * The schemas /openapi.json names, added to the app as shared schemas: each type's
+ * resource (its own `type` and `result` fields), `Operation` (any of them, told apart by
+ * `type`), the list, the resource's nested parts and the problem document. Generated
+ * clients get one class or type for each.
+ */
+export function documentSchemas(registry: OperationRegistry): TSchema[] {
+  const parts = {
+    OperationStep: ref('OperationStep'),
+    OperationError: ref('OperationError'),
+    OperationNotification: ref('OperationNotification'),
+    OperationLinks: ref('OperationLinks'),
+  } satisfies Record<keyof typeof RESOURCE_PARTS, TSchema>;
+  const names = new Map<string, string>();
+  for (const type of registry.types) {
+    const other = names.get(operationSchemaName(type));
+    if (other) throw new Error(`operation types ${other} and ${type} would share the schema name ${operationSchemaName(type)}`);
+    names.set(operationSchemaName(type), type);
+  }
+  const typed = registry.all.map((definition) =>
+    typedOperationSchema(definition.type, resultFields(definition), parts, {
+      $id: operationSchemaName(definition.type),
+      description: `The operation resource of a ${definition.type}: ${definition.description}`,
+    }),
+  );
+  const mapping = Object.fromEntries(registry.types.map((type) => [type, `#/components/schemas/${operationSchemaName(type)}`]));
+  return [
+    ...Object.entries(RESOURCE_PARTS).map(([name, schema]) => ({ ...schema, $id: name })),
+    ...typed,
+    {
+      $id: 'Operation',
+      description: 'The operation resource of any type: `type` says which.',
+      oneOf: registry.types.map((type) => ref(operationSchemaName(type))),
+      discriminator: { propertyName: 'type', mapping },
+    },
+    Type.Object(
+      {
+        operations: Type.Array(ref('Operation'), { description: LIST_ITEMS }),
+        nextCursor: NextCursor,
+      },
+      { $id: 'OperationList' },
+    ),
+    Problem,
+  ];
 }
 
-function operationList(operation: typeof Operation) {
-  return Type.Object({
-    operations: Type.Array(operation, {
-      description:
-        'Newest first. Items are built from the visibility store: result, error and notification are omitted (GET the operation for them).',
-    }),
-    nextCursor: Type.Union([Type.String(), Type.Null()], {
-      description: 'Pass as `cursor` for the next page; null on the last page',
-    }),
-  });
-}
+const LIST_ITEMS =
+  'Newest first. Items are built from the visibility store: result, error and notification are omitted (GET the operation for them).';
+const NextCursor = Type.Union([Type.String(), Type.Null()], {
+  description: 'Pass as `cursor` for the next page; null on the last page',
+});
 
-function listQuery(types: readonly string[]) {
+/** The list as the API serialises it: resources of any type. */
+export const OperationList = Type.Object({
+  operations: Type.Array(Operation, { description: LIST_ITEMS }),
+  nextCursor: NextCursor,
+});
+
+/**
+ * How the resource routes serialise their answers. The document gives each route the
+ * resource of its own type (a payment's answer has `result.chargeId`); the wire form is
+ * the resource of any type with any result field, so that nothing an operation carries
+ * is dropped or refused: one that started on an earlier definition may have result fields
+ * the current one does not, and one the registry no longer has still reads. Only 2xx
+ * answers are objects; problems are sent as text (sendProblem).
+ */
+export function serialiseAs(schema: TSchema) {
+  const serialise = fastJson(schema);
+  return ({ httpStatus }: { httpStatus?: string }) =>
+    httpStatus?.startsWith('2') ? serialise : (payload: unknown) => JSON.stringify(payload);
+}
+export const asOperation = serialiseAs(Operation);
+export const asOperationList = serialiseAs(OperationList);
+
+/** The list's query string, with the operation types this API knows. */
+export function listQuery(types: readonly string[]) {
   return Type.Object(
     {
       status: Type.Optional(Type.Enum([...OPERATION_STATUSES], { type: 'string' })),
@@ -86,12 +155,12 @@ function listQuery(types: readonly string[]) {
 
 export const Problem = Type.Object(
   {
-    type: Type.String({ description: 'URI naming the problem type' }),
-    title: Type.String(),
-    status: Type.Integer(),
-    detail: Type.String(),
+    type: Type.String({ description: 'URI naming the problem type: urn:retrysafe:problem:<code>' }),
+    title: Type.String({ description: 'A short summary of the code; for people, like detail: branch on code' }),
+    status: Type.Integer({ description: 'The HTTP status of the answer' }),
+    detail: Type.String({ description: 'What happened to this request, in words' }),
     code: Type.Enum(Object.keys(PROBLEM_TITLES), { type: 'string', description: 'Stable machine-readable code' }),
-    instance: Type.Optional(Type.String()),
+    instance: Type.Optional(Type.String({ description: 'The path of the request' })),
     errors: Type.Optional(
       Type.Array(Type.Object({ field: Type.String(), message: Type.String() }), {
         description: 'invalid_request: one entry per bad field or header',
@@ -101,7 +170,7 @@ export const Problem = Type.Object(
       Type.Array(Type.String(), { description: 'idempotency_key_reused: names of the fields that differ' }),
     ),
   },
-  { description: 'RFC 9457 problem details' },
+  { $id: 'Problem', description: 'RFC 9457 problem details (application/problem+json)' },
 );
 
 // Response helpers: each documents its media type and headers for the OpenAPI document.
@@ -112,7 +181,7 @@ export function jsonResponse<T extends TSchema>(description: string, schema: T, 
 }
 
 export function problemResponse(description: string, headers?: HeaderDocs) {
-  return { description, ...(headers ? { headers } : {}), content: { [PROBLEM_CONTENT_TYPE]: { schema: Problem } } };
+  return { description, ...(headers ? { headers } : {}), content: { [PROBLEM_CONTENT_TYPE]: { schema: ref('Problem') } } };
 }
 
 export const H = {
@@ -127,7 +196,7 @@ export const H = {
   rateLimitPolicy: {
     type: 'string',
     description:
-      'IETF RateLimit-Policy: the tenant\'s quota of new operations and its window in seconds, e.g. "tenant";q=50;w=1. Sent when the tenant is limited.',
+      'IETF RateLimit-Policy: the tenant\'s quota and its window in seconds, e.g. "tenant";q=50;w=1. Sent when the tenant is limited.',
   },
   rateLimit: {
     type: 'string',
@@ -136,19 +205,115 @@ export const H = {
   },
 } as const;
 
-export const engineUnavailableResponse = problemResponse(
-  'engine_unavailable (Temporal did not answer, or cannot serve as it is set up) or engine_busy (Temporal refused the call as overloaded): retry with the same key after Retry-After',
-  { 'Retry-After': H.retryAfter },
-);
-/** A start's 503: either reason started nothing, so a retry with the same key is safe. */
-export const startUnavailableResponse = problemResponse(
-  'engine_unavailable (Temporal did not answer) or engine_busy (this instance has as many new operations in flight as its bound allows, or Temporal answered that it is overloaded): nothing was started; retry with the same key after Retry-After',
-  { 'Retry-After': H.retryAfter },
-);
-export const rateLimitedResponse = problemResponse(
-  'rate_limited: the tenant spent its quota of new operations for this window (RETRYSAFE_TENANT_LIMITS); nothing was started; retry with the same key after Retry-After. A retry of a key that already names an operation is never refused.',
-  { 'Retry-After': H.retryAfter, RateLimit: H.rateLimit, 'RateLimit-Policy': H.rateLimitPolicy },
-);
-export const unauthorizedResponse = problemResponse('unauthorized: missing or unknown API key', {
-  'WWW-Authenticate': H.wwwAuthenticate,
-});
+const retryAfter = { 'Retry-After': H.retryAfter };
+const rateLimitHeaders = { RateLimit: H.rateLimit, 'RateLimit-Policy': H.rateLimitPolicy };
+
+// What a request may be answered whatever its route: the HTTP parser's refusals (written
+// before any route runs, but answers to a request for this path all the same), a failure,
+// and an instance that is closing. A route's own answers of the same status say both.
+const MALFORMED = 'invalid_request: the request is not valid HTTP/1.1 (a control character in a header, ...)';
+const SHUTTING_DOWN = 'shutting_down: this instance is closing and did nothing; retry after Retry-After';
+const anyRequest = {
+  408: problemResponse('request_timeout: the request line, headers or body did not arrive in time'),
+  431: problemResponse('headers_too_large: the request headers exceed 16 KiB'),
+  500: problemResponse('internal_error: the server failed; the cause is in its log'),
+};
+
+/** The answers of an open route (liveness, readiness): `ok`, and `unavailable` describes its own 503. */
+export function openRouteResponses<T>(ok: T, own: { unavailable?: string } = {}) {
+  return {
+    200: ok,
+    400: problemResponse(MALFORMED),
+    ...anyRequest,
+    503: problemResponse(own.unavailable ? `${own.unavailable}; or ${SHUTTING_DOWN}` : SHUTTING_DOWN, retryAfter),
+  };
+}
+
+/**
+ * The answers of a route behind the API key besides its own: 401, and 429 (every
+ * authenticated route is bounded per tenant). `invalid` and `unavailable` describe the
+ * route's own 400 and 503, when it has them.
+ */
+export function authenticatedResponses(own: { invalid?: string; unavailable?: string; rateLimited?: string }) {
+  return {
+    400: problemResponse(own.invalid ? `${own.invalid}; or ${MALFORMED}` : MALFORMED),
+    401: problemResponse('unauthorized: missing or unknown API key', { 'WWW-Authenticate': H.wwwAuthenticate }),
+    ...anyRequest,
+    429: problemResponse(
+      own.rateLimited ??
+        'rate_limited: the tenant is over its limit for this kind of request (RETRYSAFE_TENANT_LIMITS); retry after Retry-After',
+      { ...retryAfter, ...rateLimitHeaders },
+    ),
+    503: problemResponse(own.unavailable ? `${own.unavailable}; or ${SHUTTING_DOWN}` : SHUTTING_DOWN, retryAfter),
+  };
+}
+
+const ENGINE_UNAVAILABLE =
+  'engine_unavailable (Temporal did not answer, or cannot serve as it is set up) or engine_busy (Temporal refused the call as overloaded): retry after Retry-After';
+
+/** The answers of `POST /v1/<plural>`, with its type's own resource. */
+export function startResponses(type: string) {
+  const resource = ref(operationSchemaName(type));
+  const answered = {
+    'Idempotent-Replayed': H.replayed,
+    'Preference-Applied': H.preferenceApplied,
+    ...rateLimitHeaders,
+  };
+  return {
+    200: jsonResponse('The operation finished (succeeded, or failed with a business error)', resource, answered),
+    202: jsonResponse('Still running when the wait ended: poll Location', resource, {
+      Location: H.location,
+      ...retryAfter,
+      ...answered,
+    }),
+    ...authenticatedResponses({
+      invalid: 'idempotency_key_missing / idempotency_key_invalid, or invalid_request (body, JSON or Prefer) with `errors`',
+      unavailable:
+        'engine_unavailable (Temporal did not answer) or engine_busy (this instance has as many new operations in flight as its bound allows, or Temporal answered that it is overloaded): nothing was started; retry with the same key after Retry-After',
+      rateLimited:
+        'rate_limited: the tenant spent its quota of new operations for this window (RETRYSAFE_TENANT_LIMITS); nothing was started; retry with the same key after Retry-After. A retry of a key that already names an operation is never refused for its quota.',
+    }),
+    413: problemResponse('payload_too_large'),
+    415: problemResponse('unsupported_media_type: the body must be application/json'),
+    422: problemResponse(
+      'idempotency_key_reused: the key names an operation with a different request; `differences` lists the fields',
+    ),
+  };
+}
+
+/** The answers of `GET /v1/operations/{key}`. */
+export const readResponses = {
+  200: jsonResponse('The operation, in any status', ref('Operation')),
+  ...authenticatedResponses({
+    invalid: 'invalid_request: the path is not valid percent-encoding',
+    unavailable: ENGINE_UNAVAILABLE,
+  }),
+  404: problemResponse('operation_not_found: no operation with this key for this tenant'),
+};
+
+/** The answers of `POST /v1/operations/{key}/cancel`. */
+export const cancelResponses = {
+  202: jsonResponse(
+    'Cancel requested (or already requested): the operation stops at its next step boundary, compensates, and ends failed with code cancelled; poll Location',
+    ref('Operation'),
+    { Location: H.location, ...retryAfter },
+  ),
+  ...authenticatedResponses({
+    invalid: 'invalid_request: the path is not valid percent-encoding, or a body was sent that is not JSON',
+    unavailable: ENGINE_UNAVAILABLE,
+  }),
+  404: problemResponse('operation_not_found: no operation with this key for this tenant'),
+  409: problemResponse('operation_already_completed: the operation already succeeded or failed; it is not changed'),
+  // The route takes no body; one that is sent is still read, and refused like any body.
+  413: problemResponse('payload_too_large: a body was sent, larger than the limit'),
+  415: problemResponse('unsupported_media_type: a body was sent that is not application/json'),
+};
+
+/** The answers of `GET /v1/operations`. */
+export const listResponses = {
+  200: jsonResponse('One page of operations', ref('OperationList')),
+  ...authenticatedResponses({
+    invalid: 'invalid_request: a bad status, type, limit or cursor',
+    unavailable: ENGINE_UNAVAILABLE,
+  }),
+};

@@ -32,7 +32,7 @@ export type OperationType = keyof OperationRequests;
 /** `rs.payments.create(...)`, `rs.transfers.create(...)`: one collection per built-in operation. */
 export type OperationCollections = {
   readonly [T in OperationType as OperationPlurals[T]]: {
-    create(params: OperationRequests[T], options?: CallOptions): Promise<OperationResult>;
+    create(params: OperationRequests[T], options?: CallOptions): Promise<OperationResult<T>>;
   };
 };
 
@@ -106,7 +106,7 @@ export class RetrySafe {
    * Starts (or replays) an operation of any type: a built-in one, typed by its request, or
    * one the API has that this client was not built with (found in its /openapi.json).
    */
-  start<T extends OperationType>(type: T, params: OperationRequests[T], options?: CallOptions): Promise<OperationResult>;
+  start<T extends OperationType>(type: T, params: OperationRequests[T], options?: CallOptions): Promise<OperationResult<T>>;
   start(type: string, params: Record<string, unknown>, options?: CallOptions): Promise<OperationResult>;
   async start(type: string, params: object, options?: CallOptions): Promise<OperationResult> {
     const plural = BUILT_IN_OPERATIONS[type]?.plural ?? (await this.collectionOf(type, options));

@@ -3,7 +3,7 @@
 //   import { createClient, OperationPendingError } from 'retrysafe/client';
 //   const rs = createClient({ baseUrl: 'http://localhost:3000', apiKey });
 //   const payment = await rs.payments.create({ account: 'acc_alice', amount: 1250, currency: 'EUR' });
-//   payment.result?.chargeId; payment.meta.key;  // the key to retry or look it up with
+//   payment.result.chargeId; payment.meta.key;  // the key to retry or look it up with
 //   await rs.start('transfer', { from: 'acc_alice', to: 'acc_bob', amount: 500, currency: 'EUR' });
 export { createClient, operationPath, RetrySafe, type OperationCollections } from './client.js';
 export { BUILT_IN_OPERATIONS, operationsOf, type OperationDescription } from './discovery.js';
@@ -11,6 +11,7 @@ export {
   OPERATIONS,
   type CheckoutParams,
   type OperationRequests,
+  type OperationResults,
   type PaymentParams,
   type TransferParams,
 } from './operations.js';

@@ -3,7 +3,7 @@
 // typecheck compares them with the API's schemas (test/client/types.unit.test.ts), so a field
 // the API adds, renames or retypes fails the build until the client follows.
 
-import type { OperationRequests } from './operations.js';
+import type { OperationRequests, OperationResults } from './operations.js';
 
 /** A built-in operation type, or one an API adds (an operation loaded from outside retrysafe). */
 export type OperationType = keyof OperationRequests | (string & {});
@@ -53,7 +53,8 @@ export interface Operation {
   attentionReason?: string;
   /** The definition the operation started with and finishes on; its version is the same for every operation started on it. */
   definition?: { version: string };
-  links: { self: string; temporalUi: string };
+  /** `temporalUi`: only where the operator shows the Temporal Web UI to tenants. */
+  links: { self: string; temporalUi?: string };
   /** A cancel was requested; the operation stops at its next step boundary. */
   cancelRequested: boolean;
   /** When the key will be forgotten (completion + the retention); null while processing. */
@@ -134,8 +135,16 @@ export interface CallMeta {
   requests: number;
 }
 
+/** What a succeeded operation of a built-in type `T` holds: its type, and its own result fields. */
+type SucceededAs<T extends string> = string extends T
+  ? unknown
+  : T extends keyof OperationResults
+    ? { type: T; result: OperationResults[T] }
+    : unknown;
+
 /**
- * A succeeded operation. `meta` is not enumerable, so `JSON.stringify(result)` is exactly
- * the API's operation resource.
+ * A succeeded operation; of a built-in type `T`, with that type's result fields
+ * (`OperationResult<'payment'>['result']['chargeId']`). `meta` is not enumerable, so
+ * `JSON.stringify(result)` is exactly the API's operation resource.
  */
-export type OperationResult = SucceededOperation & { readonly meta: CallMeta };
+export type OperationResult<T extends string = string> = SucceededOperation & SucceededAs<T> & { readonly meta: CallMeta };

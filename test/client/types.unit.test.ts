@@ -7,7 +7,9 @@ import type { Static } from 'typebox';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import type { PROBLEM_TITLES } from '../../client/api/problems.js';
 import type * as Api from '../../client/api/schemas.js';
-import { isOperation, isOperationList } from '../../client/lib/index.js';
+import { isOperation, isOperationList, OPERATIONS } from '../../client/lib/index.js';
+import { resultFields } from '../../common/operation-schema.js';
+import { builtInRegistry as registry } from '../../workflows/registry.js';
 import type * as Client from '../../client/lib/index.js';
 import type { StepStatus } from '../../workflows/contracts.js';
 import type { CheckoutRequest } from '../../workflows/operations/checkout.js';
@@ -15,7 +17,6 @@ import type { PaymentRequest } from '../../workflows/operations/payment.js';
 import type { TransferRequest } from '../../workflows/operations/transfer.js';
 
 type ApiOperation = Static<typeof Api.Operation>;
-type Schemas = ReturnType<typeof Api.resourceSchemas>;
 
 describe('the client types match the API schemas', () => {
   it('the operation resource: every field the API declares, with the same type and optionality', () => {
@@ -28,7 +29,7 @@ describe('the client types match the API schemas', () => {
   });
 
   it('the list, the request bodies and the list filter', () => {
-    type ApiList = Static<Schemas['OperationList']>;
+    type ApiList = Static<typeof Api.OperationList>;
     expectTypeOf<Client.OperationList['nextCursor']>().toEqualTypeOf<ApiList['nextCursor']>();
     expectTypeOf<Omit<Pick<Client.OperationList['operations'][number], keyof ApiOperation>, 'type'>>().toEqualTypeOf<
       Omit<ApiList['operations'][number], 'type'>
@@ -40,8 +41,25 @@ describe('the client types match the API schemas', () => {
     // The query string carries `limit` as text; the client takes a number; `type` is any
     // type the API knows (the API checks it against its registry).
     expectTypeOf<Omit<Client.ListFilter, 'limit' | 'type'>>().toEqualTypeOf<
-      Omit<Static<Schemas['ListQuery']>, 'limit' | 'type'>
+      Omit<Static<ReturnType<typeof Api.listQuery>>, 'limit' | 'type'>
     >();
+  });
+
+  it("a succeeded built-in operation: its type and its own result fields, as the API's document names them", () => {
+    expectTypeOf<Client.OperationResult<'payment'>['type']>().toEqualTypeOf<'payment'>();
+    expectTypeOf<Client.OperationResult<'payment'>['result']['chargeId']>().toEqualTypeOf<string>();
+    expectTypeOf<Client.OperationResults>().toEqualTypeOf<{
+      payment: { chargeId: string };
+      checkout: { reservationId: string; chargeId: string };
+      transfer: { debitId: string; creditId: string };
+    }>();
+    // Of a type the client was not built with: any result field.
+    expectTypeOf<Client.OperationResult['result']>().toEqualTypeOf<Record<string, string> | undefined>();
+    expect(Object.keys(OPERATIONS).map((type) => [type, resultFields(registry.get(type)!)])).toEqual([
+      ['payment', ['chargeId']],
+      ['checkout', ['reservationId', 'chargeId']],
+      ['transfer', ['debitId', 'creditId']],
+    ]);
   });
 
   it('problem details and every problem code the API can answer with', () => {

@@ -11,6 +11,7 @@ import { inject } from 'vitest';
 import { buildApp, type App, type HttpLimits } from '../../client/api/app.js';
 import { loadApiConfig } from '../../client/api/config.js';
 import { createLogger } from '../../common/logger.js';
+import { dereference } from '../support/openapi.js';
 
 export interface RawAnswer {
   status: number;
@@ -156,7 +157,8 @@ export class Contract {
   static async load(baseUrl: string, authorization?: string): Promise<Contract> {
     const res = await fetch(`${baseUrl}/openapi.json`, { headers: authorization ? { authorization } : {} });
     if (res.status !== 200) throw new Error(`GET /openapi.json → ${res.status}`);
-    return new Contract((await res.json()) as OpenApiDoc);
+    // Each answer's schema is compiled on its own: the named schemas it refers to are inlined.
+    return new Contract(dereference((await res.json()) as OpenApiDoc));
   }
 
   /** Every way `answer` departs from what the document declares for `method route`. */

@@ -17,15 +17,15 @@ import { parsePrefer } from '../prefer.js';
 import { problems } from '../problems.js';
 import { bindLog } from '../request-log.js';
 import {
-  H,
   StartHeaders,
-  engineUnavailableResponse,
-  jsonResponse,
+  asOperation,
+  asOperationList,
+  cancelResponses,
+  listQuery,
+  listResponses,
   problemResponse,
-  rateLimitedResponse,
-  resourceSchemas,
-  startUnavailableResponse,
-  unauthorizedResponse,
+  readResponses,
+  startResponses,
 } from '../schemas.js';
 
 declare module 'fastify' {
@@ -47,58 +47,6 @@ export interface OperationRoutesOptions {
 }
 
 export const RETRY_AFTER_PROCESSING_SECONDS = 1;
-const security = [{ bearerAuth: [] }];
-
-/** The answers of each route, with the resource schemas of this API's operation types. */
-function responses(Operation: ReturnType<typeof resourceSchemas>['Operation']) {
-  const startResponses = {
-    200: jsonResponse('The operation finished (succeeded, or failed with a business error)', Operation, {
-      'Idempotent-Replayed': H.replayed,
-      'Preference-Applied': H.preferenceApplied,
-      RateLimit: H.rateLimit,
-      'RateLimit-Policy': H.rateLimitPolicy,
-    }),
-    202: jsonResponse('Still running when the wait ended: poll Location', Operation, {
-      Location: H.location,
-      'Retry-After': H.retryAfter,
-      'Idempotent-Replayed': H.replayed,
-      'Preference-Applied': H.preferenceApplied,
-      RateLimit: H.rateLimit,
-      'RateLimit-Policy': H.rateLimitPolicy,
-    }),
-    400: problemResponse(
-      'idempotency_key_missing / idempotency_key_invalid, or invalid_request (body, JSON or Prefer) with `errors`',
-    ),
-    401: unauthorizedResponse,
-    413: problemResponse('payload_too_large'),
-    415: problemResponse('unsupported_media_type: the body must be application/json'),
-    422: problemResponse(
-      'idempotency_key_reused: the key names an operation with a different request; `differences` lists the fields',
-    ),
-    429: rateLimitedResponse,
-    500: problemResponse('internal_error'),
-    503: startUnavailableResponse,
-  };
-
-  const readResponses = {
-    401: unauthorizedResponse,
-    500: problemResponse('internal_error'),
-    503: engineUnavailableResponse,
-  };
-
-  const cancelResponses = {
-    202: jsonResponse(
-      'Cancel requested (or already requested): the operation stops at its next step boundary, compensates, and ends failed with code cancelled; poll Location',
-      Operation,
-      { Location: H.location, 'Retry-After': H.retryAfter },
-    ),
-    400: problemResponse('invalid_request: the path is not valid percent-encoding'),
-    404: problemResponse('operation_not_found: no operation with this key for this tenant'),
-    409: problemResponse('operation_already_completed: the operation already succeeded or failed; it is not changed'),
-    ...readResponses,
-  };
-  return { startResponses, readResponses, cancelResponses };
-}
 
 /** `…/cancel` at the end of a path the wildcard route receives: the key is what comes before it. */
 const CANCEL_SUFFIX = '/cancel';
@@ -129,8 +77,7 @@ function callerGone(reply: FastifyReply): AbortSignal {
 
 export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> = async (app, opts) => {
   const { service, registry, defaultWaitMs, allowedMethods } = opts;
-  const { Operation, OperationList, ListQuery } = resourceSchemas(registry.types);
-  const { startResponses, readResponses, cancelResponses } = responses(Operation);
+  const ListQuery = listQuery(registry.types);
 
   // Set by claimHeaders before the handler runs; the placeholder must not be a shared object.
   app.decorateRequest('operation', null as unknown as OperationRef);
@@ -174,15 +121,15 @@ export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> 
       `/${definition.plural}`,
       {
         onRequest: async (request, reply) => claimHeaders(request, reply, defaultWaitMs),
+        serializerCompiler: asOperation,
         schema: {
           summary: `Start (or replay) a ${definition.type}`,
           description: definition.description,
           operationId: `start_${definition.type}`,
           tags: ['operations'],
-          security,
           headers: StartHeaders,
           body: definition.request,
-          response: startResponses,
+          response: startResponses(definition.type),
         },
       },
       startRoute(definition),
@@ -200,18 +147,14 @@ export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> 
   app.get(
     '/operations/:key',
     {
+      serializerCompiler: asOperation,
       schema: {
         summary: 'Read an operation by its key',
         description: 'URL-encode the key (a "/" in a key is %2F). Another tenant\'s key is not found.',
+        operationId: 'get_operation',
         tags: ['operations'],
-        security,
         params: Type.Object({ key: Type.String({ description: 'The Idempotency-Key, URL-encoded' }) }),
-        response: {
-          200: jsonResponse('The operation, in any status', Operation),
-          400: problemResponse('invalid_request: the path is not valid percent-encoding'),
-          404: problemResponse('operation_not_found'),
-          ...readResponses,
-        },
+        response: readResponses,
       },
     },
     async (request, reply) => getOperation(request, reply, request.params.key),
@@ -225,15 +168,8 @@ export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> 
       // `…/{key}/cancel` is the cancel action, so that is what its Allow header describes
       // (such a key is read unambiguously %2F-encoded).
       config: { servesPath: (path: string) => !path.endsWith(CANCEL_SUFFIX) },
-      schema: {
-        hide: true,
-        params: Type.Object({ '*': Type.String() }),
-        response: {
-          200: jsonResponse('The operation', Operation),
-          404: problemResponse('operation_not_found'),
-          ...readResponses,
-        },
-      },
+      serializerCompiler: asOperation,
+      schema: { hide: true, params: Type.Object({ '*': Type.String() }), response: readResponses },
     },
     async (request, reply) => getOperation(request, reply, request.params['*']),
   );
@@ -251,6 +187,7 @@ export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> 
   app.post(
     '/operations/:key/cancel',
     {
+      serializerCompiler: asOperation,
       schema: {
         summary: 'Cancel a running operation',
         description:
@@ -258,8 +195,8 @@ export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> 
           'finishes (its outcome known, or fenced at its deadline), no new step starts, the registered compensations run, ' +
           'and the operation ends failed with code cancelled; a POST retry of its key then answers that outcome. ' +
           'URL-encode the key ("/" is %2F).',
+        operationId: 'cancel_operation',
         tags: ['operations'],
-        security,
         params: Type.Object({ key: Type.String({ description: 'The Idempotency-Key, URL-encoded' }) }),
         response: cancelResponses,
       },
@@ -273,6 +210,7 @@ export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> 
     '/operations/*',
     {
       config: { servesPath: (path: string) => path.endsWith(CANCEL_SUFFIX) },
+      serializerCompiler: asOperation,
       schema: {
         hide: true,
         params: Type.Object({ '*': Type.String() }),
@@ -292,17 +230,14 @@ export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> 
   app.get(
     '/operations',
     {
+      serializerCompiler: asOperationList,
       schema: {
         summary: "List the tenant's operations",
         description: 'From the Temporal visibility store (eventually consistent). Page with `cursor`.',
+        operationId: 'list_operations',
         tags: ['operations'],
-        security,
         querystring: ListQuery,
-        response: {
-          200: jsonResponse('One page of operations', OperationList),
-          400: problemResponse('invalid_request: a bad status, type, limit or cursor'),
-          ...readResponses,
-        },
+        response: listResponses,
       },
     },
     async (request) =>

@@ -5,7 +5,7 @@ import { Type } from 'typebox';
 import type { Registry } from 'prom-client';
 import type { OperationService } from '../operations/service.js';
 import { problems } from '../problems.js';
-import { engineUnavailableResponse, jsonResponse, unauthorizedResponse } from '../schemas.js';
+import { authenticatedResponses, jsonResponse, openRouteResponses } from '../schemas.js';
 
 export interface SystemRoutesOptions {
   service: OperationService;
@@ -19,8 +19,11 @@ export const systemRoutes: FastifyPluginAsyncTypebox<SystemRoutesOptions> = asyn
     {
       schema: {
         summary: 'Liveness: the process answers',
+        operationId: 'get_health',
         tags: ['system'],
-        response: { 200: jsonResponse('Alive', Type.Object({ status: Type.Literal('ok') })) },
+        // Open to anyone: orchestrators probe without an API key.
+        security: [],
+        response: openRouteResponses(jsonResponse('Alive', Type.Object({ status: Type.Literal('ok') }))),
       },
     },
     async () => ({ status: 'ok' as const }),
@@ -31,11 +34,12 @@ export const systemRoutes: FastifyPluginAsyncTypebox<SystemRoutesOptions> = asyn
     {
       schema: {
         summary: 'Readiness: Temporal answers',
+        operationId: 'get_readiness',
         tags: ['system'],
-        response: {
-          200: jsonResponse('Ready', Type.Object({ status: Type.Literal('ready') })),
-          503: engineUnavailableResponse,
-        },
+        security: [],
+        response: openRouteResponses(jsonResponse('Ready', Type.Object({ status: Type.Literal('ready') })), {
+          unavailable: 'engine_unavailable: Temporal did not answer in time',
+        }),
       },
     },
     async () => {
@@ -50,14 +54,14 @@ export const systemRoutes: FastifyPluginAsyncTypebox<SystemRoutesOptions> = asyn
       schema: {
         summary: 'Prometheus metrics',
         description: 'Needs an API key when RETRYSAFE_API_KEYS is set, like every route but /healthz and /readyz.',
+        operationId: 'get_metrics',
         tags: ['system'],
-        security: [{ bearerAuth: [] }],
         response: {
           200: {
             description: 'Prometheus text exposition format',
             content: { 'text/plain': { schema: Type.String() } },
           },
-          401: unauthorizedResponse,
+          ...authenticatedResponses({}),
         },
       },
     },
