@@ -3,13 +3,15 @@
 // incompatible (and then version the workflow instead if old runs may still be open).
 //   RECORD_HISTORIES=1 npx vitest run test/histories/record.test.ts
 //
-// It writes only the `v4-*` files: today's code, started as the API starts it (memo, search
-// attributes, summaries). The older sets are what earlier code wrote and must never be
-// overwritten: `v1-*` from before steps ran a local first attempt, the unprefixed ones from
-// before a fenced step fenced the later ones, cancels and completion webhooks, `v3-*` from
-// before operations were definitions run by one generic workflow (and a cancel seen at the
-// end of the last step). A change that makes new histories worth keeping records them under
-// the next prefix, beside these.
+// It writes only the `v5-*` files: today's code, started as the API starts it (memo, search
+// attributes, summaries, the program in the input). The older sets are what earlier code
+// wrote and must never be overwritten: `v1-*` from before steps ran a local first attempt,
+// the unprefixed ones from before a fenced step fenced the later ones, cancels and
+// completion webhooks, `v3-*` from before operations were definitions run by one generic
+// workflow (and a cancel seen at the end of the last step), `v4-*` from before operations
+// carried their program (declared calls as one generic activity, payment's and checkout's
+// steps as hand-written ones). A change that makes new histories worth keeping records them
+// under the next prefix, beside these.
 import { writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
@@ -27,7 +29,7 @@ import { uniqueId } from '../support/stack.js';
 import { pendingActivity } from '../workflows/wait-for.js';
 
 /** The prefix of every file this recorder writes: the histories of today's workflow code. */
-const PREFIX = 'v4';
+const PREFIX = 'v5';
 const TENANT = 'recorder';
 
 const recording = process.env.RECORD_HISTORIES === '1';
