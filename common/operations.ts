@@ -71,23 +71,29 @@ export function findOperationModules(raw: string | undefined, cwd = process.cwd(
 }
 
 /**
- * A resolve hook that points retrysafe's package names at this process's own modules, so
- * that an operations folder outside the checkout imports `retrysafe-server/define` with no
- * node_modules of its own (inside the checkout the package's `exports` would do as well).
+ * A resolve hook for the folders of operations from outside: retrysafe's package names
+ * point at this process's own modules (the next hooks resolve that file as any other:
+ * tsx's, for TypeScript), so a folder anywhere on disk imports `retrysafe-server/define`
+ * with no node_modules of its own; and the folder's files are ES modules whatever package
+ * a folder may sit in (one with no package.json would otherwise load as CommonJS, which
+ * this hook does not reach).
  */
-const MAP_PACKAGE_NAMES = `let targets = {};
-export async function initialize(data) { targets = data; }
+const OUTSIDE_FOLDERS_HOOK = `let targets = {};
+let folders = [];
+export async function initialize(data) { targets = data.targets; folders = data.folders; }
 export async function resolve(specifier, context, next) {
-  const target = targets[specifier];
-  return target ? { url: target, shortCircuit: true } : next(specifier, context);
+  const resolved = await next(targets[specifier] ?? specifier, context);
+  const outside = folders.some((folder) => resolved.url.startsWith(folder)) && /\\.[cm]?ts$/.test(resolved.url);
+  return outside ? { ...resolved, format: 'module' } : resolved;
 }`;
-let namesMapped = false;
+const hookedFolders = new Set<string>();
 
-function mapPackageNames(): void {
-  if (namesMapped) return;
-  namesMapped = true;
-  const data = Object.fromEntries(Object.entries(PACKAGE_SUBPATHS).map(([name, path]) => [name, pathToFileURL(path).href]));
-  register(`data:text/javascript,${encodeURIComponent(MAP_PACKAGE_NAMES)}`, { data });
+function hookOutsideFolders(modules: readonly OperationModule[]): void {
+  const folders = modules.map((m) => pathToFileURL(m.dir).href.replace(/\/?$/, '/')).filter((f) => !hookedFolders.has(f));
+  if (folders.length === 0) return;
+  for (const f of folders) hookedFolders.add(f);
+  const targets = Object.fromEntries(Object.entries(PACKAGE_SUBPATHS).map(([name, path]) => [name, pathToFileURL(path).href]));
+  register(`data:text/javascript,${encodeURIComponent(OUTSIDE_FOLDERS_HOOK)}`, { data: { targets, folders } });
 }
 
 /** The built-in operations and those of RETRYSAFE_OPERATIONS, in one registry. */
@@ -96,7 +102,7 @@ export async function loadOperations(
   cwd = process.cwd(),
 ): Promise<LoadedOperations> {
   const modules = findOperationModules(env.RETRYSAFE_OPERATIONS, cwd);
-  if (modules.length > 0) mapPackageNames();
+  hookOutsideFolders(modules);
   const definitions: OperationDefinition[] = [...builtInRegistry.all];
   const problems: string[] = [];
   for (const module of modules) {
@@ -125,7 +131,7 @@ export async function loadOperationActivities(
   env: Record<string, string | undefined> = process.env,
 ): Promise<Record<string, OutsideActivity>> {
   const activities: Record<string, OutsideActivity> = {};
-  if (modules.some((m) => m.activitiesFile)) mapPackageNames();
+  hookOutsideFolders(modules);
   for (const module of modules) {
     if (!module.activitiesFile) continue;
     const loaded = (await import(pathToFileURL(module.activitiesFile).href)) as { createActivities?: unknown };
