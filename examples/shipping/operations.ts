@@ -19,13 +19,13 @@
 // functions of the request: no I/O, no Node built-ins, no clock, no randomness.
 import { Type } from 'typebox';
 import { defineOperation, keyedHttpStep } from '../../workflows/definition.js';
-import { Account, Amount, bankCharge, Currency, formatAmount, RequestBody } from '../../workflows/fields.js';
+import { Account, Amount, bankCharge, Currency, formatAmount, FreeText, RequestBody } from '../../workflows/fields.js';
 
 export const FulfilmentRequest = RequestBody('An order to fulfil: charge the account, ship the parcel.', {
   account: Account('Account to charge for the order'),
   amount: Amount,
   currency: Currency,
-  recipient: Type.String({ minLength: 1, maxLength: 100, description: 'Who the parcel is addressed to' }),
+  recipient: FreeText({ minLength: 1, maxLength: 100, description: 'Who the parcel is addressed to' }),
   country: Type.String({
     pattern: '^[A-Z]{2}$',
     description: 'ISO 3166-1 alpha-2 code of the destination, upper case',
