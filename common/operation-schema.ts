@@ -55,7 +55,12 @@ export function operationSchema(types: readonly string[] | undefined) {
       ),
       links: Type.Object({
         self: Type.String({ examples: ['/v1/operations/order-42'] }),
-        temporalUi: Type.String({ description: 'The execution in the Temporal Web UI' }),
+        temporalUi: Type.Optional(
+          Type.String({
+            description:
+              'The execution in the Temporal Web UI, an operator console: present only where the operator turned tenant links on (RETRYSAFE_UI_LINKS=on; on in dev mode)',
+          }),
+        ),
       }),
     },
     { description: 'The operation resource: every answer about an operation has this shape.' },

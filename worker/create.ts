@@ -26,7 +26,7 @@ export interface CreateWorkerOptions {
   operationModules?: readonly OperationModule[];
   /** The hand-written activities those folders bring. */
   operationActivities?: Record<string, (...args: never[]) => Promise<unknown>>;
-  /** Completion webhooks (tenants' URLs and the signing secret); none when absent or empty. */
+  /** Completion webhooks (tenants' URLs and signing secrets); none when absent or empty. */
   webhooks?: WorkerWebhooks;
   /** A prebuilt bundle (bundleWorkflowCode) saves the webpack step, e.g. in tests. */
   workflowBundle?: WorkerOptions['workflowBundle'];
@@ -51,9 +51,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
         urls: new Map([...(opts.services ?? []), ['bank', opts.bankUrl], ['reservations', opts.reservationsUrl]]),
         timeoutMs: opts.downstreamTimeoutMs,
       },
-      ...(opts.webhooks?.secret && opts.webhooks.urls.size > 0
-        ? { webhooks: { urls: opts.webhooks.urls, secret: opts.webhooks.secret, timeoutMs: WEBHOOK_TIMEOUT_MS } }
-        : {}),
+      ...(opts.webhooks && opts.webhooks.urls.size > 0 ? { webhooks: { ...opts.webhooks, timeoutMs: WEBHOOK_TIMEOUT_MS } } : {}),
     }),
   };
   const cacheDir = opts.bundleCacheDir === undefined ? BUNDLE_CACHE_DIR : opts.bundleCacheDir;

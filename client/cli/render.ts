@@ -43,7 +43,7 @@ export function operationTable(op: Operation, notes: { replayed?: boolean } = {}
     const { status, attempts } = op.notification;
     rows.push(['webhook', `${status} (${attempts} ${attempts === 1 ? 'attempt' : 'attempts'})`]);
   }
-  rows.push(['temporal ui', op.links.temporalUi]);
+  if (op.links.temporalUi) rows.push(['temporal ui', op.links.temporalUi]);
   table.push(...rows.map(([k, v]) => ({ [k]: v })));
   let out = `${table.toString()}\n`;
   if (op.steps.length > 0) {

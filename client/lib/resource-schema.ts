@@ -117,7 +117,7 @@ export const OPERATION_SCHEMA = {
     },
     links: {
       type: 'object',
-      required: ['self', 'temporalUi'],
+      required: ['self'],
       properties: {
         self: {
           type: 'string',

@@ -49,7 +49,8 @@ export interface Operation {
   steps: OperationStep[];
   /** A compensation keeps failing; an operator should look. */
   needsAttention: boolean;
-  links: { self: string; temporalUi: string };
+  /** `temporalUi`: the execution in the operators' Web UI, only where the operator shows it to tenants. */
+  links: { self: string; temporalUi?: string };
   /** A cancel was requested; the operation stops at its next step boundary. */
   cancelRequested: boolean;
   /** When the key will be forgotten (completion + the retention); null while processing. */
@@ -79,6 +80,7 @@ export type ProblemCode =
   | 'idempotency_key_missing'
   | 'idempotency_key_invalid'
   | 'unauthorized'
+  | 'forbidden'
   | 'idempotency_key_reused'
   | 'operation_not_found'
   | 'operation_already_completed'
