@@ -73,10 +73,10 @@ export class OperationService {
   constructor(private readonly deps: OperationServiceDeps) {
     const { config, client, namespace } = deps;
     this.call = engineDeadline(client, config.engineTimeoutMs, deps.now);
-    this.cache = new OutcomeCache(config.cacheSize, config.cacheTtlMs);
+    this.cache = new OutcomeCache(config.cacheSize, config.cacheTtlMs, config.cacheBytes);
     this.waits = new OutcomeWaits(client, namespace);
     this.ctx = { temporalUiUrl: config.temporalUiUrl, namespace };
-    this.notifications = new NotificationReader(client, this.call, config.cacheSize, config.cacheTtlMs);
+    this.notifications = new NotificationReader(client, this.call, config.cacheSize, config.cacheTtlMs, config.cacheBytes);
   }
 
   /** Claims the key (or finds its claim), then waits up to `waitMs` for the outcome. */
