@@ -65,7 +65,8 @@ export const systemRoutes: FastifyPluginAsyncTypebox<SystemRoutesOptions> = asyn
         description:
           "The operators' view of the whole platform: a scrape from the API's own machine needs no key, one from elsewhere sends RETRYSAFE_METRICS_TOKEN as its bearer; a tenant's API key is refused (403).",
         tags: ['system'],
-        security: [{ bearerAuth: [] }],
+        // No credentials from the API's own machine; RETRYSAFE_METRICS_TOKEN as the bearer from elsewhere.
+        security: [{}, { bearerAuth: [] }],
         response: {
           200: {
             description: 'Prometheus text exposition format',
