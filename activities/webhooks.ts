@@ -3,7 +3,11 @@
 // notification workflow's history) and POSTed byte for byte on every attempt; each attempt
 // carries a fresh `webhook-timestamp` and the signature over `<id>.<timestamp>.<body>`, so
 // a redelivery hours later is not refused as a replay by the receiver's tolerance window.
-// The signing secret comes from the worker's config and never enters history.
+// Each tenant's events are signed with that tenant's own secrets, every current one while it
+// rotates (the signatures space-separated, as the spec allows), so a receiver holding either
+// the old or the new secret verifies them. Secrets come from the worker's config and never
+// enter history. A POST never follows a redirect: the event goes to the tenant's URL or
+// nowhere.
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { Webhook } from 'standardwebhooks';
 import type { CompletionEvent, NotificationInput } from '../workflows/contracts.js';
@@ -14,8 +18,8 @@ import { RetentionCache } from '../common/retention.js';
 export interface WebhookDeps {
   /** Each tenant's receiving URL, read at every attempt: a changed URL applies to redeliveries. */
   urls: ReadonlyMap<string, string>;
-  /** `whsec_…`, the one signing secret. */
-  secret: string;
+  /** Each tenant's `whsec_…` signing secrets; every one signs each event of that tenant. */
+  secrets: ReadonlyMap<string, readonly string[]>;
   /** Timeout of one POST (below the activity's start-to-close). */
   timeoutMs: number;
 }
@@ -29,7 +33,7 @@ function notDelivered(message: string, attempt: number): ApplicationFailure {
 }
 
 export function createWebhookActivities(deps: WebhookDeps | undefined) {
-  const signer = deps ? new Webhook(deps.secret) : undefined;
+  const signers = new Map([...(deps?.secrets ?? [])].map(([tenant, secrets]) => [tenant, secrets.map((s) => new Webhook(s))]));
   const retention = new RetentionCache();
 
   return {
@@ -49,8 +53,16 @@ export function createWebhookActivities(deps: WebhookDeps | undefined) {
       return { body: JSON.stringify(event) };
     },
 
-    /** One POST of the event; any non-2xx, timeout or refused connection is retried until the deadline. */
-    async deliverCompletionEvent(operation: OperationRef, event: CompletionEvent): Promise<{ attempts: number }> {
+    /**
+     * One POST of the event; any non-2xx (a redirect included: it is not followed), timeout or
+     * refused connection is retried until the deadline. `eventId` is the workflow's; events
+     * of notifications from before it handed one over keep the ID they were sent with.
+     */
+    async deliverCompletionEvent(
+      operation: OperationRef,
+      event: CompletionEvent,
+      eventId: string = completionEventId(operation),
+    ): Promise<{ attempts: number }> {
       const ctx = Context.current();
       const { attempt } = ctx.info;
       const deliveries = ctx.metricMeter.createCounter(
@@ -60,12 +72,13 @@ export function createWebhookActivities(deps: WebhookDeps | undefined) {
       );
       const count = (result: DeliveryResult) => deliveries.add(1, { result });
       const url = deps?.urls.get(operation.tenant);
-      if (!deps || !signer || !url) {
+      const tenantSigners = signers.get(operation.tenant);
+      if (!deps || !url || !tenantSigners?.length) {
         // Retried, not dropped: the worker that picks it up next may know the tenant's URL.
         count('unconfigured');
-        throw notDelivered(`no webhook URL for tenant ${operation.tenant} on this worker`, attempt);
+        throw notDelivered(`no webhook URL or signing secret for tenant ${operation.tenant} on this worker`, attempt);
       }
-      const id = completionEventId(operation);
+      const id = eventId;
       const sentAt = new Date();
       const meta = { tenant: operation.tenant, key: operation.key, workflowId: operation.workflowId, webhookId: id, attempt };
       let status: number;
@@ -77,7 +90,7 @@ export function createWebhookActivities(deps: WebhookDeps | undefined) {
             'user-agent': 'retrysafe-webhooks',
             'webhook-id': id,
             'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
-            'webhook-signature': signer.sign(id, sentAt, event.body),
+            'webhook-signature': tenantSigners.map((signer) => signer.sign(id, sentAt, event.body)).join(' '),
           },
           body: event.body,
           signal: AbortSignal.timeout(deps.timeoutMs),

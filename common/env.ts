@@ -45,6 +45,14 @@ export const flag = z
   .refine((s) => ['1', 'true', 'yes', '0', 'false', 'no', ''].includes(s), 'must be 1/true/yes or 0/false/no')
   .transform((s) => ['1', 'true', 'yes'].includes(s));
 
+/**
+ * A value as a config error may show it: any `user:password@` of a URL in it replaced, so
+ * a message never repeats credentials that were meant for a service.
+ */
+export function withoutCredentials(value: string): string {
+  return value.replace(/(\/\/)[^/?#\s@]*@/g, '$1***@');
+}
+
 export const httpUrl = z
   .string()
   .url('must be a URL such as http://127.0.0.1:4001')
@@ -55,7 +63,8 @@ export const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trac
 
 /**
  * Parses `env` with a schema whose keys are variable names. Empty strings count as unset,
- * so `FOO= npm start` falls back to the default instead of failing.
+ * so `FOO= npm start` falls back to the default instead of failing. A message shows the
+ * bad value without a URL's credentials (withoutCredentials).
  */
 export function parseEnv<S extends z.ZodRawShape>(
   shape: S,
@@ -71,7 +80,7 @@ export function parseEnv<S extends z.ZodRawShape>(
     throw new ConfigError(
       result.error.issues.map((issue) => {
         const name = String(issue.path[0] ?? '?');
-        const shown = input[name] === undefined ? '(unset)' : JSON.stringify(input[name]);
+        const shown = input[name] === undefined ? '(unset)' : JSON.stringify(withoutCredentials(input[name]));
         return `${name}=${shown}: ${issue.message}`;
       }),
     );

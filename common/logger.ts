@@ -4,14 +4,43 @@ import pino, { type Logger } from 'pino';
 
 export type { Logger };
 
+/**
+ * Every secret a process holds, wherever a log line might carry it: the Authorization
+ * header of a request or an answer, the API keys, the metrics token and the webhook
+ * signing secrets (as variables and as parsed config), Temporal's API key and the private
+ * key of its TLS client certificate (as variables and as connection options).
+ */
 export const REDACT_PATHS = [
-  'req.headers.authorization',
-  'headers.authorization',
   'authorization',
-  'apiKey',
-  'config.apiKeys',
-  'TEMPORAL_API_KEY',
+  'headers.authorization',
+  '*.headers.authorization',
+  'headers.Authorization',
+  '*.headers.Authorization',
   'RETRYSAFE_API_KEYS',
+  'RETRYSAFE_METRICS_TOKEN',
+  'RETRYSAFE_WEBHOOK_SECRETS',
+  'RETRYSAFE_WEBHOOK_SECRET',
+  'TEMPORAL_API_KEY',
+  'TEMPORAL_TLS_CLIENT_KEY_DATA',
+  'apiKey',
+  '*.apiKey',
+  'apiKeys',
+  '*.apiKeys',
+  'metricsToken',
+  '*.metricsToken',
+  'secret',
+  '*.secret',
+  'secrets',
+  '*.secrets',
+  '*.*.secret',
+  '*.*.secrets',
+  'tls.clientCertPair.key',
+  '*.tls.clientCertPair.key',
+  'env.RETRYSAFE_API_KEYS',
+  'env.RETRYSAFE_METRICS_TOKEN',
+  'env.RETRYSAFE_WEBHOOK_SECRETS',
+  'env.TEMPORAL_API_KEY',
+  'env.TEMPORAL_TLS_CLIENT_KEY_DATA',
 ];
 
 export function createLogger(name: string, opts: { level?: string; pretty?: boolean } = {}): Logger {

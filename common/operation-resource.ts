@@ -35,7 +35,11 @@ export interface ExecutionView {
 }
 
 export interface ResourceContext {
-  temporalUiUrl: string;
+  /**
+   * Base of `links.temporalUi`. Undefined where the operator keeps the Web UI, a console
+   * over every tenant's operations, out of tenants' answers: the resource has no such link.
+   */
+  temporalUiUrl?: string;
   namespace: string;
   /** The namespace retention, for `keyExpiresAt`; needed only for a finished operation. */
   retentionMs?: number;
@@ -47,8 +51,15 @@ export function operationPath(key: string): string {
   return `/v1/operations/${encodeURIComponent(key)}`;
 }
 
-export function temporalUiLink(ctx: ResourceContext, workflowId: string): string {
+export function temporalUiLink(ctx: ResourceContext & { temporalUiUrl: string }, workflowId: string): string {
   return `${ctx.temporalUiUrl}/namespaces/${ctx.namespace}/workflows/${encodeURIComponent(workflowId)}`;
+}
+
+function linksOf(ctx: ResourceContext, key: string, workflowId: string): Operation['links'] {
+  const self = operationPath(key);
+  return ctx.temporalUiUrl
+    ? { self, temporalUi: temporalUiLink({ ...ctx, temporalUiUrl: ctx.temporalUiUrl }, workflowId) }
+    : { self };
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -172,7 +183,7 @@ export function toOperation(exec: ExecutionView, outcome: unknown, ctx: Resource
     // An operation with a completion webhook says so from the start; the service reads how
     // the delivery went once the operation ended.
     ...(memo.notify === true ? { notification: { status: 'pending' as const, attempts: 0 } } : {}),
-    links: { self: operationPath(key), temporalUi: temporalUiLink(ctx, exec.workflowId) },
+    links: linksOf(ctx, key, exec.workflowId),
   };
 
   const temporalStatus = exec.status.name;

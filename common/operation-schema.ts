@@ -41,7 +41,10 @@ const Notification = Type.Object(
 const Links = Type.Object({
   self: Type.String({ examples: ['/v1/operations/order-42'] }),
   temporalUi: Type.Optional(
-    Type.String({ description: 'The execution in the Temporal Web UI, where the operator shows it to tenants' }),
+    Type.String({
+      description:
+        'The execution in the Temporal Web UI, an operator console: present only where the operator turned tenant links on (RETRYSAFE_UI_LINKS=on; on in dev mode)',
+    }),
   ),
 });
 

@@ -1,9 +1,15 @@
 // Worker configuration, parsed once from the environment. The completion webhooks' URLs and
-// signing secret are parsed by hand (common/webhooks.ts) so no message ever echoes them; the
-// services' base URLs too (RETRYSAFE_SERVICES), for the same reason.
+// each tenant's signing secrets are parsed by hand (common/webhooks.ts) so no message ever
+// echoes them; the services' base URLs too (RETRYSAFE_SERVICES), for the same reason.
 import { z } from 'zod';
 import { ConfigError, duration, logLevel, parseEnv } from '../common/env.js';
-import { collectProblems, parseWebhookSecret, parseWebhookUrls } from '../common/webhooks.js';
+import {
+  collectProblems,
+  parseWebhookSecrets,
+  parseWebhookUrls,
+  refuseOldWebhookSecret,
+  SECRETS_VARIABLE,
+} from '../common/webhooks.js';
 
 export const workerEnvSchema = {
   RETRYSAFE_TASK_QUEUE: z
@@ -74,27 +80,35 @@ export const WEBHOOK_TIMEOUT_MS = 10_000;
 
 export interface WorkerWebhooks {
   /** Each tenant's receiving URL; empty when no tenant has a webhook. */
-  urls: Map<string, string>;
-  /** The signing secret; set whenever `urls` is not empty. */
-  secret: string | undefined;
+  urls: ReadonlyMap<string, string>;
+  /** Each tenant's signing secrets (several while it rotates); every tenant with a URL has one. */
+  secrets: ReadonlyMap<string, readonly string[]>;
 }
 
 export function loadWorkerConfig(env: Record<string, string | undefined> = process.env) {
   let parsed: z.infer<z.ZodObject<typeof workerEnvSchema>> | undefined;
   let urls = new Map<string, string>();
-  let secret: string | undefined;
+  let secrets: Map<string, string[]> | undefined;
   let services = new Map<string, string>();
   const problems = collectProblems([
     () => void (services = serviceUrls(env.RETRYSAFE_SERVICES)),
     () => void (parsed = parseEnv(workerEnvSchema, env)),
     () => void (urls = parseWebhookUrls(env.RETRYSAFE_WEBHOOKS)),
-    () => void (secret = parseWebhookSecret(env.RETRYSAFE_WEBHOOK_SECRET)),
+    () => void (secrets = parseWebhookSecrets(env[SECRETS_VARIABLE])),
+    () => refuseOldWebhookSecret(env),
   ]);
-  if (urls.size > 0 && secret === undefined && !problems.some((p) => p.startsWith('RETRYSAFE_WEBHOOK_SECRET'))) {
-    problems.push('RETRYSAFE_WEBHOOK_SECRET is required when RETRYSAFE_WEBHOOKS is set (it signs every event)');
+  // Read only once the secrets were: a bad entry is reported as it is, not also as missing.
+  if (secrets) {
+    const unsigned = [...urls.keys()].filter((tenant) => !secrets!.has(tenant));
+    if (unsigned.length > 0) {
+      problems.push(
+        `${SECRETS_VARIABLE} has no signing secret for tenant${unsigned.length === 1 ? '' : 's'} ${unsigned.join(', ')}, ` +
+          'which RETRYSAFE_WEBHOOKS gives a URL (each tenant with a webhook needs its own secret)',
+      );
+    }
   }
   problems.push(...replacedVariables(env));
   if (problems.length > 0 || parsed === undefined) throw new ConfigError(problems);
-  const webhooks: WorkerWebhooks = { urls, secret };
+  const webhooks: WorkerWebhooks = { urls, secrets: secrets ?? new Map() };
   return { ...(parsed as z.infer<z.ZodObject<typeof workerEnvSchema>>), webhooks, services };
 }

@@ -23,7 +23,7 @@ export interface CreateWorkerOptions {
   operationModules?: readonly OperationModule[];
   /** The hand-written activities those folders bring. */
   operationActivities?: Record<string, StepActivity>;
-  /** Completion webhooks (tenants' URLs and the signing secret); none when absent or empty. */
+  /** Completion webhooks (tenants' URLs and signing secrets); none when absent or empty. */
   webhooks?: WorkerWebhooks;
   /** A prebuilt bundle (bundleWorkflowCode) saves the webpack step, e.g. in tests. */
   workflowBundle?: WorkerOptions['workflowBundle'];
@@ -42,9 +42,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
   const activities = createActivities({
     services: { urls: opts.services, timeoutMs: opts.downstreamTimeoutMs },
     ...(opts.operationActivities ? { stepActivities: opts.operationActivities } : {}),
-    ...(opts.webhooks?.secret && opts.webhooks.urls.size > 0
-      ? { webhooks: { urls: opts.webhooks.urls, secret: opts.webhooks.secret, timeoutMs: WEBHOOK_TIMEOUT_MS } }
-      : {}),
+    ...(opts.webhooks && opts.webhooks.urls.size > 0 ? { webhooks: { ...opts.webhooks, timeoutMs: WEBHOOK_TIMEOUT_MS } } : {}),
   });
   const cacheDir = opts.bundleCacheDir === undefined ? BUNDLE_CACHE_DIR : opts.bundleCacheDir;
   const workflows: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath' | 'bundlerOptions' | 'interceptors'> =

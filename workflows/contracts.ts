@@ -53,8 +53,11 @@ export interface OperationSettings {
 export interface NotifySettings {
   /** Redeliveries stop this long after the operation ended. */
   deadlineMs: number;
-  /** Base of `links.temporalUi` in the event, so it reads as the API renders the operation. */
-  temporalUiUrl: string;
+  /**
+   * Base of `links.temporalUi` in the event, so it reads as the API renders the operation;
+   * absent when the operator keeps Web UI links out of tenants' answers.
+   */
+  temporalUiUrl?: string;
 }
 
 /** W3C trace context of the operation's trace, carried as data so that no workflow code reads a header. */
@@ -185,7 +188,8 @@ export interface NotificationInput {
   /** The operation the event is about (its workflow is this one's parent). */
   operation: OperationRef;
   deadlineMs: number;
-  temporalUiUrl: string;
+  /** As NotifySettings.temporalUiUrl: absent, the event's resource has no Web UI link. */
+  temporalUiUrl?: string;
 }
 
 /**

@@ -21,4 +21,15 @@ export {
   type StepCall,
   type StepDefinition,
 } from './definition.js';
-export { Account, Amount, bankCharge, CHARGE_REFUSALS, Currency, Description, formatAmount, RequestBody } from './fields.js';
+export {
+  Account,
+  Amount,
+  bankCharge,
+  CHARGE_REFUSALS,
+  Currency,
+  Description,
+  formatAmount,
+  FreeText,
+  IDENTIFIER_PATTERN,
+  RequestBody,
+} from './fields.js';

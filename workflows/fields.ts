@@ -6,6 +6,7 @@
 // same for the API and the worker of one release.
 import { Type, type TProperties } from 'typebox';
 import { keyedHttpStep, type StepDefinition } from './definition.js';
+import { IDENTIFIER_PATTERN, IDENTIFIER_RULE } from './identity.js';
 
 /** Ajv format: ISO 4217 codes this runtime knows (Node 20: the current, non-test codes). */
 export const CURRENCY_FORMAT = 'iso4217';
@@ -14,8 +15,27 @@ export const isCurrencyCode = (value: string) => CURRENCY_CODES.has(value);
 
 export const MAX_AMOUNT = 1_000_000_000_000;
 
-export const Account = (description: string) =>
-  Type.String({ minLength: 1, maxLength: 128, description, examples: ['acc_alice'] });
+export { IDENTIFIER_PATTERN, IDENTIFIER_RULE };
+
+/** A field that names something (an account, a SKU): IDENTIFIER_PATTERN. */
+export const Identifier = (description: string, example: string) =>
+  Type.String({ minLength: 1, maxLength: 128, pattern: IDENTIFIER_PATTERN, description, examples: [example] });
+
+export const Account = (description: string) => Identifier(description, 'acc_alice');
+
+/**
+ * What free text may not hold: control characters (C0, DEL, C1), the line and paragraph
+ * separators, and the bidirectional marks, embeddings, overrides and isolates that make text
+ * read differently from what it holds (a "Trojan Source" description in a console or a log).
+ */
+export const FREE_TEXT_PATTERN =
+  '^[^\\u0000-\\u001F\\u007F-\\u009F\\u061C\\u200E\\u200F\\u2028\\u2029\\u202A-\\u202E\\u2066-\\u2069]*$';
+/** FREE_TEXT_PATTERN in words, for a refused field. */
+export const FREE_TEXT_RULE = 'must not hold control characters, line separators or bidirectional marks';
+
+/** Free text kept with an operation (a description, a name): FREE_TEXT_PATTERN. */
+export const FreeText = (options: { minLength?: number; maxLength: number; description: string }) =>
+  Type.String({ ...options, pattern: FREE_TEXT_PATTERN });
 
 export const Amount = Type.Integer({
   minimum: 1,
@@ -34,7 +54,7 @@ export const Currency = Type.String({
   examples: ['EUR'],
 });
 
-export const Description = Type.String({ maxLength: 500, description: 'Free text kept with the operation' });
+export const Description = FreeText({ maxLength: 500, description: 'Free text kept with the operation' });
 
 /** An operation's request: exactly these fields, described for the OpenAPI document. */
 export const RequestBody = <P extends TProperties>(description: string, properties: P) =>

@@ -14,6 +14,17 @@ export interface OperationRef {
   workflowId: string;
 }
 
+/**
+ * What a request field that names something may hold (an account, a SKU, the bank's account
+ * ids): a letter or digit, then up to 127 letters, digits, `.`, `_`, `:` or `-`. No space,
+ * no `/`, no markup and no control character, so an identifier can be logged, shown in a
+ * console or put in a path as it is. A JSON Schema pattern (ECMA-262), shared with the
+ * sandboxes.
+ */
+export const IDENTIFIER_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$';
+/** IDENTIFIER_PATTERN in words, for a refused field. */
+export const IDENTIFIER_RULE = 'must start with a letter or digit and hold only letters, digits, ".", "_", ":" or "-"';
+
 /** What a tenant may be called: never a `/` (the first `/` of an ID ends the tenant) nor a `:`. */
 export const TENANT_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
 
@@ -70,7 +81,13 @@ export function notificationWorkflowId(operation: OperationRef): string {
   return `webhook:${operation.workflowId}`;
 }
 
-/** `<tenant>/<key>/completed`: the `webhook-id` of the completion event, the same on every redelivery. */
-export function completionEventId(operation: OperationRef): string {
-  return `${operation.workflowId}/completed`;
+/**
+ * `<tenant>/<key>/<runId>/completed`: the `webhook-id` of the completion event, the same on
+ * every redelivery. The operation's run ID makes it unique when a key is reused after its
+ * retention (a receiver that deduplicates on it would drop the second operation's event).
+ * Without a run ID, `<tenant>/<key>/completed`: the ID of the events of notifications that
+ * started before it carried one, which must keep it across their redeliveries.
+ */
+export function completionEventId(operation: OperationRef, runId?: string): string {
+  return runId === undefined ? `${operation.workflowId}/completed` : `${operation.workflowId}/${runId}/completed`;
 }

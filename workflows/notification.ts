@@ -20,14 +20,27 @@ import {
   CancellationScope,
   log,
   ParentClosePolicy,
+  patched,
   proxyActivities,
   setCurrentDetails,
   startChild,
   upsertMemo,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { NotificationInput, NotificationState, NotifySettings } from './contracts.js';
 import { completionEventId, notificationWorkflowId, type OperationRef } from './identity.js';
+import { markdownCode } from './markdown.js';
+
+/**
+ * Patch ID of a `webhook-id` that holds the operation's run ID (`<tenant>/<key>/<runId>/completed`).
+ * The ID is chosen here, in the workflow, behind a patch, rather than by the delivery
+ * activity: it is then chosen once and recorded, the same on every redelivery and whichever
+ * worker makes it, and a notification that started before keeps the ID it started with
+ * (`<tenant>/<key>/completed`), which its earlier POSTs carried and its receiver may already
+ * deduplicate on. The patch also keeps the activity summaries such a notification recorded.
+ */
+const RUN_SCOPED_EVENT_ID = 'run-scoped-webhook-id';
 
 /** The back-off of redeliveries doubles from 1 s up to a hundredth of the deadline, at most 5 min. */
 export function redeliveryCapMs(deadlineMs: number): number {
@@ -56,8 +69,11 @@ function attemptsOf(err: unknown): number {
 
 export async function notifyCompletion(input: NotificationInput): Promise<NotificationState> {
   const { operation, deadlineMs } = input;
-  const eventId = completionEventId(operation);
-  setCurrentDetails(`waiting for **${operation.workflowId}** to end · webhook-id \`${eventId}\``);
+  // The notification is the operation's child: its parent is the run the event is about.
+  const eventId = patched(RUN_SCOPED_EVENT_ID)
+    ? completionEventId(operation, workflowInfo().parent?.runId)
+    : completionEventId(operation);
+  setCurrentDetails(`waiting for ${markdownCode(operation.workflowId)} to end · webhook-id ${markdownCode(eventId)}`);
   await CancellationScope.current().cancelRequested.catch(() => undefined);
 
   // From here on nothing cancels the delivery: it ends delivered, or failed at its deadline.
@@ -68,8 +84,8 @@ export async function notifyCompletion(input: NotificationInput): Promise<Notifi
     let state: NotificationState;
     try {
       const event = await prepareCompletionEvent(input);
-      setCurrentDetails(`delivering \`${eventId}\` to tenant **${operation.tenant}**'s webhook`);
-      const { attempts } = await deliverCompletionEvent(operation, event);
+      setCurrentDetails(`delivering ${markdownCode(eventId)} to tenant **${operation.tenant}**'s webhook`);
+      const { attempts } = await deliverCompletionEvent(operation, event, eventId);
       state = { status: 'delivered', attempts };
     } catch (err) {
       state = { status: 'failed', attempts: attemptsOf(err) };
@@ -78,7 +94,7 @@ export async function notifyCompletion(input: NotificationInput): Promise<Notifi
     }
     upsertMemo({ notification: state });
     setCurrentDetails(
-      `\`${eventId}\` **${state.status}** after ${state.attempts} attempt${state.attempts === 1 ? '' : 's'} · tenant **${operation.tenant}**`,
+      `${markdownCode(eventId)} **${state.status}** after ${state.attempts} attempt${state.attempts === 1 ? '' : 's'} · tenant **${operation.tenant}**`,
     );
     return state;
   });
@@ -99,9 +115,11 @@ export function startNotification(operation: OperationRef, notify: NotifySetting
     try {
       await startChild(notifyCompletion, {
         workflowId: notificationWorkflowId(operation),
-        args: [{ operation, deadlineMs: notify.deadlineMs, temporalUiUrl: notify.temporalUiUrl }],
+        args: [
+          { operation, deadlineMs: notify.deadlineMs, ...(notify.temporalUiUrl ? { temporalUiUrl: notify.temporalUiUrl } : {}) },
+        ],
         parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
-        staticSummary: `completion webhook of ${operation.workflowId}`,
+        staticSummary: `completion webhook of ${markdownCode(operation.workflowId)}`,
       });
     } catch (err) {
       // The ID is still held by the notification of an earlier operation under the same key

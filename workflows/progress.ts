@@ -24,6 +24,7 @@ import {
   type StepStatus,
 } from './contracts.js';
 import type { OperationRef } from './identity.js';
+import { markdownCode } from './markdown.js';
 import { sagaMetrics } from './metrics.js';
 
 export class Progress {
@@ -51,7 +52,7 @@ export class Progress {
     state.status = 'running';
     if (publishStatus) this.publish('processing');
     else upsertMemo({ step, steps: this.snapshot() });
-    this.describe(`**${step}** running · downstream key \`${state.downstreamKey}\``);
+    this.describe(`**${step}** running · downstream key ${markdownCode(state.downstreamKey)}`);
   }
 
   /**
@@ -61,7 +62,7 @@ export class Progress {
   mark(step: StepName, status: StepStatus, answer?: string): void {
     const state = this.find(step);
     state.status = status;
-    this.describe(`**${step}** ${status}${answer ? `: ${answer}` : ''} · downstream key \`${state.downstreamKey}\``);
+    this.describe(`**${step}** ${status}${answer ? `: ${answer}` : ''} · downstream key ${markdownCode(state.downstreamKey)}`);
   }
 
   /**

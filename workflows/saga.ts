@@ -49,6 +49,7 @@ import {
 } from './contracts.js';
 import { failureMessage, programRefusal, refusalCode } from './failures.js';
 import { downstreamKey, type OperationRef } from './identity.js';
+import { markdownCode } from './markdown.js';
 import { SERVICE_ACTIVITY } from './legacy.js';
 import { sagaMetrics } from './metrics.js';
 import { startNotification } from './notification.js';
@@ -406,9 +407,12 @@ export class Saga {
   }
 }
 
-/** `charge_payment · bank key acme/order-42/charge`: how the Temporal UI names the call. */
+/**
+ * ``charge_payment · bank key `acme/order-42/charge` ``: how the Temporal UI names the call
+ * (markdown there: the key, tenant text, in a code span).
+ */
 function summaryOf(name: StepName | CompensationName, step: Step, target: DownstreamTarget): string {
-  return `${name} · ${step.service} key ${target.downstreamKey}`;
+  return `${name} · ${step.service} key ${markdownCode(target.downstreamKey)}`;
 }
 
 /** A compensation's answer `status: "fenced"` says its step had not taken effect: a tombstone now refuses it. */

@@ -59,6 +59,7 @@ export function buildApp(deps: AppDeps) {
   const logger = deps.logger ?? createLogger('api', { level: config.logLevel });
   const registry = deps.registry ?? new Registry();
   const metrics = createMetrics(registry);
+  metrics.devMode.set(config.devMode ? 1 : 0);
   const now = deps.now ?? (() => new Date());
   const operations = deps.operations ?? builtInRegistry;
   const programs = programsOf(operations.all, config.settings);
@@ -99,7 +100,7 @@ export function buildApp(deps: AppDeps) {
   installJsonBody(app);
   installDraining(app, () => service.close());
   app.setErrorHandler(errorHandler);
-  installAuth(app, createAuthenticator(config.apiKeys));
+  installAuth(app, createAuthenticator(config.apiKeys), config.metricsToken);
   const allowedMethods = new AllowedMethods();
   allowedMethods.install(app);
   app.setNotFoundHandler(notFoundHandler);
@@ -129,6 +130,7 @@ export function buildApp(deps: AppDeps) {
     service,
     registry,
     readinessTimeoutMs: Math.min(READINESS_TIMEOUT_MS, config.engineTimeoutMs),
+    devMode: config.devMode,
   });
   void app.register(operationRoutes, {
     prefix: '/v1',

@@ -13,6 +13,7 @@ export interface ApiMetrics {
   admissionRefused: Counter<'reason'>;
   admissionBypassed: Counter<'reason'>;
   operationsInFlight: Gauge;
+  devMode: Gauge;
   httpDuration: Histogram<'route' | 'method' | 'status'>;
 }
 
@@ -117,6 +118,16 @@ export function createMetrics(registry: Registry = new Registry()): ApiMetrics {
         new Gauge({
           name: 'retrysafe_operations_in_flight',
           help: 'New operations this instance is starting or waiting on (bounded by RETRYSAFE_MAX_IN_FLIGHT)',
+          registers,
+        }),
+    ),
+    devMode: getOrCreate(
+      registry,
+      'retrysafe_api_dev_mode',
+      () =>
+        new Gauge({
+          name: 'retrysafe_api_dev_mode',
+          help: '1 when this API runs in dev mode (RETRYSAFE_API_KEYS unset: no authentication, one tenant), else 0',
           registers,
         }),
     ),

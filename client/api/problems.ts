@@ -9,6 +9,7 @@ export const PROBLEM_TITLES = {
   idempotency_key_missing: 'The Idempotency-Key header is missing',
   idempotency_key_invalid: 'The Idempotency-Key header is not valid',
   unauthorized: 'Missing or unknown API key',
+  forbidden: 'This key may not use this resource',
   idempotency_key_reused: 'The idempotency key was used for a different request',
   operation_not_found: 'No operation has this key',
   operation_already_completed: 'The operation has already completed',
@@ -46,10 +47,14 @@ export const problems = {
   invalidRequest: (detail: string, errors: FieldError[]) =>
     apiProblem(400, 'invalid_request', detail, { extensions: { errors } }),
   idempotencyKey: (refused: Extract<KeyResult, { ok: false }>) => apiProblem(400, refused.code, refused.detail),
-  unauthorized: () =>
-    apiProblem(401, 'unauthorized', 'send an API key as "Authorization: Bearer <secret>"', {
-      headers: { 'www-authenticate': 'Bearer' },
-    }),
+  unauthorized: (detail = 'send an API key as "Authorization: Bearer <secret>"') =>
+    apiProblem(401, 'unauthorized', detail, { headers: { 'www-authenticate': 'Bearer' } }),
+  metricsForbidden: () =>
+    apiProblem(
+      403,
+      'forbidden',
+      "the metrics are the operators': a tenant's API key is not accepted here (scrape from the API's machine, or with RETRYSAFE_METRICS_TOKEN)",
+    ),
   keyReused: (differences: string[]) =>
     apiProblem(
       422,

@@ -4,7 +4,13 @@ import type { FastifySchemaValidationError } from 'fastify';
 import { describeInvalidRequest, type FieldStyle } from '../../common/http/field-errors.js';
 import type { Problem } from '../../common/http/problem.js';
 import { problems } from './problems.js';
-import { CURRENCY_FORMAT } from '../../workflows/fields.js';
+import {
+  CURRENCY_FORMAT,
+  FREE_TEXT_PATTERN,
+  FREE_TEXT_RULE,
+  IDENTIFIER_PATTERN,
+  IDENTIFIER_RULE,
+} from '../../workflows/fields.js';
 
 const CURRENCY = 'must be an ISO 4217 currency code';
 
@@ -22,6 +28,8 @@ export const API_FIELD_STYLE: FieldStyle = {
       case 'enum':
         return field === 'currency' ? CURRENCY : undefined;
       case 'pattern':
+        if (params.pattern === IDENTIFIER_PATTERN) return IDENTIFIER_RULE;
+        if (params.pattern === FREE_TEXT_PATTERN) return FREE_TEXT_RULE;
         if (field === 'currency') return `${CURRENCY} (three capital letters)`;
         if (part === 'querystring' && field === 'limit') return 'must be an integer from 1 to 100';
         if (part === 'querystring' && field === 'cursor') return 'is not a cursor from a previous page';

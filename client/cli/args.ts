@@ -5,7 +5,8 @@ import ms from 'ms';
 import { isValidKey, MAX_KEY_LENGTH } from '../lib/keys.js';
 
 export function parseKey(raw: string): string {
-  if (!isValidKey(raw)) throw new InvalidArgumentError(`must be 1-${MAX_KEY_LENGTH} visible ASCII characters, without spaces`);
+  if (!isValidKey(raw))
+    throw new InvalidArgumentError(`must be 1-${MAX_KEY_LENGTH} visible ASCII characters, without spaces, and not "." or ".."`);
   return raw;
 }
 
@@ -18,7 +19,8 @@ export function parseOperationType(raw: string): string {
 
 /** `--version-of-definition`: a definition version as the resource shows it (16 lower-case hex characters). */
 export function parseDefinitionVersion(raw: string): string {
-  if (!/^[0-9a-f]{16}$/.test(raw)) throw new InvalidArgumentError('must be a definition version: 16 hex characters, as definition.version shows it');
+  if (!/^[0-9a-f]{16}$/.test(raw))
+    throw new InvalidArgumentError('must be a definition version: 16 hex characters, as definition.version shows it');
   return raw;
 }
 
@@ -71,7 +73,7 @@ export function parsePort(raw: string): number {
 
 /** Standard Webhooks' secret format: `whsec_` and the base64 of the key. */
 const WEBHOOK_SECRET = /^whsec_((?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?)$/;
-/** The API's own floor for the key (RETRYSAFE_WEBHOOK_SECRET). */
+/** The worker's own floor for a tenant's key (RETRYSAFE_WEBHOOK_SECRETS). */
 const MIN_WEBHOOK_KEY_BYTES = 24;
 
 /**
@@ -81,5 +83,5 @@ const MIN_WEBHOOK_KEY_BYTES = 24;
 export function webhookSecretProblem(raw: string): string | undefined {
   const match = WEBHOOK_SECRET.exec(raw);
   if (match && Buffer.from(match[1] as string, 'base64').length >= MIN_WEBHOOK_KEY_BYTES) return undefined;
-  return `must be whsec_ followed by the base64 of at least ${MIN_WEBHOOK_KEY_BYTES} bytes, as the API's RETRYSAFE_WEBHOOK_SECRET`;
+  return `must be whsec_ followed by the base64 of at least ${MIN_WEBHOOK_KEY_BYTES} bytes, as your tenant's secret in the worker's RETRYSAFE_WEBHOOK_SECRETS`;
 }

@@ -196,9 +196,10 @@ export function buildProgram(
       new Option('--port <n>', 'port on 127.0.0.1 (0: any free port)').default(DEFAULT_WEBHOOK_PORT).argParser(parsePort),
     )
     .addOption(
-      new Option('--secret <whsec_key>', "the API's signing secret; without it signatures are not checked").env(
-        'RETRYSAFE_WEBHOOK_SECRET',
-      ),
+      new Option(
+        '--secret <whsec_key>',
+        "your tenant's signing secret (one of them while it rotates); without it signatures are not checked",
+      ).env('RETRYSAFE_TENANT_WEBHOOK_SECRET'),
     )
     .option('--json', 'one JSON line per event (for scripts) instead of one line of text')
     .addHelpText(
@@ -206,7 +207,8 @@ export function buildProgram(
       `
 Each event is answered 204 when its Standard Webhooks signature holds, 400 when it does
 not (wrong secret, altered body, timestamp more than 5 minutes away); the sender retries
-what was not answered 2xx, and a redelivery (same webhook-id) is marked as such.
+what was not answered 2xx, and a redelivery (same webhook-id) is marked as such. Events
+are signed with your tenant's own secret(s), so another tenant's secret verifies nothing.
 
 Exit codes:
   0  stopped with Ctrl-C     2  usage error     4  the port is taken (or cannot be used)`,

@@ -1,7 +1,9 @@
 // `retrysafe webhooks listen`: a local endpoint for completion webhooks. Every event is
 // checked with the standardwebhooks library (the spec's reference implementation: HMAC
 // over "<id>.<timestamp>.<body>", constant-time compare, a 5-minute timestamp window)
-// before it is printed. A genuine event gets 204; one whose headers, timestamp or
+// before it is printed, with the tenant's own secret: each tenant's events are signed with
+// its own, so an event another tenant signed (a forgery) is refused. While a secret rotates
+// the sender signs with the old and the new one, and either one verifies. A genuine event gets 204; one whose headers, timestamp or
 // signature do not hold gets 400, so the sender retries and the terminal shows why.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,7 +13,7 @@ import { EXIT, type ExitCode } from './exit-codes.js';
 
 export interface ListenOptions {
   port: number;
-  /** `whsec_...`; without it events are printed unchecked. */
+  /** The tenant's `whsec_...`; without it events are printed unchecked. */
   secret?: string;
   /** One JSON line per event instead of one line of text. */
   json?: boolean;
@@ -168,8 +170,9 @@ export async function listen(opts: ListenOptions): Promise<ExitCode> {
   }
   output.err(
     `listening for retrysafe webhooks on ${listener.url} ` +
-      `(${opts.secret ? 'signatures checked' : 'signatures NOT checked: pass --secret or set RETRYSAFE_WEBHOOK_SECRET'}); Ctrl-C stops\n` +
-      `send them here: RETRYSAFE_WEBHOOKS='<tenant>=${listener.url}' on the API, with the same RETRYSAFE_WEBHOOK_SECRET\n`,
+      `(${opts.secret ? "signatures checked with your tenant's secret" : 'signatures NOT checked: pass --secret or set RETRYSAFE_TENANT_WEBHOOK_SECRET'}); Ctrl-C stops\n` +
+      `send them here: RETRYSAFE_WEBHOOKS='<tenant>=${listener.url}' on the API and the worker, ` +
+      `and RETRYSAFE_WEBHOOK_SECRETS='<tenant>=<the same secret>' on the worker\n`,
   );
   await new Promise<void>((resolve) => {
     const stop = () => {

@@ -154,7 +154,7 @@ export class RetrySafe {
     const key = opts.idempotencyKey ?? globalThis.crypto.randomUUID();
     if (!isValidKey(key)) {
       throw new ApiError(
-        `the idempotency key must be 1-${MAX_KEY_LENGTH} visible ASCII characters (no spaces)`,
+        `the idempotency key must be 1-${MAX_KEY_LENGTH} visible ASCII characters (no spaces), and not "." or ".."`,
         key,
         null,
         'idempotency_key_invalid',
@@ -214,7 +214,11 @@ export class RetrySafe {
   /** Polls the operation until it is terminal; the deadline ends the wait, not the operation. */
   private async follow(ctx: Context, first: Operation, answer: Answer): Promise<Operation> {
     const key = ctx.key ?? first.key;
-    const location = new URL(answer.headers.get('location') ?? first.links.self, answer.url).toString();
+    // Only a Location on the API's own origin is followed: one elsewhere (a proxy's rewrite,
+    // an answer tampered with) would be sent the API key. The resource's own path is the way.
+    const told = new URL(answer.headers.get('location') ?? first.links.self, answer.url);
+    const own = new URL(this.baseUrl + operationPath(key));
+    const location = (told.origin === own.origin ? told : own).toString();
     let operation = first;
     let retryAfterMs = parseRetryAfter(answer.headers.get('retry-after'), this.now());
     while (operation.status === 'processing') {

@@ -31,6 +31,17 @@ const FORMATS: Record<string, { check: (v: string) => boolean; message: string }
   },
 };
 
+/**
+ * The API's own patterns in words (what its answer says); any other pattern is named as it
+ * is. They are the server's IDENTIFIER_PATTERN and FREE_TEXT_PATTERN (the package carries
+ * nothing of the server: test/cli/request-checks.unit.test.ts holds them to it).
+ */
+export const PATTERN_RULES: Readonly<Record<string, string>> = {
+  '^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$': 'must start with a letter or digit and hold only letters, digits, ".", "_", ":" or "-"',
+  '^[^\\u0000-\\u001F\\u007F-\\u009F\\u061C\\u200E\\u200F\\u2028\\u2029\\u202A-\\u202E\\u2066-\\u2069]*$':
+    'must not hold control characters, line separators or bidirectional marks',
+};
+
 export interface SchemaProblem {
   /** `amount`, `items[1].sku`; empty for the whole value. */
   field: string;
@@ -62,7 +73,9 @@ export function schemaProblem(schema: JsonSchema, value: unknown, field = ''): S
       }
       const format = schema.format ? FORMATS[schema.format] : undefined;
       if (format && !format.check(value)) return at(format.message);
-      if (schema.pattern !== undefined && !new RegExp(schema.pattern, 'u').test(value)) return at(`must match ${schema.pattern}`);
+      if (schema.pattern !== undefined && !new RegExp(schema.pattern, 'u').test(value)) {
+        return at(PATTERN_RULES[schema.pattern] ?? `must match ${schema.pattern}`);
+      }
       return undefined;
     }
     case 'integer':

@@ -42,6 +42,14 @@ function structuredKey(key: string): string {
   return `"${key.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 }
 
+function sameOrigin(a: string, b: string): boolean {
+  try {
+    return new URL(a).origin === new URL(b).origin;
+  } catch {
+    return false;
+  }
+}
+
 function describeNetworkError(err: unknown): string {
   const cause = (err as { cause?: { code?: string; message?: string } }).cause;
   return cause?.code ?? cause?.message ?? (err instanceof Error ? err.message : String(err));
@@ -57,6 +65,8 @@ export class Transport {
    */
   async request(ctx: Context, method: 'GET' | 'POST', pathOrUrl: string, opts: { start?: unknown } = {}): Promise<Answer> {
     const url = /^https?:\/\//.test(pathOrUrl) ? pathOrUrl : this.o.baseUrl + pathOrUrl;
+    // The API key goes to the API's own origin only (scheme, host and port), never elsewhere.
+    const sendKey = this.o.apiKey !== undefined && sameOrigin(url, this.o.baseUrl);
     const starting = opts.start !== undefined;
     for (let attempt = 1; ; attempt++) {
       ctx.signal?.throwIfAborted();
@@ -66,7 +76,7 @@ export class Transport {
         ? Math.max(0, Math.min(this.o.maxWaitSeconds, Math.floor((remaining - WAIT_MARGIN_MS) / 1000)))
         : 0;
       const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'retrysafe-client/0.1' };
-      if (this.o.apiKey !== undefined) headers.authorization = `Bearer ${this.o.apiKey}`;
+      if (sendKey) headers.authorization = `Bearer ${this.o.apiKey}`;
       if (starting) {
         if (ctx.key !== undefined) headers['idempotency-key'] = structuredKey(ctx.key);
         headers['content-type'] = 'application/json';

@@ -53,7 +53,7 @@ export interface Operation {
   attentionReason?: string;
   /** The definition the operation started with and finishes on; its version is the same for every operation started on it. */
   definition?: { version: string };
-  /** `temporalUi`: only where the operator shows the Temporal Web UI to tenants. */
+  /** `temporalUi`: the execution in the operators' Web UI, only where the operator shows it to tenants. */
   links: { self: string; temporalUi?: string };
   /** A cancel was requested; the operation stops at its next step boundary. */
   cancelRequested: boolean;
@@ -86,6 +86,7 @@ export type ProblemCode =
   | 'idempotency_key_missing'
   | 'idempotency_key_invalid'
   | 'unauthorized'
+  | 'forbidden'
   | 'idempotency_key_reused'
   | 'operation_not_found'
   | 'operation_already_completed'

@@ -30,10 +30,19 @@ const missing = (): KeyResult => ({
 });
 const invalid = (detail: string): KeyResult => ({ ok: false, code: 'idempotency_key_invalid', detail });
 
+/**
+ * Keys that cannot be a path segment: a resource path built from them (`/v1/operations/..`)
+ * resolves to another one under RFC 3986, so a client told to poll it would poll elsewhere.
+ */
+const DOT_SEGMENTS: ReadonlySet<string> = new Set(['.', '..']);
+
 /** Checks a key however it arrived: from the header, or percent-decoded from a URL path. */
 export function checkKey(key: string, rules: KeyRules): KeyResult {
   if (key.length === 0 || key.length > rules.maxLength) {
     return invalid(`the idempotency key must be 1-${rules.maxLength} characters long`);
+  }
+  if (DOT_SEGMENTS.has(key)) {
+    return invalid('the idempotency key cannot be "." or "..": as a path segment it would name another resource');
   }
   if (!(rules.spaces ? PRINTABLE : VISIBLE).test(key)) {
     return invalid(

@@ -1,10 +1,11 @@
 // The bank's request and answer shapes, in TypeBox: requests are validated with them (no
 // coercion) and answers serialised through them.
 import { Type } from 'typebox';
+import { IDENTIFIER_PATTERN } from '../../workflows/identity.js';
 
 const MAX_AMOUNT = Number.MAX_SAFE_INTEGER;
 const Currency = Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 code, e.g. EUR' });
-const AccountId = Type.String({ minLength: 1, maxLength: 128 });
+const AccountId = Type.String({ minLength: 1, maxLength: 128, pattern: IDENTIFIER_PATTERN });
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 
 /** Opening or replacing an account (sandbox set-up): never below zero. */

@@ -1,9 +1,10 @@
 // The reservation service's request and answer shapes, in TypeBox: requests are validated
 // with them (no coercion) and answers serialised through them.
 import { Type } from 'typebox';
+import { IDENTIFIER_PATTERN } from '../../workflows/identity.js';
 import { DEFAULT_HOLD_TTL_SECONDS } from './ledger.js';
 
-export const Sku = Type.String({ minLength: 1, maxLength: 128 });
+export const Sku = Type.String({ minLength: 1, maxLength: 128, pattern: IDENTIFIER_PATTERN });
 const Timestamp = Type.String({ format: 'date-time' });
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 

@@ -17,6 +17,7 @@ import { TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from '@fastify/typ
 import { describeInvalidRequest, type FieldStyle } from '../../common/http/field-errors.js';
 import { Problem, sendProblem } from '../../common/http/problem.js';
 import { RequestEventLog } from '../../common/http/request-log.js';
+import { IDENTIFIER_PATTERN, IDENTIFIER_RULE } from '../../workflows/identity.js';
 
 /** Sandbox request bodies are small; anything larger is refused with 413. */
 export const BODY_LIMIT = 64 * 1024;
@@ -36,6 +37,8 @@ export const SANDBOX_FIELD_STYLE: FieldStyle = {
     if (path.length === 0) return part;
     return part === 'body' ? path.join('.') : `${part}.${path.join('.')}`;
   },
+  describe: ({ keyword, params }) =>
+    keyword === 'pattern' && params.pattern === IDENTIFIER_PATTERN ? IDENTIFIER_RULE : undefined,
 };
 
 function invalidRequest(errors: FastifySchemaValidationError[], part: string): Problem {

@@ -24,6 +24,7 @@ import {
   Currency,
   defineOperation,
   formatAmount,
+  FreeText,
   keyedHttpStep,
   RequestBody,
   Type,
@@ -33,7 +34,7 @@ export const FulfilmentRequest = RequestBody('An order to fulfil: charge the acc
   account: Account('Account to charge for the order'),
   amount: Amount,
   currency: Currency,
-  recipient: Type.String({ minLength: 1, maxLength: 100, description: 'Who the parcel is addressed to' }),
+  recipient: FreeText({ minLength: 1, maxLength: 100, description: 'Who the parcel is addressed to' }),
   country: Type.String({
     pattern: '^[A-Z]{2}$',
     description: 'ISO 3166-1 alpha-2 code of the destination, upper case',

@@ -46,7 +46,8 @@ function pay(target: ApiHandle, authorization: string, key: string, prefer = 'wa
 }
 
 async function metric(target: ApiHandle, line: RegExp): Promise<string | undefined> {
-  const res = await fetch(`${target.url}/metrics`, { headers: { authorization: ACME } });
+  // A scrape from this machine: the metrics refuse a tenant's key.
+  const res = await fetch(`${target.url}/metrics`);
   return (await res.text()).split('\n').find((l) => line.test(l));
 }
 

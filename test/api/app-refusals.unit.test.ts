@@ -43,10 +43,10 @@ describe('authentication', () => {
     expectProblem(res, 400, 'idempotency_key_missing');
   });
 
-  it('leaves /healthz and /readyz open, and guards /metrics, /openapi.json and /docs', async () => {
+  it('leaves /healthz and /readyz open, and guards /openapi.json and /docs', async () => {
     expect((await edge.app.inject('/healthz')).statusCode).toBe(200);
     expect((await edge.app.inject('/readyz')).statusCode).toBe(503);
-    for (const url of ['/metrics', '/openapi.json', '/docs']) {
+    for (const url of ['/openapi.json', '/docs']) {
       expectProblem(await edge.app.inject(url), 401, 'unauthorized');
       expect((await edge.app.inject({ url, headers: auth })).statusCode, url).toBe(200);
       expect((await edge.devApp.inject(url)).statusCode, url).toBe(200);

@@ -13,6 +13,8 @@ describe('API config', () => {
       host: '127.0.0.1',
       port: 3000,
       apiKeys: null,
+      devMode: true,
+      metricsToken: undefined,
       taskQueue: 'retrysafe',
       stepDeadlineMs: 60_000,
       attentionAfterMs: 300_000,
@@ -20,6 +22,7 @@ describe('API config', () => {
       defaultWaitMs: 10_000,
       bodyLimit: 65_536,
       cacheSize: 10_000,
+      cacheBytes: 64 * 1024 * 1024,
       cacheTtlMs: 600_000,
       engineTimeoutMs: 5_000,
       temporalUiUrl: 'http://localhost:8233',
@@ -38,6 +41,7 @@ describe('API config', () => {
       RETRYSAFE_CACHE_TTL: '30s',
       RETRYSAFE_SETTINGS: 'checkout.holdTtlSeconds=90, fulfilment.packingDays=2',
       TEMPORAL_UI_URL: 'https://temporal.example.com/',
+      RETRYSAFE_UI_LINKS: 'on',
     });
     expect(c).toMatchObject({
       port: 8080,

@@ -10,9 +10,9 @@ describe('the summary of a start', () => {
 
   it("writes the amount with the currency's decimals (EUR 2, JPY 0, BHD 3), the same on every call", () => {
     for (let call = 0; call < 2; call++) {
-      expect(line('EUR')).toBe('payment acme/order-42 · EUR 42.00');
-      expect(line('JPY')).toBe('payment acme/order-42 · JPY 4200');
-      expect(line('BHD')).toBe('payment acme/order-42 · BHD 4.200');
+      expect(line('EUR')).toBe('payment `acme/order-42` · EUR 42.00');
+      expect(line('JPY')).toBe('payment `acme/order-42` · JPY 4200');
+      expect(line('BHD')).toBe('payment `acme/order-42` · BHD 4.200');
     }
   });
 });

@@ -18,7 +18,12 @@ import { uiServer } from './ui-server.js';
 
 const ARTIFACTS = fileURLToPath(new URL('../artifacts/', import.meta.url));
 const AUTH = 'Bearer browser-secret-0123456789';
-const stack = useFullStack({ name: 'browser', apiKeys: 'browser-secret-0123456789=acme' });
+// Tenant links into the Web UI are off by default with API keys; this operator turns them on.
+const stack = useFullStack({
+  name: 'browser',
+  apiKeys: 'browser-secret-0123456789=acme',
+  env: { RETRYSAFE_UI_LINKS: 'on' },
+});
 let browser: Browser;
 
 beforeAll(async () => {
@@ -102,14 +107,14 @@ it('finds a declined checkout in the Temporal UI by key and by OperationStatus, 
   const described = await server.describe(workflowId);
   expect(described).toMatchObject({
     status: 'WORKFLOW_EXECUTION_STATUS_COMPLETED',
-    summary: `checkout ${workflowId} · EUR 42.00`,
+    summary: `checkout \`${workflowId}\` · EUR 42.00`,
   });
   expect(described.details).toContain(account);
   const history = await server.history(workflowId);
   expect(history.activitySummaries).toEqual([
-    `reserve_items · reservations key ${workflowId}/reserve`,
-    `charge_payment · bank key ${workflowId}/charge`,
-    `release_reservation · reservations key ${workflowId}/reserve`,
+    `reserve_items · reservations key \`${workflowId}/reserve\``,
+    `charge_payment · bank key \`${workflowId}/charge\``,
+    `release_reservation · reservations key \`${workflowId}/reserve\``,
   ]);
   expect(history.result).toMatchObject({
     status: 'failed',

@@ -252,10 +252,10 @@ describe('bad arguments: one line naming the problem, a usage line, exit 2, noth
     expect(lines[1]).toMatch(new RegExp(`^usage: retrysafe ${command} .*--help\\)$`));
   });
 
-  it('a malformed signing secret is named but never repeated, from the option or from RETRYSAFE_WEBHOOK_SECRET', async () => {
+  it('a malformed signing secret is named but never repeated, from the option or from RETRYSAFE_TENANT_WEBHOOK_SECRET', async () => {
     const secret = `whsec_${'A'.repeat(20)}`;
     const fromOption = await runHere(['webhooks', 'listen', '--secret', secret]);
-    vi.stubEnv('RETRYSAFE_WEBHOOK_SECRET', secret);
+    vi.stubEnv('RETRYSAFE_TENANT_WEBHOOK_SECRET', secret);
     const fromEnv = await runHere(['webhooks', 'listen']).finally(() => vi.unstubAllEnvs());
     for (const run of [fromOption, fromEnv]) {
       expect(run.exitCode).toBe(2);

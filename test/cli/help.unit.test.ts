@@ -39,7 +39,7 @@ describe('help', () => {
     'webhooks listen': [
       '--port <n>',
       '--secret <whsec_key>',
-      'RETRYSAFE_WEBHOOK_SECRET',
+      'RETRYSAFE_TENANT_WEBHOOK_SECRET',
       '--json',
       '204',
       '400',

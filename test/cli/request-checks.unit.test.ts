@@ -7,6 +7,8 @@ import { Value } from 'typebox/value';
 import { describe, expect, it } from 'vitest';
 import { requestProblem } from '../../client/cli/operation-commands.js';
 import { BUILT_IN_OPERATIONS } from '../../client/lib/discovery.js';
+import { PATTERN_RULES } from '../../client/lib/schema-check.js';
+import { FREE_TEXT_PATTERN, FREE_TEXT_RULE, IDENTIFIER_PATTERN, IDENTIFIER_RULE } from '../../workflows/fields.js';
 import { builtInRegistry } from '../../workflows/registry.js';
 
 const AMOUNT_MAX = 1_000_000_000_000;
@@ -14,10 +16,21 @@ const AMOUNT_MAX = 1_000_000_000_000;
 /** Strings around a length limit, with characters outside the BMP (one code point, two UTF-16 units). */
 const around = (limit: number) =>
   fc.string({ unit: fc.constantFrom('a', 'é', '😀'), minLength: Math.max(0, limit - 3), maxLength: limit + 3 });
-const account = fc.oneof(around(128), around(1));
+const account = fc.oneof(
+  around(128),
+  around(1),
+  fc.constantFrom('acc_alice', 'acc-1.eu:2', '_acc', '.', 'acc alice', 'acc\u0000', 'a/b', 'a`b'),
+);
 const amount = fc.oneof(fc.constantFrom(0, 1, AMOUNT_MAX, AMOUNT_MAX + 1, 12.5, -1), fc.integer({ min: 1, max: 10_000 }));
 const currency = fc.constantFrom('EUR', 'USD', 'JPY', 'XYZ', 'eur', 'EURO', '');
-const description = around(500);
+// Text with the characters free text refuses: a NUL, a newline, DEL, a C1 control, bidi overrides and isolates.
+const description = fc.oneof(
+  around(500),
+  fc.string({
+    unit: fc.constantFrom('a', 'é', '\u0000', '\n', '\u007f', '\u0085', '\u202e', '\u2066', '\u200f', '\u2028'),
+    maxLength: 6,
+  }),
+);
 const item = fc.record({ sku: fc.oneof(around(128), around(1)), quantity: fc.constantFrom(0, 1, 7, 1000, 1001, 2.5) });
 const items = fc.oneof(fc.array(item, { minLength: 0, maxLength: 3 }), fc.array(item, { minLength: 99, maxLength: 101 }));
 
@@ -53,7 +66,11 @@ describe('the CLI request checks agree with the API schemas', () => {
     const ok = { account: 'acc_alice', amount: 5, currency: 'EUR' };
     expect(requestProblem(payment, ok)).toBeUndefined();
     expect(requestProblem(payment, { ...ok, account: 'x'.repeat(129) })).toBe("'--account' is invalid: must be 1-128 characters");
-    expect(requestProblem(payment, { ...ok, account: '😀'.repeat(128) })).toBeUndefined();
+    expect(requestProblem(payment, { ...ok, account: 'A'.repeat(128) })).toBeUndefined();
+    expect(requestProblem(payment, { ...ok, account: '😀' })).toBe(`'--account' is invalid: ${IDENTIFIER_RULE}`);
+    expect(requestProblem(payment, { ...ok, description: 'pay \u202egnp.exe' })).toBe(
+      `'--description' is invalid: ${FREE_TEXT_RULE}`,
+    );
     expect(requestProblem(payment, { ...ok, description: 'd'.repeat(501) })).toMatch(/^'--description' is invalid: .*500/);
     expect(requestProblem(payment, { ...ok, amount: 1_000_000_000_001 })).toBe(
       "'--amount' is invalid: must be a whole number from 1 to 1000000000000",
@@ -66,5 +83,9 @@ describe('the CLI request checks agree with the API schemas', () => {
       "'--item' is invalid: sku must be 1-128 characters",
     );
     expect(requestProblem(checkout, { ...ok })).toBe("'--item' is invalid: is required");
+  });
+
+  it("words the API's identifier and free-text patterns as the API does", () => {
+    expect(PATTERN_RULES).toEqual({ [IDENTIFIER_PATTERN]: IDENTIFIER_RULE, [FREE_TEXT_PATTERN]: FREE_TEXT_RULE });
   });
 });

@@ -1,6 +1,8 @@
 // `retrysafe webhooks listen` as a process: events signed with the standardwebhooks library
-// (as the API signs them) are posted to it over loopback; what it answers and prints is
-// checked, and Ctrl-C ends it with 0.
+// (as the worker signs them) are posted to it over loopback; what it answers and prints is
+// checked, and Ctrl-C ends it with 0. It verifies with its tenant's own secret: an event
+// another tenant signed with its secret (a forgery) is refused, and during a rotation an
+// event signed with the old and the new secret verifies with either.
 import { createServer } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
@@ -61,14 +63,22 @@ function event(op: Operation): WebhookEvent {
 async function post(
   url: string,
   body: string,
-  opts: { id: string; secret?: string; at?: Date; tamper?: (body: string) => string; headers?: Record<string, string> },
+  opts: {
+    id: string;
+    /** Each secret signs; the signatures go space-separated, as the worker sends them during a rotation. */
+    secret?: string | string[];
+    at?: Date;
+    tamper?: (body: string) => string;
+    headers?: Record<string, string>;
+  },
 ) {
   const at = opts.at ?? new Date();
+  const secrets = typeof opts.secret === 'string' ? [opts.secret] : (opts.secret ?? [SECRET]);
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     'webhook-id': opts.id,
     'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
-    'webhook-signature': new Webhook(opts.secret ?? SECRET).sign(opts.id, at, body),
+    'webhook-signature': secrets.map((secret) => new Webhook(secret).sign(opts.id, at, body)).join(' '),
     ...opts.headers,
   };
   const res = await fetch(url, { method: 'POST', headers, body: opts.tamper ? opts.tamper(body) : body });
@@ -83,7 +93,7 @@ const declined = operation('order-2', 'failed', {
 describe('retrysafe webhooks listen', () => {
   it('answers 204 to genuine events and prints each; 400 to a wrong secret, an altered body, an old timestamp, missing headers', async () => {
     const l = await listener(['--secret', SECRET]);
-    expect(l.stderr()).toContain('(signatures checked)');
+    expect(l.stderr()).toContain("(signatures checked with your tenant's secret)");
     expect(l.stderr()).toContain(`RETRYSAFE_WEBHOOKS='<tenant>=${l.url}'`);
 
     const first = JSON.stringify(event(succeeded));
@@ -131,8 +141,8 @@ describe('retrysafe webhooks listen', () => {
     ]);
   });
 
-  it('takes the secret from RETRYSAFE_WEBHOOK_SECRET, and --json prints one JSON line per event', async () => {
-    const l = await listener(['--json'], { RETRYSAFE_WEBHOOK_SECRET: SECRET });
+  it('takes the secret from RETRYSAFE_TENANT_WEBHOOK_SECRET, and --json prints one JSON line per event', async () => {
+    const l = await listener(['--json'], { RETRYSAFE_TENANT_WEBHOOK_SECRET: SECRET });
     const body = event(declined);
     expect((await post(l.url, JSON.stringify(body), { id: 'acme/order-2/completed' })).status).toBe(204);
     expect((await post(l.url, JSON.stringify(body), { id: 'acme/order-2/completed', secret: OTHER_SECRET })).status).toBe(400);
@@ -149,7 +159,7 @@ describe('retrysafe webhooks listen', () => {
 
   it('without a secret, says signatures are not checked and marks each event so', async () => {
     const l = await listener([]);
-    expect(l.stderr()).toContain('signatures NOT checked: pass --secret or set RETRYSAFE_WEBHOOK_SECRET');
+    expect(l.stderr()).toContain('signatures NOT checked: pass --secret or set RETRYSAFE_TENANT_WEBHOOK_SECRET');
     const res = await fetch(l.url, {
       method: 'POST',
       headers: { 'webhook-id': 'default/order-1/completed' },
@@ -163,6 +173,38 @@ describe('retrysafe webhooks listen', () => {
     ]);
     expect((await l.stop()).exitCode).toBe(0);
     expect(l.stderr()).toContain('rejected (400): the body is not JSON (webhook-id x)');
+  });
+
+  it("refuses an event another tenant signed with its own secret: it cannot forge this tenant's events", async () => {
+    // acme's receiver holds acme's secret; umbrella holds only its own (OTHER_SECRET) and
+    // signs a fake "succeeded" for one of acme's keys.
+    const l = await listener(['--secret', SECRET]);
+    const forged = JSON.stringify(event(succeeded));
+    const id = 'acme/order-1/0195d2f0-0000-7000-8000-000000000001/completed';
+    expect(await post(l.url, forged, { id, secret: OTHER_SECRET })).toEqual({
+      status: 400,
+      text: 'no matching signature found\n',
+    });
+    // Nor with several signatures, all made with secrets that are not acme's.
+    expect((await post(l.url, forged, { id, secret: [OTHER_SECRET, OTHER_SECRET] })).status).toBe(400);
+    expect(await post(l.url, forged, { id, secret: SECRET })).toEqual({ status: 204, text: '' });
+    await l.stop();
+    expect(l.stdout().trimEnd().split('\n')).toHaveLength(1);
+  });
+
+  it('during a rotation, an event signed with the old and the new secret verifies with either', async () => {
+    const [old, next] = [SECRET, `whsec_${Buffer.alloc(32, 3).toString('base64')}`];
+    const body = JSON.stringify(event(succeeded));
+    for (const secret of [old, next]) {
+      const l = await listener(['--secret', secret]);
+      expect((await post(l.url, body, { id: 'acme/order-1/r1/completed', secret: [old, next] })).status).toBe(204);
+      // A receiver holding a third secret verifies neither signature.
+      expect((await post(l.url, body, { id: 'acme/order-1/r1/completed', secret: [OTHER_SECRET] })).status).toBe(400);
+      await l.stop();
+    }
+    const third = await listener(['--secret', OTHER_SECRET]);
+    expect((await post(third.url, body, { id: 'acme/order-1/r1/completed', secret: [old, next] })).status).toBe(400);
+    await third.stop();
   });
 
   it('on a port already taken, says so and exits 4', async () => {

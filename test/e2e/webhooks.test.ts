@@ -26,7 +26,7 @@ const taskQueue = uniqueId('webhooks-e2e');
 beforeAll(async () => {
   bank = await startBank();
   receiver = await startWebhookReceiver({ secret: SECRET });
-  webhooks = { urls: new Map([['acme', receiver.url]]), secret: SECRET };
+  webhooks = { urls: new Map([['acme', receiver.url]]), secrets: new Map([['acme', [SECRET]]]) };
   worker = await startWorker({ taskQueue, bankUrl: bank.url, webhooks });
   // A short deadline keeps the back-off between redeliveries near a second.
   api = await startApi({
@@ -88,7 +88,6 @@ function verify(d: Delivery): unknown {
 describe('completion webhooks', () => {
   it('answered 500 then 204: two deliveries of the same id and body, both signed, then delivered', async () => {
     const key = uniqueId('pay');
-    const id = `acme/${key}/completed`;
     receiver.answerNext(500);
     const answer = await pay(key, acme);
     // The operation's own answer does not wait for the webhook.
@@ -97,6 +96,9 @@ describe('completion webhooks', () => {
 
     const final = await settledNotification(key);
     expect(final.notification).toEqual({ status: 'delivered', attempts: 2 });
+    // The webhook-id names the operation's run: unique even when the key is reused after its retention.
+    const { runId } = await temporal.client.workflow.getHandle(`acme/${key}`).describe();
+    const id = `acme/${key}/${runId}/completed`;
     const deliveries = receiver.deliveriesOf(id);
     expect(deliveries.map((d) => d.status)).toEqual([500, 204]);
     expect(deliveries.every((d) => d.verified)).toBe(true);
@@ -104,6 +106,8 @@ describe('completion webhooks', () => {
     const event = verify(deliveries[1]!) as { type: string; timestamp: string; data: Record<string, unknown> };
     const { notification: _n, ...resource } = final;
     expect(event).toEqual({ type: 'operation.succeeded', timestamp: final.completedAt, data: resource });
+    // With API keys and tenant links left off, neither the resource nor the event points into the Web UI.
+    expect(event.data.links).toEqual({ self: `/v1/operations/${key}` });
     // A forged body fails the receiver's verification.
     expect(() => verify({ ...deliveries[1]!, body: deliveries[1]!.body.replace('succeeded', 'failed') })).toThrow();
   });

@@ -49,7 +49,8 @@ export function judgeKey(raw: Buffer | undefined): KeyVerdict {
     }
     if (i !== value.length - 1) return { kind: 'invalid' };
   }
-  return key.length <= 255 && visibleAscii(key) ? { kind: 'valid', key } : { kind: 'invalid' };
+  // `.` and `..` are no path segment: their Location would resolve to another resource.
+  return key.length <= 255 && visibleAscii(key) && key !== '.' && key !== '..' ? { kind: 'valid', key } : { kind: 'invalid' };
 }
 
 const CURRENCIES: ReadonlySet<string> = new Set(Intl.supportedValuesOf('currency'));
@@ -58,6 +59,25 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 
 function stringOf(v: unknown, min: number, max: number): boolean {
   return typeof v === 'string' && codePoints(v) >= min && codePoints(v) <= max;
+}
+
+/** An identifier: a letter or digit, then letters, digits, `.`, `_`, `:` or `-`; 128 in all at most. */
+function identifier(v: unknown): boolean {
+  return typeof v === 'string' && v.length <= 128 && /^[A-Za-z0-9][A-Za-z0-9._:-]*$/.test(v);
+}
+
+/** Free text: no C0 or C1 control, DEL, line or paragraph separator, or bidirectional mark, embedding, override or isolate. */
+function freeText(v: unknown, max: number): boolean {
+  if (!stringOf(v, 0, max)) return false;
+  return [...(v as string)].every((c) => {
+    const code = c.codePointAt(0)!;
+    const control = code < 0x20 || (code >= 0x7f && code <= 0x9f);
+    const bidi =
+      [0x061c, 0x200e, 0x200f, 0x2028, 0x2029].includes(code) ||
+      (code >= 0x202a && code <= 0x202e) ||
+      (code >= 0x2066 && code <= 0x2069);
+    return !control && !bidi;
+  });
 }
 
 function integerIn(v: unknown, min: number, max: number): boolean {
@@ -72,16 +92,16 @@ export function isValidBody(type: 'payment' | 'checkout', body: unknown): boolea
       ? ['account', 'amount', 'currency', 'description']
       : ['account', 'amount', 'currency', 'description', 'items'];
   if (Object.keys(body).some((k) => !allowed.includes(k))) return false;
-  if (!stringOf(body.account, 1, 128)) return false;
+  if (!identifier(body.account)) return false;
   if (!integerIn(body.amount, 1, 1_000_000_000_000)) return false;
   if (typeof body.currency !== 'string' || !/^[A-Z]{3}$/.test(body.currency) || !CURRENCIES.has(body.currency)) return false;
-  if ('description' in body && !stringOf(body.description, 0, 500)) return false;
+  if ('description' in body && !freeText(body.description, 500)) return false;
   if (type === 'checkout') {
     const items = body.items;
     if (!Array.isArray(items) || items.length < 1 || items.length > 100) return false;
     for (const item of items) {
       if (!isObject(item) || Object.keys(item).some((k) => k !== 'sku' && k !== 'quantity')) return false;
-      if (!stringOf(item.sku, 1, 128) || !integerIn(item.quantity, 1, 1000)) return false;
+      if (!identifier(item.sku) || !integerIn(item.quantity, 1, 1000)) return false;
     }
   }
   return true;

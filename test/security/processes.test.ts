@@ -1,7 +1,8 @@
 // The real entry points as processes, logging at debug: the API, the worker and both
-// sandboxes, given known secrets (API keys, a TEMPORAL_API_KEY), then sent authorized
-// and unauthorized requests. No secret may appear anywhere in their output. The sandboxes'
-// fault-injection endpoints must exist only with SANDBOX_FAULTS=1.
+// sandboxes, given known secrets (API keys, a TEMPORAL_API_KEY, a metrics token, webhook
+// signing secrets), then sent authorized and unauthorized requests. No secret may appear
+// anywhere in their output. The sandboxes' fault-injection endpoints must exist only with
+// SANDBOX_FAULTS=1.
 import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,7 +16,9 @@ const SECRET = `sk_live_LOGSECRET_${uniqueId('a')}`;
 const SECRET_B = `sk_live_LOGSECRET_${uniqueId('b')}_other`;
 const WRONG = `sk_live_WRONGSECRET_${uniqueId('w')}`;
 const TEMPORAL_SECRET = `tmprl_TEMPORALKEY_${uniqueId('t')}`;
-const SECRETS = { SECRET, SECRET_B, WRONG, TEMPORAL_SECRET };
+const METRICS_TOKEN = `mt_METRICSTOKEN_${uniqueId('m')}`;
+const WEBHOOK_SECRET = `whsec_${Buffer.from(`WEBHOOKSECRET_${uniqueId('h')}`).toString('base64')}`;
+const SECRETS = { SECRET, SECRET_B, WRONG, TEMPORAL_SECRET, METRICS_TOKEN, WEBHOOK_SECRET };
 
 const children: ChildHandle[] = [];
 let dir: string;
@@ -27,6 +30,8 @@ function spawn(part: StackPartName, stack: StackDescription): ChildHandle {
     LOG_PRETTY: '0',
     RETRYSAFE_API_KEYS: `${SECRET}=acme,${SECRET_B}=umbrella`,
     TEMPORAL_API_KEY: TEMPORAL_SECRET,
+    RETRYSAFE_METRICS_TOKEN: METRICS_TOKEN,
+    RETRYSAFE_WEBHOOK_SECRETS: `acme=${WEBHOOK_SECRET}`,
     // The test dev server speaks plain gRPC; the key still travels as call metadata.
     TEMPORAL_TLS: 'false',
     TEMPORAL_ADDRESS: inject('temporalAddress'),
@@ -145,7 +150,10 @@ describe('secrets in logs', () => {
     expect(JSON.parse(paid.text)).toMatchObject({ status: 'succeeded' });
     expect((await call('GET', `/v1/operations/${key}`, { authorization: `Bearer ${SECRET}` })).status).toBe(200);
     expect((await call('GET', '/v1/operations', { authorization: `Bearer ${SECRET_B}` })).status).toBe(200);
-    expect((await call('GET', '/metrics', { authorization: `Bearer ${SECRET}` })).status).toBe(200);
+    // The metrics are the operators': a tenant's key is refused, the metrics token is not.
+    expect((await call('GET', '/metrics', { authorization: `Bearer ${SECRET}` })).status).toBe(403);
+    expect((await call('GET', '/metrics', { authorization: `Bearer ${METRICS_TOKEN}` })).status).toBe(200);
+    expect((await call('GET', '/metrics', { authorization: `Bearer ${WRONG}` })).status).toBe(401);
     // Refused ones: a wrong key, a real key under another scheme, a real key on a probe.
     expect(
       (

@@ -50,9 +50,9 @@ describe('checkout saga', () => {
       { activity: 'confirm_reservation', operation, downstreamKey: reserveKey, attempt: 1 },
     ]);
     expect(run.summaries).toEqual([
-      `reserve_items · reservations key ${reserveKey}`,
-      `charge_payment · bank key ${chargeKey}`,
-      `confirm_reservation · reservations key ${reserveKey}`,
+      `reserve_items · reservations key \`${reserveKey}\``,
+      `charge_payment · bank key \`${chargeKey}\``,
+      `confirm_reservation · reservations key \`${reserveKey}\``,
     ]);
     expect(run.scheduled).toEqual([]);
     expect(run.memo).toEqual({ step: 'confirm_reservation', steps: run.outcome.steps });

@@ -25,7 +25,7 @@ describe('payment saga', () => {
     expect(run.calls).toEqual([
       { activity: 'charge_payment', operation, downstreamKey: `acme/${operation.key}/charge`, request: CHARGE, attempt: 1 },
     ]);
-    expect(run.summaries).toEqual([`charge_payment · bank key acme/${operation.key}/charge`]);
+    expect(run.summaries).toEqual([`charge_payment · bank key \`acme/${operation.key}/charge\``]);
     // Answered at once: the one local attempt, nothing on the task queue.
     expect(run.scheduled).toEqual([]);
     expect(run.searchAttributes).toMatchObject({ status: 'succeeded', step: 'charge_payment' });
@@ -57,9 +57,9 @@ describe('payment saga', () => {
     expect(new Set(run.calls.map((c) => c.downstreamKey))).toEqual(new Set([chargeKey]));
     // The first attempt (local, its marker), its retries (one regular activity), the fence.
     expect(run.summaries).toEqual([
-      `charge_payment · bank key ${chargeKey}`,
-      `charge_payment · bank key ${chargeKey}`,
-      `reverse_charge · bank key ${chargeKey}`,
+      `charge_payment · bank key \`${chargeKey}\``,
+      `charge_payment · bank key \`${chargeKey}\``,
+      `reverse_charge · bank key \`${chargeKey}\``,
     ]);
     expect(run.scheduled).toEqual(['charge_payment', 'reverse_charge']);
   });

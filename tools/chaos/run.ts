@@ -44,12 +44,13 @@ export async function runChaos(opts: ChaosOptions, print: (line: string) => void
   const dir = mkdtempSync(join(scratchRoot(), `retrysafe-chaos-s${opts.seed}-`));
   log(`starting the stack in ${dir}`);
   // Both tenants have a completion webhook: a receiver here that fails and goes down at times.
-  const webhookSecret = newWebhookSecret();
+  // Each tenant signs with a secret of its own, and the receiver verifies each event with its tenant's.
+  const tenants = Object.values(TENANTS);
+  const webhookSecrets = new Map(tenants.map((t) => [t, newWebhookSecret()]));
   const receiver = await startWebhookReceiver({
-    secret: webhookSecret,
+    secret: webhookSecrets,
     random: createRng(opts.seed).fork('webhook-answers').next,
   });
-  const tenants = Object.values(TENANTS);
   const webhookEnv = {
     RETRYSAFE_WEBHOOKS: tenants.map((t) => `${t}=${receiver.url}`).join(','),
     RETRYSAFE_WEBHOOK_DEADLINE: '10m',
@@ -58,7 +59,7 @@ export async function runChaos(opts: ChaosOptions, print: (line: string) => void
   const secrets = Object.fromEntries(tenants.map((t) => [t, `sk_chaos_${randomBytes(18).toString('hex')}`]));
   const authorization = Object.fromEntries(tenants.map((t) => [t, `Bearer ${secrets[t]}`]));
   const stack = await startChaosStack(dir, log, opts.topology, {
-    worker: { ...webhookEnv, RETRYSAFE_WEBHOOK_SECRET: webhookSecret },
+    worker: { ...webhookEnv, RETRYSAFE_WEBHOOK_SECRETS: [...webhookSecrets].map(([t, s]) => `${t}=${s}`).join(',') },
     api: {
       ...webhookEnv,
       RETRYSAFE_API_KEYS: tenants.map((t) => `${secrets[t]}=${t}`).join(','),

@@ -24,7 +24,11 @@ export interface Delivery {
 }
 
 export interface ReceiverOptions {
-  secret: string;
+  /**
+   * The signing secret, or each tenant's: then a delivery is verified with the secret of the
+   * tenant its webhook-id names (`<tenant>/...`), as that tenant's own receiver would.
+   */
+  secret: string | ReadonlyMap<string, string>;
   /** Answer 500 with this probability (from `random`), else 204. */
   failRate?: number;
   random?: () => number;
@@ -34,7 +38,11 @@ export interface ReceiverOptions {
 export interface WebhookReceiver {
   readonly url: string;
   readonly deliveries: Delivery[];
-  /** The deliveries of one webhook-id, in the order they arrived. */
+  /**
+   * The deliveries of one webhook-id, in the order they arrived. An ID without a run
+   * (`<tenant>/<key>/completed`, completionEventId of the operation alone) also names the
+   * event of that operation's run, `<tenant>/<key>/<runId>/completed`, whatever its run ID.
+   */
   deliveriesOf(id: string): Delivery[];
   /** The next answers, in order (then back to the default). */
   answerNext(...statuses: number[]): void;
@@ -47,7 +55,12 @@ export interface WebhookReceiver {
 }
 
 export async function startWebhookReceiver(opts: ReceiverOptions): Promise<WebhookReceiver> {
-  const verifier = new Webhook(opts.secret);
+  const verifiers =
+    typeof opts.secret === 'string'
+      ? undefined
+      : new Map([...opts.secret].map(([tenant, secret]) => [tenant, new Webhook(secret)]));
+  const single = typeof opts.secret === 'string' ? new Webhook(opts.secret) : undefined;
+  const verifierOf = (id: string) => single ?? verifiers?.get(id.slice(0, id.indexOf('/')));
   const random = opts.random ?? Math.random;
   let failRate = opts.failRate ?? 0;
   const scripted: number[] = [];
@@ -66,6 +79,8 @@ export async function startWebhookReceiver(opts: ReceiverOptions): Promise<Webho
       let verified = false;
       let event: Delivery['event'];
       try {
+        const verifier = verifierOf(headers['webhook-id']);
+        if (!verifier) throw new Error('no secret for this tenant');
         event = verifier.verify(body, headers) as Delivery['event'];
         verified = true;
       } catch {
@@ -116,7 +131,7 @@ export async function startWebhookReceiver(opts: ReceiverOptions): Promise<Webho
       return `http://127.0.0.1:${port}/hooks/retrysafe`;
     },
     deliveries,
-    deliveriesOf: (id) => deliveries.filter((d) => d.id === id),
+    deliveriesOf: (id) => deliveries.filter((d) => d.id === id || isRunOf(d.id, id)),
     answerNext: (...statuses) => void scripted.push(...statuses),
     setFailRate: (rate) => void (failRate = rate),
     down: stop,
@@ -128,6 +143,17 @@ export async function startWebhookReceiver(opts: ReceiverOptions): Promise<Webho
     },
     close: stop,
   };
+}
+
+const COMPLETED = '/completed';
+
+/** Whether `id` is `<operation>/<runId>/completed` for the `<operation>/completed` given (a run ID holds no `/`). */
+function isRunOf(id: string, withoutRun: string): boolean {
+  if (!withoutRun.endsWith(COMPLETED) || !id.endsWith(COMPLETED)) return false;
+  const operation = `${withoutRun.slice(0, -COMPLETED.length)}/`;
+  if (!id.startsWith(operation)) return false;
+  const runId = id.slice(operation.length, -COMPLETED.length);
+  return runId !== '' && !runId.includes('/');
 }
 
 /** A fresh signing secret in the Standard Webhooks format. */

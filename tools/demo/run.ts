@@ -189,9 +189,12 @@ export async function runDemo(o: DemoOpts): Promise<ExitCode> {
     check(aliceBefore - aliceAfter === payment.amount, `the balance should have moved by ${payment.amount} exactly`);
     say();
 
-    next('The operation in the Temporal Web UI (its history shows the retried bank call):');
-    say(`   ${first.links.temporalUi}`);
-    say();
+    // An API with keys shows tenants no Web UI link unless its operator turned them on (RETRYSAFE_UI_LINKS).
+    if (first.links.temporalUi) {
+      next('The operation in the Temporal Web UI (its history shows the retried bank call):');
+      say(`   ${first.links.temporalUi}`);
+      say();
+    }
 
     const changed = { ...payment, amount: 1300 };
     next(`The same key with another amount (${money(changed.amount)}) is a different request, not a retry:`);

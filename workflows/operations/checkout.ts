@@ -13,12 +13,12 @@
 // fixed for each checkout at its start.
 import { Type } from 'typebox';
 import { defineOperation, keyedHttpStep } from '../definition.js';
-import { Account, Amount, Currency, Description, formatAmount, RequestBody } from '../fields.js';
+import { Account, Amount, Currency, Description, formatAmount, IDENTIFIER_PATTERN, RequestBody } from '../fields.js';
 import { chargePayment } from './payment.js';
 
 export const CheckoutItem = Type.Object(
   {
-    sku: Type.String({ minLength: 1, maxLength: 128, examples: ['sku_book'] }),
+    sku: Type.String({ minLength: 1, maxLength: 128, pattern: IDENTIFIER_PATTERN, examples: ['sku_book'] }),
     quantity: Type.Integer({ minimum: 1, maximum: 1000 }),
   },
   { additionalProperties: false },

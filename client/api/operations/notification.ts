@@ -44,8 +44,13 @@ export class NotificationReader {
     private readonly call: EngineCall,
     cacheSize: number,
     cacheTtlMs: number,
+    maxBytes = 64 * 1024 * 1024,
   ) {
-    this.final = cacheSize > 0 ? new LRUCache({ max: cacheSize, ttl: cacheTtlMs }) : undefined;
+    // Bounded in bytes too: a key (the workflow ID) may be some hundred bytes long.
+    this.final =
+      cacheSize > 0
+        ? new LRUCache({ max: cacheSize, ttl: cacheTtlMs, maxSize: maxBytes, sizeCalculation: (_v, key) => key.length + 64 })
+        : undefined;
   }
 
   /** The webhook of a finished operation. */

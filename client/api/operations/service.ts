@@ -4,12 +4,7 @@
 // visibility listing with its cursor (visibility.ts, cursor.ts), the completion webhook's
 // state (notification.ts) and the cancel of a running operation (cancel below).
 import { randomUUID } from 'node:crypto';
-import {
-  WorkflowNotFoundError,
-  type Client,
-  type WorkflowExecutionDescription,
-  type WorkflowHandle,
-} from '@temporalio/client';
+import { WorkflowNotFoundError, type Client, type WorkflowExecutionDescription, type WorkflowHandle } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { describeRetention, RetentionCache } from '../../../common/retention.js';
 import type { OperationSettings } from '../../../workflows/contracts.js';
@@ -82,10 +77,10 @@ export class OperationService {
   constructor(private readonly deps: OperationServiceDeps) {
     const { config, client, namespace } = deps;
     this.call = engineDeadline(client, config.engineTimeoutMs, deps.now);
-    this.cache = new OutcomeCache(config.cacheSize, config.cacheTtlMs);
+    this.cache = new OutcomeCache(config.cacheSize, config.cacheTtlMs, config.cacheBytes);
     this.waits = new OutcomeWaits(client, namespace);
     this.ctx = { temporalUiUrl: config.temporalUiUrl, namespace };
-    this.notifications = new NotificationReader(client, this.call, config.cacheSize, config.cacheTtlMs);
+    this.notifications = new NotificationReader(client, this.call, config.cacheSize, config.cacheTtlMs, config.cacheBytes);
   }
 
   /** Claims the key (or finds its claim), then waits up to `waitMs` for the outcome. */
@@ -326,7 +321,11 @@ export class OperationService {
       let operation = toOperation(execution, undefined, await this.contextFor(execution));
       // The engine reports an execution that cannot make progress on its row; the GET of the key says why.
       if (execution.status.name === 'RUNNING' && execution.problem !== undefined) {
-        operation = { ...operation, needsAttention: true, attentionReason: `its workflow tasks keep failing: ${execution.problem}` };
+        operation = {
+          ...operation,
+          needsAttention: true,
+          attentionReason: `its workflow tasks keep failing: ${execution.problem}`,
+        };
       }
       // Completed, but the search attribute was not updated: only the return value can tell.
       if (execution.status.name === 'COMPLETED' && !isTerminal(operation)) {

@@ -1,17 +1,22 @@
 // Routes for orchestration and scraping: liveness and readiness (Temporal answers), open
-// to all; Prometheus metrics, behind an API key when keys are configured (plugins/auth.ts).
+// to all, readiness saying whether the API runs in dev mode; Prometheus metrics, for
+// operators only (plugins/auth.ts): from this machine, or with RETRYSAFE_METRICS_TOKEN.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Registry } from 'prom-client';
 import type { OperationService } from '../operations/service.js';
 import { problems } from '../problems.js';
-import { authenticatedResponses, jsonResponse, openRouteResponses } from '../schemas.js';
+import { authenticatedResponses, jsonResponse, openRouteResponses, problemResponse } from '../schemas.js';
 
 export interface SystemRoutesOptions {
   service: OperationService;
   registry: Registry;
   readinessTimeoutMs: number;
+  /** Said by /readyz: an orchestrator or an operator can see an API that runs without authentication. */
+  devMode: boolean;
 }
+
+const metricsForbiddenResponse = problemResponse("forbidden: a tenant's API key is not accepted on the operators' metrics");
 
 export const systemRoutes: FastifyPluginAsyncTypebox<SystemRoutesOptions> = async (app, opts) => {
   app.get(
@@ -37,14 +42,23 @@ export const systemRoutes: FastifyPluginAsyncTypebox<SystemRoutesOptions> = asyn
         operationId: 'get_readiness',
         tags: ['system'],
         security: [],
-        response: openRouteResponses(jsonResponse('Ready', Type.Object({ status: Type.Literal('ready') })), {
-          unavailable: 'engine_unavailable: Temporal did not answer in time',
-        }),
+        response: openRouteResponses(
+          jsonResponse(
+            'Ready',
+            Type.Object({
+              status: Type.Literal('ready'),
+              devMode: Type.Boolean({
+                description: 'true: no API keys are configured; every request is tenant default, without authentication',
+              }),
+            }),
+          ),
+          { unavailable: 'engine_unavailable: Temporal did not answer in time' },
+        ),
       },
     },
     async () => {
       if (!(await opts.service.ready(opts.readinessTimeoutMs))) throw problems.engineUnavailable();
-      return { status: 'ready' as const };
+      return { status: 'ready' as const, devMode: opts.devMode };
     },
   );
 
@@ -53,15 +67,19 @@ export const systemRoutes: FastifyPluginAsyncTypebox<SystemRoutesOptions> = asyn
     {
       schema: {
         summary: 'Prometheus metrics',
-        description: 'Needs an API key when RETRYSAFE_API_KEYS is set, like every route but /healthz and /readyz.',
+        description:
+          "The operators' view of the whole platform: a scrape from the API's own machine needs no key, one from elsewhere sends RETRYSAFE_METRICS_TOKEN as its bearer; a tenant's API key is refused (403).",
         operationId: 'get_metrics',
         tags: ['system'],
+        // No credentials from the API's own machine; RETRYSAFE_METRICS_TOKEN as the bearer from elsewhere.
+        security: [{}, { bearerAuth: [] }],
         response: {
           200: {
             description: 'Prometheus text exposition format',
             content: { 'text/plain': { schema: Type.String() } },
           },
           ...authenticatedResponses({}),
+          403: metricsForbiddenResponse,
         },
       },
     },

@@ -43,23 +43,33 @@ const raw = (...texts: string[]) => texts.map((t) => new RawNumber(t));
 export const BIG = '<a body over the limit>';
 export const bigBody = (limit: number) => `{"account":"a","amount":1,"currency":"EUR","description":"${'x'.repeat(limit)}"}`;
 
+/** A field that names something: a letter or digit, then letters, digits, `.`, `_`, `:` or `-`. */
+const identifier = fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,39}$/);
+/** Free text without the control and bidirectional characters the API refuses. */
+const refusedInText = (code: number) =>
+  code < 0x20 ||
+  (code >= 0x7f && code <= 0x9f) ||
+  [0x061c, 0x200e, 0x200f, 0x2028, 0x2029].includes(code) ||
+  (code >= 0x202a && code <= 0x202e) ||
+  (code >= 0x2066 && code <= 0x2069);
+const freeText = fc
+  .string({ unit: 'grapheme', maxLength: 60 })
+  .filter((s) => ![...s].some((c) => refusedInText(c.codePointAt(0)!)));
+
 /** A body for `POST /v1/payments` or `/v1/checkouts`, naming the account and the SKU the suite set up. */
 export function bodyCase({ account, sku }: { account: string; sku: string }): fc.Arbitrary<{ type: OpType; text: string }> {
   /** Valid values of each field: a body built from these alone is accepted. */
   const goodField = {
-    account: fc.oneof(
-      { weight: 3, arbitrary: fc.constant(account) },
-      { weight: 1, arbitrary: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 }) },
-    ),
+    account: fc.oneof({ weight: 3, arbitrary: fc.constant(account) }, { weight: 1, arbitrary: identifier }),
     amount: fc.oneof(
       { weight: 4, arbitrary: fc.integer({ min: 1, max: 1_000_000_000_000 }) },
       { weight: 1, arbitrary: fc.constantFrom<unknown>(...raw('1250.0', '1e3', '1E12', '0.1e1', '1000000000000')) },
     ),
     currency: fc.constantFrom('EUR', 'EUR', 'EUR', 'USD', 'JPY'),
-    description: fc.option(fc.string({ unit: 'grapheme', maxLength: 60 }), { nil: undefined, freq: 2 }),
+    description: fc.option(freeText, { nil: undefined, freq: 2 }),
     items: fc.array(
       fc.record({
-        sku: fc.oneof(fc.constant(sku), fc.string({ unit: 'grapheme', minLength: 1, maxLength: 20 })),
+        sku: fc.oneof(fc.constant(sku), identifier),
         quantity: fc.integer({ min: 1, max: 3 }),
       }),
       { minLength: 1, maxLength: 3 },
@@ -68,7 +78,23 @@ export function bodyCase({ account, sku }: { account: string; sku: string }): fc
 
   /** Values that bend a field: type confusion, bounds, unicode, special numbers (a few are still valid). */
   const badField: Record<string, fc.Arbitrary<unknown>> = {
-    account: fc.oneof(text(129), fc.constantFrom<unknown>('', 123, null, true, { id: account }, [account])),
+    account: fc.oneof(
+      text(129),
+      fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 }),
+      fc.constantFrom<unknown>(
+        '',
+        123,
+        null,
+        true,
+        { id: account },
+        [account],
+        `${account}\u0000`,
+        'acc alice',
+        '.acc',
+        'a/b',
+        'a`b',
+      ),
+    ),
     amount: fc.oneof(
       fc.constantFrom<unknown>(
         ...raw(
@@ -100,7 +126,21 @@ export function bodyCase({ account, sku }: { account: string; sku: string }): fc
       fc.constantFrom<unknown>('eur', 'EU', 'EURO', 'E\u0301UR', 'ＥＵＲ', 'XYZ', 'AAA', '', 978, null, ['EUR'], ' EUR'),
       fc.string({ maxLength: 4 }),
     ),
-    description: fc.oneof(text(501), fc.constantFrom<unknown>(null, 42, ['x'], { text: 'x' })),
+    description: fc.oneof(
+      text(501),
+      fc.string({ unit: 'grapheme', maxLength: 60 }),
+      fc.constantFrom<unknown>(
+        null,
+        42,
+        ['x'],
+        { text: 'x' },
+        'a\u0000b',
+        'line\nbreak',
+        'x\u202ey',
+        'a\u2066b\u2069',
+        'x\u0085',
+      ),
+    ),
     items: fc.oneof(
       fc.constantFrom<unknown>([], null, {}, 'sku_book', [[]], [null]),
       fc.constantFrom(99, 100, 101).map((n) => Array.from({ length: n }, () => ({ sku, quantity: 1 }))),
@@ -110,7 +150,14 @@ export function bodyCase({ account, sku }: { account: string; sku: string }): fc
             sku: fc.constant(sku),
             quantity: fc.constantFrom<unknown>(0, 1000, 1001, '2', -1, 2.5, null, ...raw('2.0', '-0', '1e3')),
           }),
-          fc.record({ sku: fc.oneof(text(129), fc.constantFrom<unknown>('', 7, null)), quantity: fc.constant(1) }),
+          fc.record({
+            sku: fc.oneof(
+              text(129),
+              fc.string({ unit: 'grapheme', minLength: 1, maxLength: 20 }),
+              fc.constantFrom<unknown>('', 7, null, 'sku\u0000'),
+            ),
+            quantity: fc.constant(1),
+          }),
           fc.record({ sku: fc.constant(sku), quantity: fc.constant(1), extra: fc.jsonValue({ maxDepth: 2 }) }),
           fc.record({ sku: fc.constant(sku) }),
           fc.jsonValue({ maxDepth: 2 }),

@@ -95,6 +95,11 @@ export const keyHeader: fc.Arbitrary<Buffer | undefined> = fc.oneof(
       Buffer.from('""'),
       Buffer.from('"'),
       Buffer.from('\t'),
+      Buffer.from('.'),
+      Buffer.from('..'),
+      Buffer.from('"."'),
+      Buffer.from(' ".." '),
+      Buffer.from('...'),
     ),
   },
 );
