@@ -1,7 +1,6 @@
 // The one summary of a chaos run: a table for people, the same numbers as JSON (--report).
 import Table from 'cli-table3';
-import type { WebhookTally } from './audit-rules.js';
-import type { AuditResult } from './auditor.js';
+import type { AuditResult, WebhookTally } from './auditor.js';
 import { PROCESS_FAULT_RATES, type ProcessFaultKind, type Topology } from './fault-schedule.js';
 import type { LogCounts } from './log-taps.js';
 import type { ClientStats, Violation } from './records.js';
@@ -146,6 +145,15 @@ export function renderTable(r: ChaosReport): string {
     colWidths: [34, 72],
   });
   const section = (name: string) => t.push([{ colSpan: 2, content: `— ${name}` }]);
+  clientRows(r, t, section);
+  faultRows(r, t, section);
+  outcomeRows(r, t, section);
+  return t.toString();
+}
+
+type Rows = InstanceType<typeof Table>;
+
+function clientRows(r: ChaosReport, t: Rows, section: (name: string) => void): void {
   section('plan');
   t.push(['schedule hash', r.scheduleHash.slice(0, 16)]);
   t.push([
@@ -183,6 +191,9 @@ export function renderTable(r: ChaosReport): string {
     'refused for load, retried',
     `429 rate_limited: ${r.flood.byStatus['429'] ?? 0}; 503: ${fmt(r.flood.unavailableByCode)} (of ${r.flood.requests} requests)`,
   ]);
+}
+
+function faultRows(r: ChaosReport, t: Rows, section: (name: string) => void): void {
   section('faults injected');
   t.push([
     'dropped responses after commit',
@@ -208,6 +219,9 @@ export function renderTable(r: ChaosReport): string {
     t.push([PROCESS_FAULT_LABELS[kind], `${n}${details.length ? ` (${details.join('; ')})` : ''}`]);
   }
   t.push(['processes that died on their own', fmt(r.faults.unexpectedExits)]);
+}
+
+function outcomeRows(r: ChaosReport, t: Rows, section: (name: string) => void): void {
   section('outcomes (audited)');
   t.push(['succeeded', String(r.outcomes.succeeded)]);
   t.push(['failed', `${r.outcomes.failed} (${fmt(r.outcomes.byCode)})`]);
@@ -240,7 +254,6 @@ export function renderTable(r: ChaosReport): string {
     'timings',
     `stack ${seconds(r.timings.stackStartMs)}, load ${seconds(r.timings.loadMs)}, settle ${seconds(r.timings.settleMs)}, audit ${seconds(r.timings.auditMs)}, total ${seconds(r.timings.totalMs)}`,
   ]);
-  return t.toString();
 }
 
 export function renderViolations(r: ChaosReport, limit = 40): string {

@@ -24,14 +24,9 @@ async function run(): Promise<void> {
     'BENCH_WORKFLOW_BUNDLE',
   ].map(need);
   const urls = { bank: need('BANK_URL'), reservations: need('RESERVATIONS_URL') };
-  // The CPU bench's bare worker exports metrics as the product worker it is set beside does.
-  const metricsAddress = process.env.BENCH_WORKER_METRICS_ADDRESS;
   Runtime.install({
     logger: quietLogger(),
-    telemetryOptions: {
-      logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} },
-      ...(metricsAddress ? { metrics: { prometheus: { bindAddress: metricsAddress } } } : {}),
-    },
+    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} } },
   });
   const connection = await NativeConnection.connect({ address: address! });
   const common = { connection, namespace: 'default', taskQueue: taskQueue!, workflowBundle: { codePath: codePath! } };
