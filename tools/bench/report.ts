@@ -56,11 +56,19 @@ type Cell = string | number;
 
 // One rounding per kind of figure, so the same number reads the same in every section.
 /** Milliseconds: whole from 100, one decimal from 10, two below (1729, 73.2, 0.87). */
-const ms = (v: number) => (!Number.isFinite(v) ? 'n/a' : v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2));
+const ms = (v?: number) =>
+  v === undefined || !Number.isFinite(v) ? 'n/a' : v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2);
 const check = (ok: boolean) => (ok ? '✅' : '❌');
 const pct = (s?: ScenarioResult) => (s ? `${ms(s.latencyMs.p50)} / ${ms(s.latencyMs.p95)} / ${ms(s.latencyMs.p99)}` : 'n/a');
 const p5099 = (l?: { p50: number; p99: number }) => (l ? `${ms(l.p50)} / ${ms(l.p99)}` : 'n/a');
-const steady = (s?: ScenarioResult) => n1(s?.steadyOpsPerSec ?? Number.NaN);
+const steady = (s?: ScenarioResult) => n1(s?.steadyOpsPerSec);
+/** `k v, k v`: a record's entries. */
+const kv = (r: Record<string, unknown>) =>
+  Object.entries(r)
+    .map(([k, v]) => `${k} ${String(v)}`)
+    .join(', ');
+/** The text and a blank line when `on`, else nothing. */
+const para = (on: unknown, text: () => string) => (on ? [text(), ''] : []);
 const counts = (r: Record<string, number>) =>
   Object.entries(r)
     .map(([k, n]) => `${n}×${k}`)
@@ -126,11 +134,9 @@ const verdicts: Section = ({ r }) => [
   '',
   r.scenarios.length === 0
     ? "Each computed from this run's own numbers: the overload section alone (`--overload`), its targets as shipped."
-    : "Each computed from this run's own numbers. Peers: the same checkout saga (reserve → charge → confirm, keys derived " +
-      "from the idempotency key, compensations registered first) on Restate and on DBOS Transact, against retrysafe's own " +
-      `sandboxes, through the same HTTP driver at the same concurrencies${r.peers ? '' : ' — not in this run (`npm run bench -- --peers`)'}. ` +
-      `R1 and R2 divide by bare Temporal on the same server with activities of the same kind (**${r.activityKind?.used}**, ${r.activityKind?.how}). ` +
-      "R1′ and the CPU per operation divide by bare Temporal making the operation's own keyed HTTP calls, as local activities, and nothing else.",
+    : "Each computed from this run's own numbers" +
+      (r.peers ? '' : '; the peers are not in this run (`npm run bench -- --peers`)') +
+      `. Bare baselines: ${r.activityKind?.used} activities (${r.activityKind?.how}). What each figure divides by: docs/benchmarks.md.`,
   '',
   columns(r.verdicts, [
     ['figure', (v) => v.figure],
@@ -149,25 +155,24 @@ function ratioNotes({ r, files }: Ctx): string[] {
   const r4Worst = r4s.length ? Math.max(...r4s) : Number.NaN;
   const troubled = r.scenarios.filter((s) => clockTrouble(s));
   const worstClock = clocksOf(r).reduce((a, c) => (c.stalledShare > a.stalledShare ? c : a));
-  const note = (on: boolean, text: () => string) => (on ? [text(), ''] : []);
   return [
     `R4 (worst over c): ${n2(r4Worst)} against its target ≤ ${TARGETS.r4}: ${check(r4Worst <= TARGETS.r4)}. Bare baselines in this run: ${r.activityKind?.used} activities.`,
     '',
-    ...note(
+    ...para(
       troubled.length > 0,
       () =>
         `**Clock**: in ${troubled.map((s) => `${label(s.kind)} c=${s.concurrency}`).join(', ')} more than a fifth of the latency samples read ≤ 0 ms: ` +
         'the monotonic clock stood still across loopback round trips (this VM, under load). Their percentiles are not measurements, so R4 is not ' +
         'computed there ("n/a"); the mean latencies from throughput (Little\'s law, "R4 from mean latency") do not depend on the clock.',
     ),
-    ...note(
+    ...para(
       worstClock.stalledShare > 0.05,
       () =>
         `**Clock warning**: this machine's monotonic clock stood still in ${(worstClock.stalledShare * 100).toFixed(0)}% of back-to-back reads and moved ` +
         `in steps of up to ${worstClock.maxStepMs.toFixed(1)} ms, so single sub-millisecond latencies (replays, the plain endpoint) read as 0 or as a step; ` +
         'their percentiles are unreliable in this run. The mean latencies from throughput (Little\'s law) do not depend on it: see "R4 from mean latency".',
     ),
-    ...note(r.skipped.length > 0, () => `**Time budget ran out** (a busy machine): left out ${r.skipped.join(', ')}.`),
+    ...para(r.skipped.length > 0, () => `**Time budget ran out** (a busy machine): left out ${r.skipped.join(', ')}.`),
     `![latency chart](${files.png ?? files.svg})`,
     ...(files.png ? [] : ['', `_PNG not rendered: ${r.chart.pngNote}. The SVG above is the chart._`]),
     '',
@@ -185,13 +190,9 @@ const ratios: Section = (ctx) => {
   return [
     '## Ratios (and their targets)',
     '',
-    'R1 = retrysafe operations/s ÷ bare-Temporal workflows/s with the same number of activities, both at the same concurrency c; ' +
-      "operations/s is the closed loop's steady-state rate c ÷ mean latency (Little's law), which a batch's ramp-up and drain do not " +
-      'bias (completed ÷ wall time is shown for context); R2 = retrysafe latency ÷ bare latency; R4 = replay p50 ÷ plain Fastify ' +
-      'endpoint p50. Each ratio divides two numbers measured in this run, interleaved (ABBA rounds). R1′ = the same ÷ bare-Temporal ' +
-      "workflows/s making the operation's own keyed HTTP calls to the same sandboxes (the same activities, keys and timeouts, as local " +
-      "activities) and nothing else: the same work without retrysafe's API, books and compensations. CPU ÷ same work: the CPU per " +
-      'operation of every process that does the work (section 8\'s "all") ÷ the same for that baseline.',
+    "Each ratio divides two numbers of this run, measured interleaved (ABBA rounds); ops/s is the closed loop's c ÷ mean latency " +
+      "(Little's law). R1: ÷ bare Temporal with as many no-op activities; R1′, R2′ and CPU ÷ same work: ÷ bare Temporal making the " +
+      "same keyed HTTP calls; R2: latency ÷ bare; R4: replay p50 ÷ a plain Fastify endpoint's (docs/benchmarks.md).",
     '',
     table(
       ['ratio', ...cs.map((c) => `c=${c}`), 'target'],
@@ -221,86 +222,52 @@ const ratios: Section = (ctx) => {
 const newOperations: Section = ({ r, cs, ops }) => [
   '## 1–2. New operations vs bare Temporal',
   '',
-  'End-to-end latency from the first POST to the terminal answer (`Prefer` not sent: the API waits up to 10 s, a 202 would be followed ' +
-    'by GETs until terminal); the bare workflow is `client.workflow.execute()` (start + result) from the bench process, on its own task ' +
-    "queue and worker process with the same worker options. The same-work baseline is a bare workflow that makes the operation's own " +
-    "steps: the same keyed HTTP calls to the same sandboxes, through retrysafe's own activities and HTTP clients (same timeouts), with " +
-    "the keys retrysafe derives (`<tenant>/<key>/<suffix>`) and the same request, as local activities (as retrysafe's first attempts " +
-    "are), started and awaited like the no-op rows; what it lacks is retrysafe's: the API, the start memo and search attributes, the " +
-    'progress books, the compensations registered before each step.',
+  'From the first POST to the terminal answer (202s polled); bare workflows are started and awaited by the bench process, the same ' +
+    "work's as local activities making the operation's own keyed HTTP calls, without retrysafe's API, books and compensations.",
   ...ops.flatMap((op) => {
-    const at = (c: number) => [op.own, op.bare, op.fair].map((k) => find(r.scenarios, k, c));
+    const rows = cs.map((c) => {
+      const [own, bare, fair] = [op.own, op.bare, op.fair].map((k) => find(r.scenarios, k, c));
+      return {
+        c,
+        x: ratiosOf(
+          r.ratios.find((row) => row.concurrency === c),
+          op,
+        ),
+        own,
+        bare,
+        fair,
+        all: [own, bare, fair],
+      };
+    });
+    type Row = (typeof rows)[number];
     return [
       '',
       `### ${op.own} vs bare workflow with ${activities(op.activities, 'no-op ')}`,
       '',
-      columns(cs, [
-        ['c', (c) => c],
-        [
-          'R1',
-          (c) =>
-            n2(
-              ratiosOf(
-                r.ratios.find((x) => x.concurrency === c),
-                op,
-              ).r1,
-            ),
-        ],
-        [
-          'R2 p50',
-          (c) =>
-            n2(
-              ratiosOf(
-                r.ratios.find((x) => x.concurrency === c),
-                op,
-              ).r2p50,
-            ),
-        ],
-        [
-          'R2 p99',
-          (c) =>
-            n2(
-              ratiosOf(
-                r.ratios.find((x) => x.concurrency === c),
-                op,
-              ).r2p99,
-            ),
-        ],
-        [`${op.own} ops/s`, (c) => steady(at(c)[0])],
-        ['bare ops/s', (c) => steady(at(c)[1])],
-        ['same work ops/s', (c) => steady(at(c)[2])],
-        [`${op.own} p50 / p95 / p99 ms`, (c) => pct(at(c)[0])],
-        ['bare p50 / p95 / p99 ms', (c) => pct(at(c)[1])],
-        ['same work p50 / p95 / p99 ms', (c) => pct(at(c)[2])],
-        [
-          'n (each)',
-          (c) =>
-            at(c)
-              .map((s) => s?.ops ?? 0)
-              .join(' / '),
-        ],
-        [
-          'errors',
-          (c) =>
-            at(c)
-              .map((s) => s?.errors ?? 0)
-              .join(' / '),
-        ],
-        ['202s', (c) => at(c)[0]?.answered202 ?? 0],
-        ['503s retried', (c) => at(c)[0]?.retried503 ?? 0],
+      columns(rows, [
+        ['c', (x: Row) => x.c],
+        ['R1', (x) => n2(x.x.r1)],
+        ['R2 p50', (x) => n2(x.x.r2p50)],
+        ['R2 p99', (x) => n2(x.x.r2p99)],
+        [`${op.own} ops/s`, (x) => steady(x.own)],
+        ['bare ops/s', (x) => steady(x.bare)],
+        ['same work ops/s', (x) => steady(x.fair)],
+        [`${op.own} p50 / p95 / p99 ms`, (x) => pct(x.own)],
+        ['bare p50 / p95 / p99 ms', (x) => pct(x.bare)],
+        ['same work p50 / p95 / p99 ms', (x) => pct(x.fair)],
+        ['n (each)', (x) => x.all.map((s) => s?.ops ?? 0).join(' / ')],
+        ['errors', (x) => x.all.map((s) => s?.errors ?? 0).join(' / ')],
+        ['202s', (x) => x.own?.answered202 ?? 0],
+        ['503s retried', (x) => x.own?.retried503 ?? 0],
       ]),
     ];
   }),
-  ...(r.scenarios.some((s) => s.errors > 0)
-    ? [
-        '',
-        'Errors: ' +
-          r.scenarios
-            .flatMap((s) => (s.errors ? [`${s.kind} c=${s.concurrency}: ${s.errorSamples.join('; ')}`] : []))
-            .join(' · '),
-      ]
-    : []),
   '',
+  ...para(
+    r.scenarios.some((s) => s.errors > 0),
+    () =>
+      `Errors: ${r.scenarios.flatMap((s) => (s.errors ? [`${s.kind} c=${s.concurrency}: ${s.errorSamples.join('; ')}`] : [])).join(' · ')}`,
+  ),
 ];
 
 const gap: Section = ({ r, cs, ops }) => {
@@ -313,11 +280,8 @@ const gap: Section = ({ r, cs, ops }) => {
   return [
     '### Where the gap is: bookkeeping, saga, API',
     '',
-    'Measured once (first round) next to the same batches: "+ bookkeeping" is the bare workflow with exactly retrysafe\'s memo and ' +
-      "search-attribute upserts (one of each when a step starts and at the end) and the API's start memo and search attributes; " +
-      '"no API" is the retrysafe workflow (real downstream calls, compensation stack, bookkeeping) started by a Temporal client with ' +
-      "the API's start options and its result awaited. So bare → + bookkeeping prices the bookkeeping, → no API the saga and its " +
-      'downstream calls, → retrysafe the HTTP API.',
+    "One layer at a time, in the first round: bare → + bookkeeping (retrysafe's memo and search-attribute upserts) → no API " +
+      "(retrysafe's workflow from a Temporal client with the API's start options) → retrysafe.",
     '',
     columns(rows, [
       ['operation', (x) => x.op.own],
@@ -339,16 +303,15 @@ const replays: Section = ({ r, cs }) => {
   return [
     '## 3. Replays vs a plain Fastify endpoint',
     '',
-    'Retries (same key, same body) of payments that finished during this run, answered by the API from its cache of terminal outcomes; ' +
-      'the baseline is a Fastify route that parses the same JSON body and sends a cached body of the same size. "No cache" is a second ' +
-      'API process with `RETRYSAFE_CACHE_SIZE=0`: what a replay costs when it has to ask Temporal.',
+    "Retries of finished payments answered from the API's cache, beside a Fastify route sending a cached body of the same size; " +
+      '"no cache": a second API with `RETRYSAFE_CACHE_SIZE=0`.',
     '',
     columns(cs, [
       ['c', (c) => c],
-      ['R4 (p50)', (c) => n2(row(c)?.r4 ?? Number.NaN)],
-      ['p99 ratio', (c) => n2(row(c)?.r4P99 ?? Number.NaN)],
-      ['replay req/s', (c) => n1(at(c)[0]?.opsPerSec ?? Number.NaN)],
-      ['plain req/s', (c) => n1(at(c)[1]?.opsPerSec ?? Number.NaN)],
+      ['R4 (p50)', (c) => n2(row(c)?.r4)],
+      ['p99 ratio', (c) => n2(row(c)?.r4P99)],
+      ['replay req/s', (c) => n1(at(c)[0]?.opsPerSec)],
+      ['plain req/s', (c) => n1(at(c)[1]?.opsPerSec)],
       ['replay p50 / p95 / p99 ms', (c) => pct(at(c)[0])],
       ['plain p50 / p95 / p99 ms', (c) => pct(at(c)[1])],
       ['no cache p50 / p95 / p99 ms', (c) => pct(at(c)[2])],
@@ -364,9 +327,9 @@ const contention: Section = ({ r }) => {
   return [
     `## 4. Contention: ${r.contention[0]?.requests ?? 100} identical concurrent requests for one new key`,
     '',
-    "Executions: runs of the workflow ID in Temporal visibility. Claims won: the API's `retrysafe_operations_started_total`. Charges: " +
-      "money the bank moved for the trial's own account ÷ the amount (an operation that moves several accounts shows one figure per " +
-      "account, in step order). Units: stock taken from the trial's own SKU. Winner: the answer without `Idempotent-Replayed`; waiters: the others.",
+    "Executions: runs of the workflow ID in visibility; claims won: the API's `retrysafe_operations_started_total`; charges and " +
+      "units: what moved on the trial's own accounts (one figure each, in step order) and SKU ÷ one operation's; winner: the answer " +
+      'without `Idempotent-Replayed`.',
     '',
     columns(r.contention, [
       ['type', (t) => t.type],
@@ -389,13 +352,7 @@ const contention: Section = ({ r }) => {
       ['winner ms', (t) => ms(t.winnerLatencyMs)],
       ['waiters p50 / p99 ms', (t) => p5099(t.waiterLatencyMs)],
       ['waiter p50 ÷ winner', (t) => n2(t.waiterOverWinner)],
-      [
-        'API RPCs in the burst',
-        (t) =>
-          Object.entries(t.usage.rpcs)
-            .map(([m, v]) => `${m} ${v}`)
-            .join(', '),
-      ],
+      ['API RPCs in the burst', (t) => kv(t.usage.rpcs)],
     ]),
     '',
   ];
@@ -419,12 +376,9 @@ const peers: Section = ({ r, cs, ops }) => {
   return [
     '## 5. The peers: the same checkout on Restate and on DBOS Transact',
     '',
-    "Each peer runs retrysafe's checkout saga (tools/bench/peers: the same request, the same derived keys, compensations registered before " +
-      "their step) against this run's bank and reservation service, behind the same HTTP contract (POST /v1/checkouts with an " +
-      "Idempotency-Key, answered once the checkout ended). Driven by the bench's own client and closed loop, interleaved with retrysafe's " +
-      "checkout batches (ABBA). A peer batch has more checkouts than retrysafe's (each takes a fraction of the time), so that its rate can " +
-      "be read. CPU: every process that does the checkout's work (the PostgreSQL server with all its backends), the sandboxes included, " +
-      '÷ checkouts; the driver is not counted (by process: section 8).',
+    "Each peer runs retrysafe's checkout saga (tools/bench/peers: same request, same derived keys, compensations registered " +
+      "first) against this run's sandboxes, behind the same HTTP contract, driven by the same client interleaved with retrysafe's " +
+      "batches. CPU: every process doing the checkout's work ÷ checkouts (by process: section 8).",
     '',
     columns(kindRows(r, systems, cs, 'c'), [
       ['system', (x: Row) => label(x.kind)],
@@ -441,22 +395,16 @@ const peers: Section = ({ r, cs, ops }) => {
     columns(kindRows(r, replayKinds, cs, 'c'), [
       ['system', (x: Row) => label(x.kind)],
       ['c', (x) => x.c],
-      ['req/s', (x) => n1(x.s?.opsPerSec ?? Number.NaN)],
+      ['req/s', (x) => n1(x.s?.opsPerSec)],
       ['p50 / p95 / p99 ms', (x) => pct(x.s)],
-      ["mean (Little's law) ms", (x) => ms(x.s?.littleMeanMs ?? Number.NaN)],
+      ["mean (Little's law) ms", (x) => ms(x.s?.littleMeanMs)],
       ['n', (x) => x.s?.ops ?? 0],
       ['errors', (x) => x.s?.errors ?? 0],
     ]),
     '',
     columns(r.peers, [
       ['peer', (p) => p.peer],
-      [
-        'versions',
-        (p) =>
-          Object.entries(p.versions)
-            .map(([k, v]) => `${k} ${v}`)
-            .join(', '),
-      ],
+      ['versions', (p) => kv(p.versions)],
       ['durability (set, and checked where the engine can be asked)', (p) => p.durability.join('; ')],
       ['processes', (p) => p.processes.join(', ')],
     ]),
@@ -470,8 +418,7 @@ function phases({ r, cs }: Ctx, op: OperationKinds, a: Timeline): string[] {
   const all = [a, ...others];
   const bare = r.timeline?.find((t) => t.kind === op.bare);
   const names = [...new Set(all.flatMap((t) => t.phases.map((p) => p.phase)))];
-  const value = (t: Timeline, phase: string) =>
-    ms(t.phases.find((x) => x.phase === phase)?.medianMs ?? Number.NaN).replace('n/a', '—');
+  const value = (t: Timeline, phase: string) => ms(t.phases.find((x) => x.phase === phase)?.medianMs).replace('n/a', '—');
   const stepLabel = (phase: string) => {
     const i = Number(/^step (\d+)/.exec(phase)?.[1] ?? 0) - 1;
     return i < 0 ? phase : `${phase} — ${a.stepNames[i] ?? '?'}${bare?.stepNames[i] ? ` / ${bare.stepNames[i]}` : ''}`;
@@ -501,13 +448,9 @@ const timeGoes: Section = (ctx) => {
   return [
     '## 6. Where the time goes',
     '',
-    `Inside Temporal, from the histories of ${r.timeline[0]!.sampled} operations per kind at c=${cs[0]} (medians of each phase's per-operation ` +
-      'total, so the rows need not add up exactly): each workflow task from scheduled to started (waiting for the history service to ' +
-      'dispatch it and a worker to poll it) and from started to completed (the worker running the workflow code), each activity from ' +
-      "scheduled to started and started to completed, each local activity from its task's start (or the previous local activity's " +
-      "completion) to the completion its marker records: it runs inside the workflow task, so that row is part of the task's. " +
-      '"Outside the history" is the client\'s end-to-end p50 minus start → close: the API, the start RPC and the wait for the result. ' +
-      'An activity dispatch near 0 ms is eager dispatch: the worker got the activity in the answer to its workflow task completion.',
+    `Medians over the histories of ${r.timeline[0]!.sampled} operations per kind at c=${cs[0]}, per phase (rows need not add up): ` +
+      'a local activity runs inside its workflow task, from its start or the previous completion to its marker; "outside the ' +
+      'history" is the client\'s p50 minus start → close.',
     '',
     // The saga with the most steps first: it shows the most phases.
     ...[...ops]
@@ -583,14 +526,10 @@ const usage: Section = ({ r }) => {
   return [
     '## 8. CPU time and peak memory per operation',
     '',
-    'CPU: user + system time of each process over the scenario (all threads, /proc/<pid>/stat; PostgreSQL with its backends) ÷ operations: ' +
-      `where the machine's cores go. Peak: the resident-set high-water mark (VmHWM) during the scenario${r.scenarios.every((s) => s.usage.peakReset) ? ', reset at its start' : ' (could not be reset: peak since start)'}. ` +
-      '"All": the processes that do the work (retrysafe: its API, worker, Temporal and the sandboxes, the bench being the user\'s HTTP ' +
-      "client; a bare workflow: its worker, Temporal, the sandboxes it calls and its Temporal client, the bench, which does the API's " +
-      'part; a peer: its processes and the sandboxes); "all ours": every process of this run. For bare workflows the worker column is the ' +
-      'baseline worker; for the plain endpoint the API column is the plain server. "Machine busy": all cores\' busy time over the scenario ' +
-      '÷ capacity (from /proc/stat, steal included); "not ours": the share of it spent by processes outside this run (other work on a ' +
-      'shared machine), which slows every scenario it overlaps.',
+    'User + system CPU of each process over the scenario (/proc, all threads; PostgreSQL with its backends) ÷ operations; peak: VmHWM' +
+      `${r.scenarios.every((s) => s.usage.peakReset) ? ', reset at its start' : ' since start (could not be reset)'}. "All": the processes ` +
+      'doing the work (a bare workflow\'s include its client, the bench); "all ours": every process of the run; "not ours": the share ' +
+      "of the machine's busy time spent outside this run.",
     '',
     columns(r.scenarios, [
       ['scenario', (s) => label(s.kind)],
@@ -600,30 +539,25 @@ const usage: Section = ({ r }) => {
         `${head} ms/op`,
         (s) => (proc(kindFacts(s.kind)) ? n2(cpuPerOp(s, proc(kindFacts(s.kind))!)) : ''),
       ]),
-      [
-        'worker peak MiB',
-        (s) => (kindFacts(s.kind).worker ? n1(s.usage.peakRssMb[kindFacts(s.kind).worker!] ?? Number.NaN) : ''),
-      ],
+      ['worker peak MiB', (s) => (kindFacts(s.kind).worker ? n1(s.usage.peakRssMb[kindFacts(s.kind).worker!]) : '')],
       ['all ours ms/op', (s) => n2(Object.values(s.usage.cpuMs).reduce((a, v) => a + v, 0) / s.ops)],
       ['API Temporal RPCs/op', (s) => (kindFacts(s.kind).apiRpcs ? rpcsPerOp(s) : '—')],
       ['machine busy', (s) => share(s.usage.machineBusyMs, s.usage.capacityMs)],
       ['of it not ours', (s) => share(s.usage.foreignMs, s.usage.machineBusyMs)],
     ]),
     '',
-    ...(clock.length
-      ? [
-          `Clock: ${clock.map((s) => `${at(s)}: ${s.nonPositiveSamples}`).join(', ')} latency samples were ≤ 0 ms (the monotonic clock did not ` +
-            'advance across a loopback round trip, as happens on this VM under load); they are kept in the percentiles.',
-          '',
-        ]
-      : []),
-    ...(capped.length
-      ? [
-          `Time-bounded batches (the count was not reached within the batch's time bound, ${(r.settings.batchMaxMs / 1000).toFixed(0)} s for new ` +
-            `operations; n is what finished): ${capped.length === r.scenarios.length ? 'all' : capped.map(at).join(', ')}.`,
-          '',
-        ]
-      : []),
+    ...para(
+      clock.length,
+      () =>
+        `Clock: ${clock.map((s) => `${at(s)}: ${s.nonPositiveSamples}`).join(', ')} latency samples were ≤ 0 ms (the monotonic clock did not ` +
+        'advance across a loopback round trip, as happens on this VM under load); they are kept in the percentiles.',
+    ),
+    ...para(
+      capped.length,
+      () =>
+        `Time-bounded batches (the count was not reached within the batch's time bound, ${(r.settings.batchMaxMs / 1000).toFixed(0)} s for new ` +
+        `operations; n is what finished): ${capped.length === r.scenarios.length ? 'all' : capped.map(at).join(', ')}.`,
+    ),
   ];
 };
 
@@ -642,11 +576,9 @@ const ablation: Section = ({ r }) => {
   return [
     "## 9. Ablation of the embedded server's tuning",
     '',
-    "Each row a fresh engine (dev server on a new SQLite file, API, both workers) on this run's sandboxes, with the run's own engine and " +
-      "the peers stopped: every setting, none (the dev server's own defaults), then each one switched off in turn. Per row: " +
-      `${a.counts.opsC1} ${a.operation}s and ${a.counts.opsC1} bare ${numbers[a.steps] ?? a.steps}-step workflows (${r.activityKind?.used} ` +
-      `activities) at c=1, ${a.counts.opsC32} of each at c=32, after ${a.counts.warmupOps} of each to warm up; ops/s by Little's law as ` +
-      `above. Settings from ${a.tuningSource}.`,
+    `Each row a fresh engine on this run's sandboxes, the run's own stopped: ${a.counts.opsC1} ${a.operation}s and as many bare ` +
+      `${numbers[a.steps] ?? a.steps}-step workflows at c=1, ${a.counts.opsC32} of each at c=32, after ${a.counts.warmupOps} to warm ` +
+      `up. Settings from ${a.tuningSource}.`,
     '',
     columns(a.rows, [
       ['server', (x: Row) => x.name],
@@ -661,12 +593,11 @@ const ablation: Section = ({ r }) => {
       ['errors', (x) => x.checkout.errors + x.bare.errors],
     ]),
     '',
-    ...(a.skipped.length
-      ? [
-          `**Ablation time budget ran out** (${(a.counts.budgetMs / 60_000).toFixed(0)} min): left out ${a.skipped.join('; ')}.`,
-          '',
-        ]
-      : []),
+    ...para(
+      a.skipped.length,
+      () =>
+        `**Ablation time budget ran out** (${(a.counts.budgetMs / 60_000).toFixed(0)} min): left out ${a.skipped.join('; ')}.`,
+    ),
     columns(a.settings, [
       ['setting', (t) => t.name],
       ['arguments', (t) => `\`${t.args.join(' ')}\``],
@@ -739,25 +670,20 @@ const overload: Section = ({ r }) => {
   return [
     '## 10. Overload and fairness: one tenant floods, another pays one at a time',
     '',
-    `Each configuration a fresh engine on this run's sandboxes, its API with two API keys (tenants \`${flood}\` and \`${steady}\`), new ` +
-      `${o.type}s for both. \`${steady}\` first alone, one at a time (${c.idleOps}), then at c=32 (${c.referenceOps}; its rate, by Little's ` +
-      `law, is the engine's throughput); then per flood level \`${flood}\` starts new ${o.type}s at that concurrency and, ` +
-      `${(c.rampMs / 1000).toFixed(1)} s later, \`${steady}\` makes ${c.floodOps} one at a time (n: how many it made before the flood's ` +
-      `bound of ${(c.floodMaxMs / 1000).toFixed(0)} s); the flood stops when they are done. Both act as the API asks a client to: a 429 ` +
-      'or 503 is retried with the same key after Retry-After, a 202 is polled to its end; latency runs from the first POST to the ' +
-      "outcome, refusals waited out included. Goodput: the flooding tenant's successes ÷ the flood's duration. The flood's driver is the " +
-      'bench process, on the same two cores.',
+    `Each configuration a fresh engine, new ${o.type}s from two tenants: \`${steady}\` alone (${c.idleOps}, one at a time) and at ` +
+      `c=32 (${c.referenceOps}: the throughput), then per flood level \`${flood}\` floods and, ${(c.rampMs / 1000).toFixed(1)} s later, ` +
+      `\`${steady}\` makes ${c.floodOps} one at a time (n: those done within ${(c.floodMaxMs / 1000).toFixed(0)} s). Refusals are ` +
+      "retried after Retry-After and count in the latency; goodput: the flooding tenant's successes per second.",
     '',
     ...overloadTables(o),
-    ...(problems.length ? [`**Problems**: ${problems.join('; ')}.`, ''] : []),
-    ...(errors.length ? [`Errors: ${errors.slice(0, 5).join(' · ')}`, ''] : []),
-    ...(o.skipped.length
-      ? [`**Time budget ran out** (${(c.budgetMs / 60_000).toFixed(0)} min): left out ${o.skipped.join('; ')}.`, '']
-      : []),
-    'Dishonest answers: a 5xx other than 503, or a 429 or 503 without Retry-After. "Answers" count every response, retries included; ' +
-      "`503 engine_busy` is the API's bound on operations in flight (default 64 per instance, at most three quarters of it for one " +
-      "tenant), `429` a tenant's rate. Fairness off: the dev server without its `task-queue-fairness` setting (tasks dispatched first in, " +
-      'first out).',
+    ...para(problems.length, () => `**Problems**: ${problems.join('; ')}.`),
+    ...para(errors.length, () => `Errors: ${errors.slice(0, 5).join(' · ')}`),
+    ...para(
+      o.skipped.length,
+      () => `**Time budget ran out** (${(c.budgetMs / 60_000).toFixed(0)} min): left out ${o.skipped.join('; ')}.`,
+    ),
+    "Dishonest answers: a 5xx other than 503, or a 429 or 503 without Retry-After; `503 engine_busy`: the API's bound on " +
+      "operations in flight, `429`: a tenant's rate.",
     '',
   ];
 };

@@ -148,8 +148,8 @@ export function resultsJson(results: BenchResults): string {
   );
 }
 
-export const n1 = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : 'n/a');
-export const n2 = (v: number) => (Number.isFinite(v) ? v.toFixed(2) : 'n/a');
+export const n1 = (v: number | undefined) => (v !== undefined && Number.isFinite(v) ? v.toFixed(1) : 'n/a');
+export const n2 = (v: number | undefined) => (v !== undefined && Number.isFinite(v) ? v.toFixed(2) : 'n/a');
 /** CPU ms per operation of one process over a scenario (NaN: not metered, or no operations). */
 export function cpuPerOp(s: ScenarioResult, proc: string): number {
   const cpu = s.usage.cpuMs[proc];
