@@ -6,11 +6,11 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { markdownReport } from '../../tools/bench/report.js';
+import type { ScenarioResult } from '../../tools/bench/load.js';
 import { computeRatios, find, type BenchResults } from '../../tools/bench/results.js';
 
 const RUN = '2026-12-02-final';
 const read = (file: string) => readFileSync(new URL(`../../tools/bench/results/${file}`, import.meta.url), 'utf8');
-const FILES = { json: `${RUN}.json`, svg: `${RUN}.svg`, png: `${RUN}.png` };
 
 /** A fresh copy of the run's results each call: tests change them. */
 function results(): BenchResults {
@@ -53,7 +53,7 @@ const f2 = (v: number) => v.toFixed(2);
 
 describe('the bench report', () => {
   it('prints every figure the committed report of the last full run printed, at the same precision or better', () => {
-    const now = markdownReport(results(), FILES);
+    const now = markdownReport(results(), RUN);
     const printed = new Set(
       (now.match(/\d+(?:\.\d+)?/g) ?? []).flatMap((t) => [t, ...[0, 1, 2].map((d) => Number(t).toFixed(d))]),
     );
@@ -62,7 +62,7 @@ describe('the bench report', () => {
   });
 
   it('has a section for each phase of a full run, in order', () => {
-    expect(headings(markdownReport(results(), FILES)).filter((h) => h.startsWith('## '))).toEqual([
+    expect(headings(markdownReport(results(), RUN)).filter((h) => h.startsWith('## '))).toEqual([
       '## Verdicts',
       '## Ratios (and their targets)',
       '## 1–2. New operations vs bare Temporal',
@@ -81,13 +81,17 @@ describe('the bench report', () => {
 
   it("shows each operation's rates and latencies beside its no-op floor and the same work, with R1 and R2 from them", () => {
     const r = results();
-    const md = markdownReport(r, FILES);
+    const md = markdownReport(r, RUN);
     for (const op of r.operations) {
       const rows = tableUnder(md, `${op.own} vs bare workflow`);
       expect(rows.map((x) => x.c)).toEqual(['1', '8', '32']);
       for (const row of rows) {
         const c = Number(row.c);
-        const [own, bare, fair] = [op.own, op.bare, op.fair].map((k) => find(r.scenarios, k, c)!);
+        const [own, bare, fair] = [op.own, op.bare, op.fair].map((k) => find(r.scenarios, k, c)!) as [
+          ScenarioResult,
+          ScenarioResult,
+          ScenarioResult,
+        ];
         expect(row[`${op.own} ops/s`]).toBe(f1(own.steadyOpsPerSec));
         expect(row['same work ops/s']).toBe(f1(fair.steadyOpsPerSec));
         expect(row.R1).toBe(f2(own.steadyOpsPerSec / bare.steadyOpsPerSec));
@@ -99,7 +103,7 @@ describe('the bench report', () => {
 
   it('divides the CPU of every process doing the work by the same-work baseline’s, per concurrency', () => {
     const r = results();
-    const rows = tableUnder(markdownReport(r, FILES), 'Ratios');
+    const rows = tableUnder(markdownReport(r, RUN), 'Ratios');
     const checkout = rows.find((x) => x.ratio!.startsWith('CPU checkout ÷ same work'))!;
     const perOp = (kind: string, parts: string[]) => {
       const s = find(r.scenarios, kind, 32)!;
@@ -114,7 +118,7 @@ describe('the bench report', () => {
 
   it('meters every scenario, ours and the peers’, by the processes that did its work', () => {
     const r = results();
-    const rows = tableUnder(markdownReport(r, FILES), '8. CPU time');
+    const rows = tableUnder(markdownReport(r, RUN), '8. CPU time');
     expect(rows).toHaveLength(r.scenarios.length);
     for (const [row, s] of rows.map((x, i) => [x, r.scenarios[i]!] as const)) {
       expect(row.c).toBe(String(s.concurrency));
@@ -133,7 +137,7 @@ describe('the bench report', () => {
 
   it("shows each contention trial's executions and effects, and every overload configuration's audit", () => {
     const r = results();
-    const md = markdownReport(r, FILES);
+    const md = markdownReport(r, RUN);
     const trials = tableUnder(md, '4. Contention');
     expect(trials.map((t) => [t.type, t.executions, t.charges])).toEqual(
       r.contention.map((t) => [
@@ -154,7 +158,7 @@ describe('the bench report', () => {
     const r = results();
     Object.assign(r, { peers: null, ablation: null, overload: null, startup: null, timeline: undefined });
     r.scenarios = r.scenarios.filter((s) => !/restate|dbos/.test(s.kind));
-    const md = markdownReport(r, FILES);
+    const md = markdownReport(r, RUN);
     for (const gone of ['## 5.', '## 6.', '## 9.', '## 10.', '## Worker start-up'])
       expect(
         headings(md).some((h) => h.startsWith(gone)),
@@ -165,20 +169,19 @@ describe('the bench report', () => {
   it('reports a run of the overload section alone with its verdicts, the section and the machine only', () => {
     const r = results();
     Object.assign(r, { scenarios: [], contention: [], history: [], operations: [], ratios: [] });
-    expect(headings(markdownReport(r, FILES))).toEqual([
+    expect(headings(markdownReport(r, RUN))).toEqual([
       '## Verdicts',
       '## 10. Overload and fairness: one tenant floods, another pays one at a time',
       '## Machine, versions, flags',
     ]);
   });
 
-  it('links the SVG and says why when there is no PNG, and names what the time budget left out', () => {
+  it('links the chart and the raw numbers beside it, and names what the time budget left out', () => {
     const r = results();
     r.skipped = ['payment c=32 round 3'];
-    r.chart.pngNote = 'Chromium not found';
-    const md = markdownReport(r, { ...FILES, png: null });
-    expect(md).toContain(`](${RUN}.svg)`);
-    expect(md).toContain('Chromium not found');
+    const md = markdownReport(r, RUN);
+    expect(md).toContain(`![latency chart](${RUN}.svg)`);
+    expect(md).toContain(`[${RUN}.json](${RUN}.json)`);
     expect(md).toContain('payment c=32 round 3');
   });
 });

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { ablationPlan, ALL_OFF, ALL_ON } from '../../tools/bench/phases/ablation.js';
 import { bareWorkflowType } from '../../tools/bench/phases/context.js';
 import { phasesOf, recordedActivityKind } from '../../tools/bench/phases/histories.js';
+import type { ScenarioResult } from '../../tools/bench/load.js';
 import { computeRatios, find, type BenchResults } from '../../tools/bench/results.js';
 import { computeVerdicts } from '../../tools/bench/verdicts.js';
 
@@ -53,7 +54,11 @@ describe('bench verdicts', () => {
 
   it("divides a peer figure by the peer's own number and shows bare Temporal's beside it", () => {
     const r = lastFullRun();
-    const [checkout, restate, bare] = ['checkout', 'restate', 'bare3'].map((k) => find(r.scenarios, k, 1)!);
+    const [checkout, restate, bare] = ['checkout', 'restate', 'bare3'].map((k) => find(r.scenarios, k, 1)!) as [
+      ScenarioResult,
+      ScenarioResult,
+      ScenarioResult,
+    ];
     checkout.latencyMs.p50 = 30;
     restate.latencyMs.p50 = 10;
     bare.latencyMs.p50 = 20;

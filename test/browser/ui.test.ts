@@ -22,7 +22,7 @@ const stack = useFullStack({ name: 'browser', apiKeys: 'browser-secret-012345678
 let browser: Browser;
 
 beforeAll(async () => {
-  execFileSync('bash', [fileURLToPath(new URL('../../tools/ensure-chromium.sh', import.meta.url))], {
+  execFileSync('bash', [fileURLToPath(new URL('../support/ensure-chromium.sh', import.meta.url))], {
     stdio: 'inherit',
     timeout: 600_000,
   });

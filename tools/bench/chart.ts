@@ -1,7 +1,7 @@
 // The latency chart: one row per scenario, bars of p99 (light), p95 and p50 (dark) on a
-// logarithmic axis (replays take a millisecond, sagas a hundred). Plain SVG, no library;
-// rendered to PNG by a headless Chromium when one is installed.
-import { existsSync, writeFileSync } from 'node:fs';
+// logarithmic axis (replays take a millisecond, sagas a hundred). Plain SVG, no library:
+// a browser or a Markdown viewer shows it as it is.
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ScenarioResult } from './load.js';
 import { label } from './results.js';
@@ -85,36 +85,16 @@ export function latencyChartSvg(scenarios: ScenarioResult[], title: string): str
   return parts.join('\n');
 }
 
-const CHROMIUM = '/usr/bin/chromium';
-
-export type PngResult = { ok: true } | { ok: false; reason: string };
-
-/** Renders the SVG to a PNG with playwright-core and /usr/bin/chromium, or says why not. */
-async function renderPng(svg: string, pngPath: string): Promise<PngResult> {
-  if (!existsSync(CHROMIUM)) return { ok: false, reason: `${CHROMIUM} is not installed` };
-  const { chromium } = await import('playwright-core');
-  const size = /width="(\d+)" height="(\d+)"/.exec(svg);
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-  try {
-    const page = await browser.newPage({ viewport: { width: Number(size?.[1] ?? 1000), height: Number(size?.[2] ?? 600) } });
-    await page.setContent(`<html><body style="margin:0">${svg}</body></html>`);
-    await page.locator('svg').screenshot({ path: pngPath });
-    return { ok: true };
-  } catch (err) {
-    return { ok: false, reason: `chromium failed: ${(err as Error).message.split('\n')[0]}` };
-  } finally {
-    await browser.close();
-  }
-}
-
-/** A run's latency chart, `<name>.svg` in `dir`, and its PNG when Chromium renders it; none for a run without latency scenarios. */
-export async function writeChart(
+/** A run's latency chart, `<name>.svg` in `dir`; none for a run without latency scenarios. */
+export function writeChart(
   results: { scenarios: ScenarioResult[]; name: string; mode: string },
   dir: string,
   name: string,
-) {
-  if (results.scenarios.length === 0) return { ok: false, reason: 'no latency scenarios in this run' } satisfies PngResult;
-  const svg = latencyChartSvg(results.scenarios, `retrysafe benchmark ${results.name} (${results.mode})`);
-  writeFileSync(join(dir, `${name}.svg`), svg);
-  return renderPng(svg, join(dir, `${name}.png`));
+): string {
+  if (results.scenarios.length === 0) return '';
+  writeFileSync(
+    join(dir, `${name}.svg`),
+    latencyChartSvg(results.scenarios, `retrysafe benchmark ${results.name} (${results.mode})`),
+  );
+  return `${name}.svg`;
 }

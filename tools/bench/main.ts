@@ -1,15 +1,14 @@
 // `npm run bench`: starts its own stack on loopback (the sandboxes; a Temporal dev server on a
 // SQLite file, the API and the workers; with --peers the same checkout on Restate and on DBOS
 // Transact against the same sandboxes), runs the phases below in order for every operation
-// type of the registry, and writes tools/bench/results/<name>.json, .md and .svg (and .png
-// when Chromium is there). The phases on the run's engine come first; the ablation and the
+// type of the registry, and writes tools/bench/results/<name>.json, .md and .svg. The phases on the run's engine come first; the ablation and the
 // overload section start engines of their own once it and the peers have stopped. It stops
 // by itself: fixed counts, a time budget per phase, and a hard time limit.
 //
 // A new section of the report is a phase here (it measures, and puts what it measured into
 // the results) and a section in ./report.ts (it renders that).
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { cpus, loadavg, release, totalmem } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { postgresBinDir } from '../postgres.js';
@@ -28,7 +27,6 @@ import { operationsMeasured, probeActivityKind, runNewOperations, warmUp } from 
 import { runOverload } from './phases/overload.js';
 import { runReplays, samplePlainBody } from './phases/replays.js';
 import { timeWorkerStartup } from './phases/startup.js';
-import { summarizeProfiles } from './profile.js';
 import { writeResults } from './report.js';
 import type { BenchResults, MachineInfo } from './results.js';
 import { bundleWorkflows, removeDataDir, ROOT, startSandboxes, startStack, type Stack } from './stack.js';
@@ -171,10 +169,10 @@ function emptyResults(opts: BenchOptions, machine: MachineInfo, bundleMs: number
     settings: {
       ...{ logLevel: opts.logLevel, workerOptions: 'SDK defaults (as worker/main.ts)', bundleMs, batchMaxMs: mode.batchMaxMs },
       apiCache: 'RETRYSAFE_CACHE_SIZE 10000, RETRYSAFE_CACHE_TTL 10m (defaults); second API: RETRYSAFE_CACHE_SIZE=0',
-      ...{ profiled: opts.profile, counts },
+      counts,
     },
-    ...{ ratios: [], skipped: [], scenarios: [], contention: [], history: [], startup: null, profiles: [], verdicts: [] },
-    chart: { svg: '', png: null, pngNote: '' },
+    ...{ ratios: [], skipped: [], scenarios: [], contention: [], history: [], startup: null, verdicts: [] },
+    chart: { svg: '' },
     tuning: { source: TUNING_SOURCE, settings: DEV_SERVER_TUNING.map(({ name, args, why }) => ({ name, args, why })) },
     ...{ peers: null, ablation: null, operations: engine ? operationsMeasured() : [], overload: null },
   };
@@ -218,14 +216,8 @@ class Teardown {
 /** Starts the sandboxes and the bundles, and the run's engine and the peers when a phase needs them; the context of the phases. */
 async function prepare(opts: BenchOptions, down: Teardown, runId: string, dataDir: string): Promise<BenchContext> {
   const needEngine = PHASES.some((p) => p.needs === 'engine' && p.on(opts));
-  const execArgv = Object.fromEntries(
-    (opts.profile ? ['api', 'worker'] : []).map((name) => [
-      name,
-      ['--cpu-prof', '--cpu-prof-dir', join(dataDir, 'profiles', name)],
-    ]),
-  );
   const http = httpClient(64);
-  const sandboxes = startSandboxes({ dataDir, logLevel: opts.logLevel, plainBody: samplePlainBody(), execArgv }).then(
+  const sandboxes = startSandboxes({ dataDir, logLevel: opts.logLevel, plainBody: samplePlainBody() }).then(
     (s) => (down.sandboxes = s),
   );
   const bundles = bundleWorkflows(dataDir);
@@ -245,7 +237,6 @@ async function prepare(opts: BenchOptions, down: Teardown, runId: string, dataDi
     ? startStack({
         dataDir,
         logLevel: opts.logLevel,
-        execArgv,
         noCacheApi: opts.mode.concurrencies.some((c) => opts.mode.uncachedReplays[c]! > 0),
         sandboxes,
         bundles,
@@ -342,11 +333,7 @@ async function run(opts: BenchOptions): Promise<void> {
     await down.stopAll();
     recordEngine(results, argv ?? results.overload?.rows[0]?.argv ?? [], down.journalMode);
     ctx.http.close();
-    if (opts.profile) {
-      results.profiles = summarizeProfiles(join(dataDir, 'profiles'));
-      cpSync(join(dataDir, 'profiles'), join(outDir, 'profiles', opts.name), { recursive: true });
-    }
-    await writeResults(results, { outDir, started, log });
+    writeResults(results, { outDir, started, log });
   } finally {
     await down.stopAll();
     clearTimeout(hardLimit);

