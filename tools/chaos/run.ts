@@ -113,6 +113,30 @@ async function loadAndFaults(
   return { records, tally, receiverDownWindows, loadStart, loadMs, settleMs: Date.now() - settleStart };
 }
 
+/** The completion webhooks of every accepted operation awaited (bounded), then the audit of the ledgers and the operations API. */
+async function auditRun(
+  plan: ChaosPlan,
+  stack: ChaosStack,
+  receiver: WebhookReceiver,
+  authorization: Record<string, string>,
+  records: OpRecord[],
+  log: ChaosLog,
+) {
+  // Every accepted operation: one whose clients gave up before its end still ends, and notifies.
+  const accepted = records.filter((r) => r.accepted).map((r) => completionEventId(operationRef(r.op.tenant, r.op.key)));
+  log(`waiting for the completion webhooks of ${accepted.length} accepted operations (bound 120 s)`);
+  const undelivered = await awaitDelivered(receiver, accepted, 120_000);
+  if (undelivered.length > 0) log(`${undelivered.length} webhooks still undelivered; the audit reports them`);
+  log('auditing the ledgers and the operations API');
+  const auditStart = Date.now();
+  const result = await audit({
+    ...{ apiUrls: stack.apiUrls, services: { bank: stack.bankUrl, reservations: stack.reservationsUrl }, authorization },
+    ...{ registry: builtInRegistry, ops: allOps(plan), records: new Map(records.map((r) => [r.op.key, r])), webhooks: receiver },
+    ...{ initialBalances: stack.initialBalances, initialStock: stack.initialStock },
+  });
+  return { result, auditMs: Date.now() - auditStart };
+}
+
 export async function runChaos(opts: ChaosOptions, print: (line: string) => void): Promise<ChaosReport> {
   const plan = buildPlan(opts);
   const startedAt = Date.now();
@@ -145,24 +169,7 @@ export async function runChaos(opts: ChaosOptions, print: (line: string) => void
       ...{ deadline: Number.POSITIVE_INFINITY, stats: newClientStats(), violations: [] },
     };
     const load = await loadAndFaults(opts, plan, stack, receiver, ctx, log);
-    // Every accepted operation: one whose clients gave up before its end still ends, and notifies.
-    const accepted = load.records.filter((r) => r.accepted).map((r) => completionEventId(operationRef(r.op.tenant, r.op.key)));
-    log(`waiting for the completion webhooks of ${accepted.length} accepted operations (bound 120 s)`);
-    const undelivered = await awaitDelivered(receiver, accepted, 120_000);
-    if (undelivered.length > 0) log(`${undelivered.length} webhooks still undelivered; the audit reports them`);
-    log('auditing the ledgers and the operations API');
-    const auditStart = Date.now();
-    const result = await audit({
-      ...{
-        apiUrls: stack.apiUrls,
-        services: { bank: stack.bankUrl, reservations: stack.reservationsUrl },
-        registry: builtInRegistry,
-        authorization,
-      },
-      ...{ ops: allOps(plan), records: new Map(load.records.map((r) => [r.op.key, r])), webhooks: receiver },
-      ...{ initialBalances: stack.initialBalances, initialStock: stack.initialStock },
-    });
-    const auditMs = Date.now() - auditStart;
+    const { result, auditMs } = await auditRun(plan, stack, receiver, authorization, load.records, log);
     const violations = [...ctx.violations, ...result.violations];
     for (const name of Object.keys(stack.unexpectedExits()))
       log(`note: ${name} died on its own during the run (see ${dir}/logs/${name}.log)`);
