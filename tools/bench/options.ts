@@ -5,90 +5,44 @@ import { parseArgs } from 'node:util';
 
 export type ModeName = 'default' | 'quick' | 'smoke';
 
-/** A count per concurrency of the mode. */
-type PerC = Record<number, number>;
-
-export interface Mode {
-  name: ModeName;
-  concurrencies: number[];
-  /** Rounds per concurrency; the order of the scenarios alternates between rounds (ABBA). */
-  rounds: number;
-  /** New operations (or bare workflows) per kind, concurrency and round; peer checkouts; replays, uncached and of checkouts. */
-  ops: PerC;
-  peerOps: PerC;
-  replays: PerC;
-  uncachedReplays: PerC;
-  checkoutReplays: PerC;
-  warmupOps: number;
-  contentionRequests: number;
-  contentionTrials: number;
-  /** Executions per kind described for state transitions and history size, and read for where the time goes. */
-  transitionSample: number;
-  timelineSample: number;
-  /** worker/main.ts from spawn to ready, this many times. */
-  startupRuns: number;
-  /** A batch starts no new operation after this long (new operations; replays). */
-  batchMaxMs: number;
-  replayBatchMaxMs: number;
-  /** Also the decomposition: retrysafe's workflows without the API, bare workflows with its bookkeeping. */
-  direct: boolean;
-  ablationByDefault: boolean;
-  ablation: AblationCounts;
-  overloadByDefault: boolean;
-  overload: OverloadCounts;
-  /** No batch of a phase starts past its budget (from the phase's start; contention: no trial beyond the first). */
-  budget: { newOpsMs: number; replaysMs: number; contentionMs: number };
-  /** The run without the ablation, the peers and the overload section is aborted past this (it never should be). */
-  hardLimitMs: number;
-}
-
-/** Per row of the ablation (a fresh engine each): checkouts and bare workflows at c=1 and c=32. */
-export interface AblationCounts {
-  warmupOps: number;
-  opsC1: number;
-  opsC32: number;
-  batchMaxMs: number;
-  /** No row starts after this long from the ablation's start; the rows left out are listed. */
-  budgetMs: number;
-}
-
-/** Per configuration of the overload section (a fresh engine each): tenant B alone and at c=32, then per flood level A at it while B runs. */
-export interface OverloadCounts {
-  warmupOps: number;
-  idleOps: number;
-  referenceOps: number;
-  floods: number[];
-  floodOps: number;
-  rampMs: number;
-  floodMaxMs: number;
-  budgetMs: number;
-  /** Tenant A's rate in the rated configuration, per second; absent: half the engine's measured throughput. */
-  tenantRate?: number;
-}
-
 const MIN = 60_000;
 
-const DEFAULT: Mode = {
-  name: 'default',
+/**
+ * The full run. Counts per concurrency (`ops`: new operations or bare workflows per kind and
+ * round; `peerOps`: a peer's checkouts, which take a fraction of retrysafe's time; the replays,
+ * uncached replays and checkout replays), the rounds (their order alternates: ABBA), the
+ * samples of histories read, the bounds of a batch and of each phase (a batch starts nothing
+ * past its time bound, a phase no batch past its budget), the sections beyond the first ones
+ * and their counts, and the hard limit past which a run is aborted (it never should be).
+ */
+const DEFAULT = {
+  name: 'default' as ModeName,
   concurrencies: [1, 8, 32],
   rounds: 3,
-  ops: { 1: 60, 8: 160, 32: 320 },
-  peerOps: { 1: 100, 8: 400, 32: 1000 },
-  replays: { 1: 1000, 8: 2000, 32: 2000 },
-  uncachedReplays: { 1: 100, 8: 200, 32: 200 },
-  checkoutReplays: { 1: 300, 8: 600, 32: 600 },
+  ops: { 1: 60, 8: 160, 32: 320 } as Record<number, number>,
+  peerOps: { 1: 100, 8: 400, 32: 1000 } as Record<number, number>,
+  replays: { 1: 1000, 8: 2000, 32: 2000 } as Record<number, number>,
+  uncachedReplays: { 1: 100, 8: 200, 32: 200 } as Record<number, number>,
+  checkoutReplays: { 1: 300, 8: 600, 32: 600 } as Record<number, number>,
   warmupOps: 8,
   contentionRequests: 100,
   contentionTrials: 3,
   transitionSample: 20,
   timelineSample: 20,
+  /** worker/main.ts from spawn to ready, this many times. */
   startupRuns: 2,
   batchMaxMs: 6_000,
   replayBatchMaxMs: 3_000,
+  /** The decomposition: retrysafe's workflows without the API, bare workflows with its bookkeeping. */
   direct: true,
   ablationByDefault: true,
+  /** Per row (a fresh engine each): checkouts and bare workflows at c=1 and c=32; no row starts past the budget. */
   ablation: { warmupOps: 6, opsC1: 20, opsC32: 96, batchMaxMs: 6_000, budgetMs: 5 * MIN },
   overloadByDefault: true,
+  /**
+   * Per configuration (a fresh engine each): tenant B alone and at c=32, then per flood level
+   * A at it while B runs; A's rate in the rated configuration, or half the measured throughput.
+   */
   overload: {
     warmupOps: 8,
     idleOps: 60,
@@ -98,10 +52,15 @@ const DEFAULT: Mode = {
     rampMs: 2_000,
     floodMaxMs: 45_000,
     budgetMs: 8 * MIN,
+    tenantRate: undefined as number | undefined,
   },
   budget: { newOpsMs: 10 * MIN, replaysMs: 1.5 * MIN, contentionMs: MIN },
   hardLimitMs: 18 * MIN,
 };
+
+export type Mode = typeof DEFAULT;
+export type AblationCounts = Mode['ablation'];
+export type OverloadCounts = Mode['overload'];
 
 /** The smaller modes: what differs from the full run. */
 const SMALL = {
@@ -139,6 +98,7 @@ export const MODES: Record<ModeName, Mode> = {
       rampMs: 1_500,
       floodMaxMs: 30_000,
       budgetMs: 3 * MIN,
+      tenantRate: undefined,
     },
     budget: { newOpsMs: 150_000, replaysMs: 30_000, contentionMs: 8_000 },
     hardLimitMs: 6 * MIN,
