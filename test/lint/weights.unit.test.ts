@@ -7,10 +7,10 @@ import { longFunctions, longFunctionsIn, sideOf, weights } from './weights.js';
 
 /**
  * The most tooling may weigh while it still outweighs the product: where the tooling stood when
- * it was first cut down (from 16.9k lines). Lower it when the tooling shrinks; once the product
+ * it was first cut down (from 16,883 lines to 13,976). Lower it when the tooling shrinks; once the product
  * outweighs it, the product is the bound and this number can go.
  */
-const TOOLING_CEILING = 14_000;
+const TOOLING_CEILING = 13_976;
 
 /** Functions over 80 lines that their owners have still to split, by file and name. Remove a line once it is split. */
 const KNOWN_LONG = new Set([

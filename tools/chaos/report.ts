@@ -5,36 +5,22 @@ import { PROCESS_FAULT_RATES, type ProcessFaultKind, type Topology } from './fau
 import type { LogCounts } from './log-taps.js';
 import type { ClientStats, Violation } from './records.js';
 
-export interface FaultTally {
-  dropWindows: number;
-  failWindows: number;
-  delayWindows: number;
-  downWindows: number;
-  crashWindows: number;
-  /** Process faults that fired (crashes and restarts), by kind. */
-  processes: Partial<Record<ProcessFaultKind, number>>;
-  /** For each SIGKILL of a kind: the POST requests the process had in flight (from its request events). */
-  inFlightAtKill: Partial<Record<ProcessFaultKind, number[]>>;
-  /** For each fault of a kind: how long the part was down (killed or stopped until up again). */
-  downMs: Partial<Record<ProcessFaultKind, number[]>>;
-  /** /readyz answers while Temporal was stopped, by status. */
-  readyzWhileTemporalDown: Record<string, number>;
-}
-
-/** A tally with nothing counted yet. */
-export function newFaultTally(): FaultTally {
+/** What the fault drivers fired: the sandbox windows by kind, and the process faults. */
+export function newFaultTally() {
   return {
-    dropWindows: 0,
-    failWindows: 0,
-    delayWindows: 0,
-    downWindows: 0,
-    crashWindows: 0,
-    processes: {},
-    inFlightAtKill: {},
-    downMs: {},
-    readyzWhileTemporalDown: {},
+    ...{ dropWindows: 0, failWindows: 0, delayWindows: 0, downWindows: 0, crashWindows: 0 },
+    /** Process faults that fired (crashes and restarts), by kind. */
+    processes: {} as Partial<Record<ProcessFaultKind, number>>,
+    /** For each SIGKILL of a kind: the POST requests the process had in flight (from its request events). */
+    inFlightAtKill: {} as Partial<Record<ProcessFaultKind, number[]>>,
+    /** For each fault of a kind: how long the part was down (killed or stopped until up again). */
+    downMs: {} as Partial<Record<ProcessFaultKind, number[]>>,
+    /** /readyz answers while Temporal was stopped, by status. */
+    readyzWhileTemporalDown: {} as Record<string, number>,
   };
 }
+
+export type FaultTally = ReturnType<typeof newFaultTally>;
 
 /** How each process fault reads in the table. */
 const PROCESS_FAULT_LABELS: Record<ProcessFaultKind, string> = {
