@@ -1,5 +1,5 @@
 // Whether a file can be run, and where a command is on PATH: what the installers of the
-// pinned tools (temporal-cli.ts, temporal-test-server.ts) check before installing one.
+// pinned tools (tools/temporal-cli.ts, test/support/temporal-test-server.ts) check before installing one.
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
 

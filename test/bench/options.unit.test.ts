@@ -1,7 +1,7 @@
 // The bench's command line: which sections a run has (the overload section alone, after
 // the rest, or not at all), the flags that exclude each other, and the file names.
 import { describe, expect, it } from 'vitest';
-import { hardLimitMs, MODES, parseOptions, type BenchOptions } from '../../tools/bench/modes.js';
+import { hardLimitMs, MODES, parseOptions, type BenchOptions } from '../../tools/bench/options.js';
 
 const TODAY = new Date('2026-12-03T10:00:00Z');
 const parse = (...argv: string[]) => parseOptions(argv, TODAY) as BenchOptions;

@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { benchRun } from './bench-run.js';
-import { AS_SHIPPED, FAIRNESS_OFF, TENANT_RATE } from '../../tools/bench/scenarios/overload-figures.js';
+import { AS_SHIPPED, FAIRNESS_OFF, TENANT_RATE } from '../../tools/bench/phases/overload.js';
 
 describe('npm run bench -- --overload --smoke', () => {
   const bench = benchRun('overload', ['--overload', '--smoke'], 480_000);

@@ -3,7 +3,7 @@
 import { Type } from 'typebox';
 import { Value } from 'typebox/value';
 import { describe, expect, it } from 'vitest';
-import { mergeResources, resourcesOf, sampleRequest } from '../../tools/bench/scenarios/requests.js';
+import { resourcesOf, sampleRequest } from '../../tools/bench/workload.js';
 import { defineOperation } from '../../workflows/definition.js';
 import { builtInRegistry } from '../../workflows/registry.js';
 
@@ -42,7 +42,8 @@ describe('the bench requests', () => {
       ['y', { amount: 7, currency: 'JPY' }],
     ]);
     expect(t.skus.size).toBe(0);
-    expect([...mergeResources([c, t]).accounts.keys()]).toEqual(['c_account', 'x', 'y']);
+    resourcesOf(transfer, { from: 'x', to: 'y', amount: 7, currency: 'JPY' }, c);
+    expect([...c.accounts.keys()]).toEqual(['c_account', 'x', 'y']);
   });
 
   it('says which type it cannot build a valid request for, and why', () => {

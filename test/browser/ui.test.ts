@@ -27,7 +27,7 @@ const stack = useFullStack({
 let browser: Browser;
 
 beforeAll(async () => {
-  execFileSync('bash', [fileURLToPath(new URL('../../tools/ensure-chromium.sh', import.meta.url))], {
+  execFileSync('bash', [fileURLToPath(new URL('../support/ensure-chromium.sh', import.meta.url))], {
     stdio: 'inherit',
     timeout: 600_000,
   });

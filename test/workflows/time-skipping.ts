@@ -17,7 +17,7 @@ import { makeTelemetryFilterString, Runtime, Worker } from '@temporalio/worker';
 import { expect, inject } from 'vitest';
 import { downstreamRefusal, DownstreamUnavailableError } from '../../activities/errors.js';
 import { programRefused } from '../../activities/steps.js';
-import { ensureTemporalTestServer } from '../../tools/temporal-test-server.js';
+import { ensureTemporalTestServer } from '../support/temporal-test-server.js';
 import { useForFile } from '../support/use-for-file.js';
 import type { Static } from 'typebox';
 import {

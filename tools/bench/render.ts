@@ -1,10 +1,10 @@
-// Re-renders the Markdown report and the chart of a run from its results JSON, e.g. after
-// a change to the report's layout: `node --import tsx tools/bench/render.ts tools/bench/results/<name>.json`.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+// Re-renders the Markdown report and the chart of a run from its results JSON (schema 3), e.g.
+// after a change to the report's layout: `node --import tsx tools/bench/render.ts <results.json>`.
+// Ratios and verdicts are recomputed, so a change to how they are derived reaches the run too.
+import { readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { writeChart } from './chart.js';
-import { markdownReport } from './report/index.js';
-import { operationsOf } from './report/kinds.js';
+import { markdownReport } from './report.js';
 import { computeRatios, resultsJson, type BenchResults } from './results.js';
 import { computeVerdicts } from './verdicts.js';
 
@@ -14,22 +14,14 @@ if (!file) {
   process.exit(64);
 }
 const results = JSON.parse(readFileSync(file, 'utf8')) as BenchResults;
-// Ratios and verdicts are recomputed, so a change to how they are derived reaches old runs too.
+const [dir, name] = [dirname(file), basename(file, '.json')];
 results.ratios = computeRatios(
   results.scenarios,
-  (results.settings.counts.concurrencies as number[] | undefined) ?? results.ratios.map((r) => r.concurrency),
-  [...operationsOf(results)],
+  results.ratios.map((r) => r.concurrency),
+  results.operations,
 );
 results.verdicts = computeVerdicts(results);
+results.chart = { svg: writeChart(results, dir, name) };
 writeFileSync(file, resultsJson(results));
-const dir = dirname(file);
-const name = basename(file, '.json');
-// Without Chromium here, the PNG an earlier rendering left stays linked.
-const rendered = await writeChart(results, dir, name);
-const png = rendered.ok
-  ? `${name}.png`
-  : results.chart.png && existsSync(join(dir, results.chart.png))
-    ? results.chart.png
-    : null;
-writeFileSync(join(dir, `${name}.md`), markdownReport(results, { json: `${name}.json`, svg: `${name}.svg`, png }));
-console.log(`rendered ${join(dir, `${name}.md`)}${results.scenarios.length > 0 ? ` and ${name}.svg` : ''}`);
+writeFileSync(join(dir, `${name}.md`), markdownReport(results, name));
+console.log(`rendered ${join(dir, `${name}.md`)}${results.chart.svg ? ` and ${results.chart.svg}` : ''}`);

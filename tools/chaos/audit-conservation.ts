@@ -3,7 +3,6 @@
 // charge under any other key shows up here), and, once no operation is left compensating,
 // by what the succeeded operations asked for.
 import type { Violation } from './records.js';
-import type { InitialLedgers } from './sandbox-admin.js';
 
 export interface Conservation {
   /**
@@ -35,6 +34,12 @@ export interface Conservation {
     heldByOps: number;
     succeeded: number;
   }>;
+}
+
+/** What the run starts from, as the sandboxes said when it set them up: balances by account, stock by SKU. */
+export interface InitialLedgers {
+  initialBalances: Record<string, number>;
+  initialStock: Record<string, number>;
 }
 
 /** What the audit of each operation adds up, per account and per SKU. */

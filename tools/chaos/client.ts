@@ -22,95 +22,87 @@ function recordTerminal(rec: OpRecord, operation: Record<string, unknown>, via: 
   rec.outcomes.push({ via, signature: outcomeSignature(operation) });
 }
 
+/**
+ * A 200 or 202 with an operation resource, checked against the contract: true when it is
+ * terminal (recorded); otherwise the client waits a little (less than Retry-After: it is
+ * impatient) before asking again.
+ */
+async function accepted(
+  ctx: ClientContext,
+  rec: OpRecord,
+  ans: { status: number; headers: Headers; body: Record<string, unknown> },
+  api: 0 | 1,
+  viaGet: boolean,
+  rng: Rng,
+  onAccepted: () => void,
+): Promise<boolean> {
+  const { op } = rec;
+  rec.accepted = true;
+  rec.acceptedAt ??= Date.now();
+  onAccepted();
+  const flag = (rule: string, message: string) => ctx.violations.push({ rule, key: op.key, message });
+  if (isTerminal(ans.body)) {
+    if (ans.status !== 200)
+      flag('API: 202 only while processing', `api-${api} answered 202 for a ${String(ans.body.status)} operation`);
+    recordTerminal(rec, ans.body, `api-${api} ${viaGet ? 'GET' : 'POST'}`);
+    return true;
+  }
+  if (ans.status === 200 && !viaGet)
+    flag('API: 200 only when finished', `api-${api} answered 200 to a POST for a processing operation`);
+  if (ans.status === 202 && (!ans.headers.get('location') || !ans.headers.get('retry-after')))
+    flag('API: 202 carries Location and Retry-After', `api-${api} answered 202 without them`);
+  await sleep(Math.min(Number(ans.headers.get('retry-after') ?? '1') * 1000, rng.int(200, 1_500)));
+  return false;
+}
+
 /** One client: sends the operation and retries with the same key until it is terminal. */
 async function clientLoop(ctx: ClientContext, rec: OpRecord, rng: Rng, firstApi: 0 | 1, onAccepted: () => void): Promise<void> {
   const { op } = rec;
-  let api = firstApi;
-  let viaGet = false;
-  let failures = 0;
+  let [api, viaGet, failures] = [firstApi, false, 0];
+  /** Backs off, then (with probability `switching`) through the other instance, with a POST. */
+  const retry = async (ms: number, switching = 1) => {
+    await sleep(ms);
+    if (switching >= 1 || rng.chance(switching)) api = other(api);
+    viaGet = false;
+  };
   for (let attempt = 0; Date.now() < ctx.deadline; attempt++) {
     if (attempt > 0) ctx.stats.retries++;
     rec.requests++;
     const ans = viaGet ? await get(ctx, api, op) : await post(ctx, api, op, op.body, rng);
     if ('networkError' in ans) {
-      await sleep(backoff(rng, failures++, null));
-      if (rng.chance(0.7)) api = other(api);
-      viaGet = false;
+      await retry(backoff(rng, failures++, null), 0.7);
       continue;
     }
-    const code = problemCode(ans.body);
     if ((ans.status === 200 || ans.status === 202) && typeof ans.body.status === 'string') {
       failures = 0;
-      rec.accepted = true;
-      rec.acceptedAt ??= Date.now();
-      onAccepted();
-      if (isTerminal(ans.body)) {
-        if (ans.status !== 200) {
-          ctx.violations.push({
-            rule: 'API: 202 only while processing',
-            key: op.key,
-            message: `api-${api} answered 202 for a ${String(ans.body.status)} operation`,
-          });
-        }
-        recordTerminal(rec, ans.body, `api-${api} ${viaGet ? 'GET' : 'POST'}`);
-        return;
-      }
-      if (ans.status === 200 && !viaGet) {
-        ctx.violations.push({
-          rule: 'API: 200 only when finished',
-          key: op.key,
-          message: `api-${api} answered 200 to a POST for a processing operation`,
-        });
-      }
-      if (ans.status === 202 && (!ans.headers.get('location') || !ans.headers.get('retry-after'))) {
-        ctx.violations.push({
-          rule: 'API: 202 carries Location and Retry-After',
-          key: op.key,
-          message: `api-${api} answered 202 without them`,
-        });
-      }
-      const retryAfterMs = Number(ans.headers.get('retry-after') ?? '1') * 1000;
-      await sleep(Math.min(retryAfterMs, rng.int(200, 1_500)));
+      if (await accepted(ctx, rec, ans, api, viaGet, rng, onAccepted)) return;
       viaGet = rng.chance(op.getAfter202);
       if (rng.chance(0.5)) api = other(api);
-      continue;
-    }
-    if (ans.status >= 500) {
+    } else if (ans.status >= 500) {
       check5xx(ctx, op, api, ans);
-      await sleep(backoff(rng, failures++, ans.headers.get('retry-after')));
-      api = other(api);
-      viaGet = false;
-      continue;
-    }
-    if (ans.status === 408) {
+      await retry(backoff(rng, failures++, ans.headers.get('retry-after')));
+    } else if (ans.status === 408) {
       // The instance did not receive the whole request in time (a client, or a process,
       // starved of CPU): nothing was started, so the same request again is safe.
       ctx.stats.requestTimeouts++;
-      await sleep(backoff(rng, failures++, null));
-      api = other(api);
-      viaGet = false;
-      continue;
-    }
-    if (ans.status === 429) {
+      await retry(backoff(rng, failures++, null));
+    } else if (ans.status === 429) {
       // The tenant's rate is spent, whichever instance it asks: come back when it says.
       check429(ctx, op, api, ans);
-      await sleep(Math.max(retryAfterMs(ans.headers.get('retry-after')), 250) * (1 + 0.25 * rng.next()));
-      if (rng.chance(0.5)) api = other(api);
-      viaGet = false;
-      continue;
-    }
-    if (ans.status === 404 && viaGet) {
+      await retry(Math.max(retryAfterMs(ans.headers.get('retry-after')), 250) * (1 + 0.25 * rng.next()), 0.5);
+    } else if (ans.status === 404 && viaGet) {
       // Only ever asked after a 202: the operation exists and must be found.
       ctx.violations.push({ rule: 'I5 nothing lost', key: op.key, message: `api-${api} answered 404 for an accepted operation` });
       viaGet = false;
-      continue;
+    } else {
+      const code = problemCode(ans.body);
+      ctx.violations.push({
+        rule: ans.status === 422 ? 'API: a retry with the same body is a replay' : 'API: unexpected answer',
+        key: op.key,
+        message: `api-${api} answered ${ans.status} ${code ?? JSON.stringify(ans.body).slice(0, 120)} to the original request`,
+      });
+      return;
     }
-    ctx.violations.push({
-      rule: ans.status === 422 ? 'API: a retry with the same body is a replay' : 'API: unexpected answer',
-      key: op.key,
-      message: `api-${api} answered ${ans.status} ${code ?? JSON.stringify(ans.body).slice(0, 120)} to the original request`,
-    });
-    return;
   }
   rec.timedOut = true;
 }

@@ -78,101 +78,100 @@ export async function driveProcesses(
   await Promise.all(
     events.map(async (ev) => {
       await sleepUntil(loadStart + ev.atMs);
-      const target = partOf(ev);
-      const previous = busy.get(target) ?? Promise.resolve();
-      const mine = previous.then(() => fire(ev));
-      busy.set(target, mine);
+      const mine = (busy.get(partOf(ev)) ?? Promise.resolve()).then(() =>
+        fire(stack, ev, tally, ctx, log).catch((err: unknown) =>
+          log(`process fault ${ev.kind} on ${partOf(ev)} failed: ${String(err)}`),
+        ),
+      );
+      busy.set(partOf(ev), mine);
       await mine;
     }),
   );
+}
 
-  function count(ev: ProcessFault, result: { inFlight?: number; downMs: number }): void {
-    tally.processes[ev.kind] = (tally.processes[ev.kind] ?? 0) + 1;
-    if (result.inFlight !== undefined) (tally.inFlightAtKill[ev.kind] ??= []).push(result.inFlight);
-    (tally.downMs[ev.kind] ??= []).push(result.downMs);
+function count(tally: FaultTally, ev: ProcessFault, result: { inFlight?: number; downMs: number }): void {
+  tally.processes[ev.kind] = (tally.processes[ev.kind] ?? 0) + 1;
+  if (result.inFlight !== undefined) (tally.inFlightAtKill[ev.kind] ??= []).push(result.inFlight);
+  (tally.downMs[ev.kind] ??= []).push(result.downMs);
+}
+
+/** Stopped now (SIGKILL unless said otherwise), started again by the schedule after `pauseMs`; how long it was down. */
+async function stopAndStart(
+  stack: ChaosStack,
+  name: string,
+  pauseMs: number,
+  signal: NodeJS.Signals = 'SIGKILL',
+): Promise<number> {
+  const down = Date.now();
+  await stack.stopPart(name, signal);
+  await sleepUntil(down + pauseMs);
+  await stack.startPart(name);
+  return Date.now() - down;
+}
+
+/** Temporal stopped for `downMs`: meanwhile readiness must say so, so that a load balancer takes the instance out. */
+async function restartTemporal(
+  stack: ChaosStack,
+  name: string,
+  downMs: number,
+  tally: FaultTally,
+  ctx: ClientContext,
+): Promise<number> {
+  const down = Date.now();
+  await stack.stopPart(name);
+  for (const url of ctx.apiUrls) {
+    const status = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(10_000) })
+      .then((r) => String(r.status))
+      .catch(() => 'network');
+    tally.readyzWhileTemporalDown[status] = (tally.readyzWhileTemporalDown[status] ?? 0) + 1;
+    if (status === '200')
+      ctx.violations.push({
+        rule: 'API: /readyz reports Temporal down',
+        message: `${url}/readyz answered 200 while Temporal was stopped`,
+      });
   }
+  await sleepUntil(down + downMs);
+  await stack.startPart(name);
+  return Date.now() - down;
+}
 
-  /** Stopped now (SIGKILL unless said otherwise), started again by the schedule after `pauseMs`. */
-  async function stopAndStart(name: string, pauseMs: number, signal: NodeJS.Signals = 'SIGKILL'): Promise<number> {
-    const down = Date.now();
-    await stack.stopPart(name, signal);
-    await sleepUntil(down + pauseMs);
-    await stack.startPart(name);
-    return Date.now() - down;
-  }
-
-  async function fire(ev: ProcessFault): Promise<void> {
-    const name = partOf(ev);
-    try {
-      switch (ev.kind) {
-        case 'worker_kill': {
-          log(`SIGKILL ${name}; restarting it in ${ev.restartAfterMs} ms`);
-          count(ev, { downMs: await stopAndStart(name, ev.restartAfterMs) });
-          log(`${name} ready again`);
-          break;
-        }
-        case 'history_kill': {
-          log(`SIGKILL ${name}; restarting it in ${ev.restartAfterMs} ms`);
-          count(ev, { downMs: await stopAndStart(name, ev.restartAfterMs) });
-          log(`${name} serving again`);
-          break;
-        }
-        case 'api_restart': {
-          log(`restarting ${name} (SIGTERM, then start on the same port)`);
-          count(ev, { downMs: await stopAndStart(name, 0, 'SIGTERM') });
-          log(`${name} listening again`);
-          break;
-        }
-        case 'api_kill':
-        case 'bank_kill':
-        case 'reservations_kill': {
-          // Killed with a request in flight: the supervisor restarts it on the same port and file.
-          const result = await stack.kill(name, { afterRequestMs: ev.afterRequestMs });
-          count(ev, result);
-          log(
-            `SIGKILL ${name} with ${result.inFlight} requests in flight; the supervisor had it up again after ${seconds(result.downMs)}`,
-          );
-          break;
-        }
-        case 'temporal_kill':
-        case 'frontend_kill': {
-          const result = await stack.kill(name);
-          count(ev, { downMs: result.downMs });
-          log(`SIGKILL ${name}; the supervisor had it up again after ${seconds(result.downMs)}`);
-          break;
-        }
-        case 'postgres_restart': {
-          log(`stopping PostgreSQL (${ev.mode} shutdown) for ${ev.downMs} ms`);
-          count(ev, { downMs: await stopAndStart(name, ev.downMs, ev.mode === 'fast' ? 'SIGINT' : 'SIGQUIT') });
-          log('PostgreSQL accepting connections again');
-          break;
-        }
-        case 'temporal_restart': {
-          const down = Date.now();
-          log(`stopping Temporal for ${ev.downMs} ms`);
-          await stack.stopPart(name);
-          // Readiness must say so while the engine is gone: a load balancer takes the
-          // instance out instead of sending it requests it can only refuse.
-          for (const url of ctx.apiUrls) {
-            const status = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(10_000) })
-              .then((r) => String(r.status))
-              .catch(() => 'network');
-            tally.readyzWhileTemporalDown[status] = (tally.readyzWhileTemporalDown[status] ?? 0) + 1;
-            if (status === '200')
-              ctx.violations.push({
-                rule: 'API: /readyz reports Temporal down',
-                message: `${url}/readyz answered 200 while Temporal was stopped`,
-              });
-          }
-          await sleepUntil(down + ev.downMs);
-          await stack.startPart(name);
-          count(ev, { downMs: Date.now() - down });
-          log(`Temporal back on the same database file after ${seconds(Date.now() - down)}`);
-          break;
-        }
-      }
-    } catch (err) {
-      log(`process fault ${ev.kind} on ${name} failed: ${String(err)}`);
+async function fire(stack: ChaosStack, ev: ProcessFault, tally: FaultTally, ctx: ClientContext, log: ChaosLog): Promise<void> {
+  const name = partOf(ev);
+  switch (ev.kind) {
+    case 'worker_kill':
+    case 'history_kill':
+      log(`SIGKILL ${name}; restarting it in ${ev.restartAfterMs} ms`);
+      count(tally, ev, { downMs: await stopAndStart(stack, name, ev.restartAfterMs) });
+      return log(`${name} ${ev.kind === 'worker_kill' ? 'ready' : 'serving'} again`);
+    case 'api_restart':
+      log(`restarting ${name} (SIGTERM, then start on the same port)`);
+      count(tally, ev, { downMs: await stopAndStart(stack, name, 0, 'SIGTERM') });
+      return log(`${name} listening again`);
+    case 'api_kill':
+    case 'bank_kill':
+    case 'reservations_kill': {
+      // Killed with a request in flight: the supervisor restarts it on the same port and file.
+      const result = await stack.kill(name, { afterRequestMs: ev.afterRequestMs });
+      count(tally, ev, result);
+      return log(
+        `SIGKILL ${name} with ${result.inFlight} requests in flight; the supervisor had it up again after ${seconds(result.downMs)}`,
+      );
+    }
+    case 'temporal_kill':
+    case 'frontend_kill': {
+      const { downMs } = await stack.kill(name);
+      count(tally, ev, { downMs });
+      return log(`SIGKILL ${name}; the supervisor had it up again after ${seconds(downMs)}`);
+    }
+    case 'postgres_restart':
+      log(`stopping PostgreSQL (${ev.mode} shutdown) for ${ev.downMs} ms`);
+      count(tally, ev, { downMs: await stopAndStart(stack, name, ev.downMs, ev.mode === 'fast' ? 'SIGINT' : 'SIGQUIT') });
+      return log('PostgreSQL accepting connections again');
+    case 'temporal_restart': {
+      log(`stopping Temporal for ${ev.downMs} ms`);
+      const downMs = await restartTemporal(stack, name, ev.downMs, tally, ctx);
+      count(tally, ev, { downMs });
+      return log(`Temporal back on the same database file after ${seconds(downMs)}`);
     }
   }
 }

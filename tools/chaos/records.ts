@@ -12,35 +12,6 @@ export interface Violation {
   message: string;
 }
 
-export interface ClientStats {
-  /** Every request the clients sent to the API (the auditor's reads are not counted). */
-  requests: number;
-  byStatus: Record<string, number>;
-  /** The same, per tenant: the flooding tenant's 429s and 503s apart from the others'. */
-  byTenant: Record<string, { requests: number; byStatus: Record<string, number> }>;
-  byApi: [number, number];
-  networkErrors: number;
-  /** Requests beyond the first for the original body of an operation (all its clients). */
-  retries: number;
-  /** Clients beyond the first that sent an operation at the same time. */
-  concurrentClients: number;
-  lateReplays: number;
-  changedAmountSent: number;
-  got422: number;
-  /** 503 answers by problem code (engine_unavailable while Temporal is down, engine_busy past the bound). */
-  unavailableByCode: Record<string, number>;
-  /** The same, per tenant. */
-  unavailableByTenant: Record<string, Record<string, number>>;
-  /** The first 503 of each code as it was sent, for the report. */
-  unavailableSamples: Record<string, { contentType: string | null; retryAfter: string | null; body: string }>;
-  /** Answers to POSTs of an operation that was already terminal, per Idempotent-Replayed value. */
-  replayHeader: { true: number; missing: number };
-  /** Cancels sent, by where they landed: the step a 202 named (`none` before the first), or `finished` (409). */
-  cancelsByStep: Record<string, number>;
-  /** 408 answers: the instance did not receive a request in time; retried with the same key. */
-  requestTimeouts: number;
-}
-
 /** A cancel a client sent, and what the API answered. */
 export interface CancelRecord {
   /** 202 (requested while processing), 409 (already finished), or `network` if no answer came. */
@@ -87,26 +58,38 @@ export interface ClientContext {
   violations: Violation[];
 }
 
-export function newClientStats(): ClientStats {
+type Counts = Record<string, number>;
+
+/** What the clients counted: every request they sent (the auditor's reads are not counted) and what answered it. */
+export function newClientStats() {
   return {
     requests: 0,
-    byStatus: {},
-    byTenant: {},
-    byApi: [0, 0],
+    byStatus: {} as Counts,
+    /** The same, per tenant: the flooding tenant's 429s and 503s apart from the others'. */
+    byTenant: {} as Record<string, { requests: number; byStatus: Counts }>,
+    byApi: [0, 0] as [number, number],
     networkErrors: 0,
+    /** Requests beyond the first for the original body of an operation (all its clients), and clients beyond the first at once. */
     retries: 0,
     concurrentClients: 0,
     lateReplays: 0,
     changedAmountSent: 0,
     got422: 0,
-    unavailableByCode: {},
-    unavailableByTenant: {},
-    unavailableSamples: {},
+    /** 503 answers by problem code (engine_unavailable while Temporal is down, engine_busy past the bound), and per tenant. */
+    unavailableByCode: {} as Counts,
+    unavailableByTenant: {} as Record<string, Counts>,
+    /** The first 503 of each code as it was sent, for the report. */
+    unavailableSamples: {} as Record<string, { contentType: string | null; retryAfter: string | null; body: string }>,
+    /** Answers to POSTs of an operation that was already terminal, per Idempotent-Replayed value. */
     replayHeader: { true: 0, missing: 0 },
-    cancelsByStep: {},
+    /** Cancels sent, by where they landed: the step a 202 named (`none` before the first), or `finished` (409). */
+    cancelsByStep: {} as Counts,
+    /** 408 answers: the instance did not receive a request in time; retried with the same key. */
     requestTimeouts: 0,
   };
 }
+
+export type ClientStats = ReturnType<typeof newClientStats>;
 
 /** What must be the same in every answer about a finished operation (invariant 4), as canonical JSON. */
 export function outcomeSignature(operation: Record<string, unknown>): string {

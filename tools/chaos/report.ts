@@ -1,41 +1,26 @@
 // The one summary of a chaos run: a table for people, the same numbers as JSON (--report).
 import Table from 'cli-table3';
-import type { WebhookTally } from './audit-rules.js';
-import type { AuditResult } from './auditor.js';
+import type { AuditResult, WebhookTally } from './auditor.js';
 import { PROCESS_FAULT_RATES, type ProcessFaultKind, type Topology } from './fault-schedule.js';
 import type { LogCounts } from './log-taps.js';
 import type { ClientStats, Violation } from './records.js';
 
-export interface FaultTally {
-  dropWindows: number;
-  failWindows: number;
-  delayWindows: number;
-  downWindows: number;
-  crashWindows: number;
-  /** Process faults that fired (crashes and restarts), by kind. */
-  processes: Partial<Record<ProcessFaultKind, number>>;
-  /** For each SIGKILL of a kind: the POST requests the process had in flight (from its request events). */
-  inFlightAtKill: Partial<Record<ProcessFaultKind, number[]>>;
-  /** For each fault of a kind: how long the part was down (killed or stopped until up again). */
-  downMs: Partial<Record<ProcessFaultKind, number[]>>;
-  /** /readyz answers while Temporal was stopped, by status. */
-  readyzWhileTemporalDown: Record<string, number>;
-}
-
-/** A tally with nothing counted yet. */
-export function newFaultTally(): FaultTally {
+/** What the fault drivers fired: the sandbox windows by kind, and the process faults. */
+export function newFaultTally() {
   return {
-    dropWindows: 0,
-    failWindows: 0,
-    delayWindows: 0,
-    downWindows: 0,
-    crashWindows: 0,
-    processes: {},
-    inFlightAtKill: {},
-    downMs: {},
-    readyzWhileTemporalDown: {},
+    ...{ dropWindows: 0, failWindows: 0, delayWindows: 0, downWindows: 0, crashWindows: 0 },
+    /** Process faults that fired (crashes and restarts), by kind. */
+    processes: {} as Partial<Record<ProcessFaultKind, number>>,
+    /** For each SIGKILL of a kind: the POST requests the process had in flight (from its request events). */
+    inFlightAtKill: {} as Partial<Record<ProcessFaultKind, number[]>>,
+    /** For each fault of a kind: how long the part was down (killed or stopped until up again). */
+    downMs: {} as Partial<Record<ProcessFaultKind, number[]>>,
+    /** /readyz answers while Temporal was stopped, by status. */
+    readyzWhileTemporalDown: {} as Record<string, number>,
   };
 }
+
+export type FaultTally = ReturnType<typeof newFaultTally>;
 
 /** How each process fault reads in the table. */
 const PROCESS_FAULT_LABELS: Record<ProcessFaultKind, string> = {
@@ -146,6 +131,15 @@ export function renderTable(r: ChaosReport): string {
     colWidths: [34, 72],
   });
   const section = (name: string) => t.push([{ colSpan: 2, content: `— ${name}` }]);
+  clientRows(r, t, section);
+  faultRows(r, t, section);
+  outcomeRows(r, t, section);
+  return t.toString();
+}
+
+type Rows = InstanceType<typeof Table>;
+
+function clientRows(r: ChaosReport, t: Rows, section: (name: string) => void): void {
   section('plan');
   t.push(['schedule hash', r.scheduleHash.slice(0, 16)]);
   t.push([
@@ -183,6 +177,9 @@ export function renderTable(r: ChaosReport): string {
     'refused for load, retried',
     `429 rate_limited: ${r.flood.byStatus['429'] ?? 0}; 503: ${fmt(r.flood.unavailableByCode)} (of ${r.flood.requests} requests)`,
   ]);
+}
+
+function faultRows(r: ChaosReport, t: Rows, section: (name: string) => void): void {
   section('faults injected');
   t.push([
     'dropped responses after commit',
@@ -208,6 +205,9 @@ export function renderTable(r: ChaosReport): string {
     t.push([PROCESS_FAULT_LABELS[kind], `${n}${details.length ? ` (${details.join('; ')})` : ''}`]);
   }
   t.push(['processes that died on their own', fmt(r.faults.unexpectedExits)]);
+}
+
+function outcomeRows(r: ChaosReport, t: Rows, section: (name: string) => void): void {
   section('outcomes (audited)');
   t.push(['succeeded', String(r.outcomes.succeeded)]);
   t.push(['failed', `${r.outcomes.failed} (${fmt(r.outcomes.byCode)})`]);
@@ -240,7 +240,6 @@ export function renderTable(r: ChaosReport): string {
     'timings',
     `stack ${seconds(r.timings.stackStartMs)}, load ${seconds(r.timings.loadMs)}, settle ${seconds(r.timings.settleMs)}, audit ${seconds(r.timings.auditMs)}, total ${seconds(r.timings.totalMs)}`,
   ]);
-  return t.toString();
 }
 
 export function renderViolations(r: ChaosReport, limit = 40): string {

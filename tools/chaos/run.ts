@@ -15,10 +15,10 @@ import type { ChaosOptions } from './options.js';
 import { allOps, buildPlan, countByType, type ChaosPlan } from './plan.js';
 import { createRng } from './prng.js';
 import { newClientStats, type ClientContext, type OpRecord } from './records.js';
-import { findingsOf, newFaultTally, sumCounts, type ChaosReport, type FloodReport } from './report.js';
+import { findingsOf, newFaultTally, sumCounts, type ChaosReport, type FaultTally, type FloodReport } from './report.js';
 import { FLOOD, TENANTS } from './settings.js';
-import { startChaosStack, type ChaosLog } from './stack.js';
-import { awaitDelivered, flakyWhile, newWebhookSecret, startWebhookReceiver } from './webhook-receiver.js';
+import { startChaosStack, type ChaosLog, type ChaosStack } from './stack.js';
+import { awaitDelivered, flakyWhile, newWebhookSecret, startWebhookReceiver, type WebhookReceiver } from './webhook-receiver.js';
 
 /**
  * Where the run's SQLite files go: a RAM-backed temp dir when the machine has one. On a
@@ -36,15 +36,10 @@ function scratchRoot(): string {
   }
 }
 
-export async function runChaos(opts: ChaosOptions, print: (line: string) => void): Promise<ChaosReport> {
-  const plan = buildPlan(opts);
-  const startedAt = Date.now();
-  const log: ChaosLog = (line) => print(`[${((Date.now() - startedAt) / 1000).toFixed(1).padStart(6)} s] ${line}`);
-  print(describePlan(plan));
-  const dir = mkdtempSync(join(scratchRoot(), `retrysafe-chaos-s${opts.seed}-`));
-  log(`starting the stack in ${dir}`);
-  // Both tenants have a completion webhook: a receiver here that fails and goes down at times.
-  // Each tenant signs with a secret of its own, and the receiver verifies each event with its tenant's.
+/** The stack with its webhook receiver (a receiver here that fails and goes down at times), API keys and flood limits. */
+async function startAll(opts: ChaosOptions, dir: string, log: ChaosLog) {
+  // Both tenants have a completion webhook. Each tenant signs with a secret of its own, and
+  // the receiver verifies each event with its tenant's.
   const tenants = Object.values(TENANTS);
   const webhookSecrets = new Map(tenants.map((t) => [t, newWebhookSecret()]));
   const receiver = await startWebhookReceiver({
@@ -71,6 +66,86 @@ export async function runChaos(opts: ChaosOptions, print: (line: string) => void
     log(`the stack did not start; its files and logs are kept in ${dir}`);
     throw err;
   });
+  return { stack, receiver, authorization };
+}
+
+/**
+ * Load and faults for the run's duration, then faults off, every part up, and every operation
+ * settled (bounded): the clients' records, and what the faults and the receiver did.
+ */
+async function loadAndFaults(
+  opts: ChaosOptions,
+  plan: ChaosPlan,
+  stack: ChaosStack,
+  receiver: WebhookReceiver,
+  ctx: ClientContext,
+  log: ChaosLog,
+) {
+  const loadStart = Date.now();
+  const tally = newFaultTally();
+  let faultsOn = true;
+  const ops = allOps(plan).map(async (op): Promise<OpRecord> => {
+    await sleepUntil(loadStart + op.atMs);
+    return runOperation(ctx, op);
+  });
+  const drivers = Promise.all([
+    Promise.all(plan.sandboxFaults.map((w) => driveWindow(stack, w, loadStart, tally, () => faultsOn, log))),
+    driveProcesses(stack, plan.processFaults, loadStart, tally, ctx, log),
+    flakyWhile(receiver, createRng(opts.seed).fork('webhook-receiver'), () => faultsOn),
+  ]);
+  const progress = setInterval(
+    () => log(`load: ${ctx.stats.requests} requests, ${ctx.violations.length} violations so far`),
+    15_000,
+  );
+  await sleepUntil(loadStart + opts.durationMs);
+  faultsOn = false;
+  log('fault phase over: waiting for the last process fault, then clearing every fault');
+  const [, , receiverDownWindows] = await drivers;
+  // Up first: a sandbox that crashed after a commit may still be coming back.
+  await stack.ensureAllUp();
+  await stack.clearFaults();
+  const loadMs = Date.now() - loadStart;
+  log(`faults off; waiting for every operation to settle (bound ${opts.settleMs / 1000} s)`);
+  const settleStart = Date.now();
+  // The bound counts from here: waiting for the last process fault is not taken from the operations' time to finish.
+  ctx.deadline = settleStart + opts.settleMs;
+  const records = await Promise.all(ops);
+  clearInterval(progress);
+  return { records, tally, receiverDownWindows, loadStart, loadMs, settleMs: Date.now() - settleStart };
+}
+
+/** The completion webhooks of every accepted operation awaited (bounded), then the audit of the ledgers and the operations API. */
+async function auditRun(
+  plan: ChaosPlan,
+  stack: ChaosStack,
+  receiver: WebhookReceiver,
+  authorization: Record<string, string>,
+  records: OpRecord[],
+  log: ChaosLog,
+) {
+  // Every accepted operation: one whose clients gave up before its end still ends, and notifies.
+  const accepted = records.filter((r) => r.accepted).map((r) => completionEventId(operationRef(r.op.tenant, r.op.key)));
+  log(`waiting for the completion webhooks of ${accepted.length} accepted operations (bound 120 s)`);
+  const undelivered = await awaitDelivered(receiver, accepted, 120_000);
+  if (undelivered.length > 0) log(`${undelivered.length} webhooks still undelivered; the audit reports them`);
+  log('auditing the ledgers and the operations API');
+  const auditStart = Date.now();
+  const result = await audit({
+    ...{ apiUrls: stack.apiUrls, services: { bank: stack.bankUrl, reservations: stack.reservationsUrl }, authorization },
+    ...{ registry: builtInRegistry, ops: allOps(plan), records: new Map(records.map((r) => [r.op.key, r])), webhooks: receiver },
+    ...{ initialBalances: stack.initialBalances, initialStock: stack.initialStock },
+  });
+  return { result, auditMs: Date.now() - auditStart };
+}
+
+export async function runChaos(opts: ChaosOptions, print: (line: string) => void): Promise<ChaosReport> {
+  const plan = buildPlan(opts);
+  const startedAt = Date.now();
+  const log: ChaosLog = (line) => print(`[${((Date.now() - startedAt) / 1000).toFixed(1).padStart(6)} s] ${line}`);
+  print(describePlan(plan));
+  const dir = mkdtempSync(join(scratchRoot(), `retrysafe-chaos-s${opts.seed}-`));
+  log(`starting the stack in ${dir}`);
+  const { stack, receiver, authorization } = await startAll(opts, dir, log);
   let stopped = false;
   const stopStack = async () => {
     if (stopped) return;
@@ -86,126 +161,71 @@ export async function runChaos(opts: ChaosOptions, print: (line: string) => void
   process.once('SIGTERM', onSignal);
   try {
     const stackStartMs = Date.now() - startedAt;
+    const where = opts.topology === 'cluster' ? 'Temporal cluster on PostgreSQL' : 'embedded dev server';
     log(
-      `stack up (${opts.topology === 'cluster' ? 'Temporal cluster on PostgreSQL' : 'embedded dev server'}): temporal ${stack.temporalAddress}, api ${stack.apiUrls.join(' ')}, bank ${stack.bankUrl}, reservations ${stack.reservationsUrl}`,
+      `stack up (${where}): temporal ${stack.temporalAddress}, api ${stack.apiUrls.join(' ')}, bank ${stack.bankUrl}, reservations ${stack.reservationsUrl}`,
     );
-
-    const loadStart = Date.now();
-    const loadEnd = loadStart + opts.durationMs;
     const ctx: ClientContext = {
-      apiUrls: stack.apiUrls,
-      registry: builtInRegistry,
-      authorization,
-      deadline: Number.POSITIVE_INFINITY,
-      stats: newClientStats(),
-      violations: [],
+      ...{ apiUrls: stack.apiUrls, registry: builtInRegistry, authorization },
+      ...{ deadline: Number.POSITIVE_INFINITY, stats: newClientStats(), violations: [] },
     };
-    const tally = newFaultTally();
-    let faultsOn = true;
-
-    const ops = allOps(plan).map(async (op): Promise<OpRecord> => {
-      await sleepUntil(loadStart + op.atMs);
-      return runOperation(ctx, op);
-    });
-    const sandboxDriver = Promise.all(
-      plan.sandboxFaults.map((w) => driveWindow(stack, w, loadStart, tally, () => faultsOn, log)),
-    );
-    const processDriver = driveProcesses(stack, plan.processFaults, loadStart, tally, ctx, log);
-    const receiverDriver = flakyWhile(receiver, createRng(opts.seed).fork('webhook-receiver'), () => faultsOn);
-    const progress = setInterval(
-      () => log(`load: ${ctx.stats.requests} requests, ${ctx.violations.length} violations so far`),
-      15_000,
-    );
-
-    await sleepUntil(loadEnd);
-    faultsOn = false;
-    log('fault phase over: waiting for the last process fault, then clearing every fault');
-    const [, , receiverDownWindows] = await Promise.all([sandboxDriver, processDriver, receiverDriver]);
-    // Up first: a sandbox that crashed after a commit may still be coming back.
-    await stack.ensureAllUp();
-    await stack.clearFaults();
-    const loadMs = Date.now() - loadStart;
-    log(`faults off; waiting for every operation to settle (bound ${opts.settleMs / 1000} s)`);
-    const settleStart = Date.now();
-    // The bound counts from here: the time spent waiting for the last process fault to end
-    // is not taken from the operations' time to finish.
-    ctx.deadline = settleStart + opts.settleMs;
-    const records = await Promise.all(ops);
-    clearInterval(progress);
-    const settleMs = Date.now() - settleStart;
-
-    // Every accepted operation: one whose clients gave up before its end still ends, and notifies.
-    const accepted = records.filter((r) => r.accepted).map((r) => completionEventId(operationRef(r.op.tenant, r.op.key)));
-    log(`waiting for the completion webhooks of ${accepted.length} accepted operations (bound 120 s)`);
-    const undelivered = await awaitDelivered(receiver, accepted, 120_000);
-    if (undelivered.length > 0) log(`${undelivered.length} webhooks still undelivered; the audit reports them`);
-
-    log('auditing the ledgers and the operations API');
-    const auditStart = Date.now();
-    const result = await audit({
-      apiUrls: stack.apiUrls,
-      services: { bank: stack.bankUrl, reservations: stack.reservationsUrl },
-      registry: builtInRegistry,
-      authorization,
-      ops: allOps(plan),
-      records: new Map(records.map((r) => [r.op.key, r])),
-      initialBalances: stack.initialBalances,
-      initialStock: stack.initialStock,
-      webhooks: receiver,
-    });
-    const auditMs = Date.now() - auditStart;
+    const load = await loadAndFaults(opts, plan, stack, receiver, ctx, log);
+    const { result, auditMs } = await auditRun(plan, stack, receiver, authorization, load.records, log);
     const violations = [...ctx.violations, ...result.violations];
     for (const name of Object.keys(stack.unexpectedExits()))
       log(`note: ${name} died on its own during the run (see ${dir}/logs/${name}.log)`);
-
     await stopStack();
     const keep = opts.keep || violations.length > 0;
     if (!keep) rmSync(dir, { recursive: true, force: true });
-    const report: ChaosReport = {
-      passed: violations.length === 0,
-      topology: opts.topology,
-      seed: opts.seed,
-      durationMs: opts.durationMs,
-      settleMs: opts.settleMs,
+    return {
+      ...{
+        passed: violations.length === 0,
+        topology: opts.topology,
+        seed: opts.seed,
+        durationMs: opts.durationMs,
+        settleMs: opts.settleMs,
+      },
       scheduleHash: plan.hash,
       replay: `npm run chaos --${opts.topology === 'cluster' ? ' --cluster' : ''} --seed ${opts.seed} --duration ${opts.durationMs / 1000}s --ops ${opts.ops}`,
-      timings: { stackStartMs, loadMs, settleMs, auditMs, totalMs: Date.now() - startedAt },
+      timings: { stackStartMs, loadMs: load.loadMs, settleMs: load.settleMs, auditMs, totalMs: Date.now() - startedAt },
       operations: {
-        total: plan.ops.length + plan.flood.ops.length,
-        byType: countByType(allOps(plan)),
-        flood: plan.flood.ops.length,
-        designedToFail: plan.ops.filter((o) => o.profile === 'doomed').length,
-        mayFail: plan.ops.filter((o) => o.profile === 'tight').length,
+        ...{ total: plan.ops.length + plan.flood.ops.length, byType: countByType(allOps(plan)), flood: plan.flood.ops.length },
+        ...{
+          designedToFail: plan.ops.filter((o) => o.profile === 'doomed').length,
+          mayFail: plan.ops.filter((o) => o.profile === 'tight').length,
+        },
       },
       http: ctx.stats,
-      flood: floodReport(plan, records, ctx, loadStart),
-      faults: {
-        ...tally,
-        droppedResponses: sumCounts(stack.counts.droppedResponses),
-        droppedResponsesByService: stack.counts.droppedResponses,
-        crashedAfterCommit: sumCounts(stack.counts.crashedAfterCommit),
-        crashedAfterCommitByService: stack.counts.crashedAfterCommit,
-        failedBeforeCommit: sumCounts(stack.counts.failedBeforeCommit),
-        refusedWhileDown: sumCounts(stack.counts.refusedWhileDown),
-        delayed: sumCounts(stack.counts.delayed),
-        downstreamCallsFailed: stack.counts.downstreamCallsFailed,
-        unexpectedExits: stack.unexpectedExits(),
-      },
+      flood: floodReport(plan, load.records, ctx, load.loadStart),
+      faults: faultsReport(load.tally, stack),
       outcomes: result.outcomes,
-      ...(result.webhooks ? { webhooks: { ...result.webhooks, receiverDownWindows } } : {}),
-      auditReads: result.reads,
-      conservation: result.conservation,
-      violations,
+      ...(result.webhooks ? { webhooks: { ...result.webhooks, receiverDownWindows: load.receiverDownWindows } } : {}),
+      ...{ auditReads: result.reads, conservation: result.conservation, violations },
       violationKeys: [...new Set(violations.flatMap((v) => (v.key ? [v.key] : [])))],
       findings: findingsOf(ctx.stats, stack.unexpectedExits()),
       ...(keep ? { dataDir: dir } : {}),
     };
-    return report;
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     await stopStack().catch((err) => log(`stopping the stack failed: ${String(err)}`));
   }
+}
+
+/** What the faults did: the windows and process faults the run fired, and what the sandboxes and workers reported. */
+function faultsReport(tally: FaultTally, stack: ChaosStack): ChaosReport['faults'] {
+  const c = stack.counts;
+  return {
+    ...tally,
+    ...{ droppedResponses: sumCounts(c.droppedResponses), droppedResponsesByService: c.droppedResponses },
+    ...{ crashedAfterCommit: sumCounts(c.crashedAfterCommit), crashedAfterCommitByService: c.crashedAfterCommit },
+    ...{
+      failedBeforeCommit: sumCounts(c.failedBeforeCommit),
+      refusedWhileDown: sumCounts(c.refusedWhileDown),
+      delayed: sumCounts(c.delayed),
+    },
+    ...{ downstreamCallsFailed: c.downstreamCallsFailed, unexpectedExits: stack.unexpectedExits() },
+  };
 }
 
 /** What the flooding tenant met: its answers by status, and how long until every one of its operations was accepted. */

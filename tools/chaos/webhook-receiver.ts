@@ -4,7 +4,7 @@
 // to answer 500 (always, for the next few, or at random) and to go down (its port refuses
 // connections) and come back up on the same port.
 import { randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Webhook } from 'standardwebhooks';
@@ -54,34 +54,35 @@ export interface WebhookReceiver {
   close(): Promise<void>;
 }
 
-export async function startWebhookReceiver(opts: ReceiverOptions): Promise<WebhookReceiver> {
-  const verifiers =
-    typeof opts.secret === 'string'
-      ? undefined
-      : new Map([...opts.secret].map(([tenant, secret]) => [tenant, new Webhook(secret)]));
-  const single = typeof opts.secret === 'string' ? new Webhook(opts.secret) : undefined;
-  const verifierOf = (id: string) => single ?? verifiers?.get(id.slice(0, id.indexOf('/')));
-  const random = opts.random ?? Math.random;
-  let failRate = opts.failRate ?? 0;
-  const scripted: number[] = [];
-  const deliveries: Delivery[] = [];
+/** The verifier of each event: the one secret, or its tenant's (the webhook-id starts with the tenant). */
+function verifiers(secret: ReceiverOptions['secret']): (id: string) => Webhook | undefined {
+  if (typeof secret === 'string') {
+    const single = new Webhook(secret);
+    return () => single;
+  }
+  const byTenant = new Map([...secret].map(([tenant, s]) => [tenant, new Webhook(s)]));
+  return (id) => byTenant.get(id.slice(0, id.indexOf('/')));
+}
 
-  const handler = (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => {
+/** Records each POST (its headers, raw body and whether its signature verifies) and answers with `answer()`. */
+function recorder(verifierOf: (id: string) => Webhook | undefined, answer: () => number, deliveries: Delivery[]) {
+  return (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
-      const headers = {
-        'webhook-id': String(req.headers['webhook-id'] ?? ''),
-        'webhook-timestamp': String(req.headers['webhook-timestamp'] ?? ''),
-        'webhook-signature': String(req.headers['webhook-signature'] ?? ''),
-      };
-      let verified = false;
-      let event: Delivery['event'];
+      const [id, timestamp, signature] = ['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((h) =>
+        String(req.headers[h] ?? ''),
+      );
+      let [verified, event] = [false, undefined as Delivery['event']];
       try {
-        const verifier = verifierOf(headers['webhook-id']);
+        const verifier = verifierOf(id!);
         if (!verifier) throw new Error('no secret for this tenant');
-        event = verifier.verify(body, headers) as Delivery['event'];
+        event = verifier.verify(body, {
+          'webhook-id': id!,
+          'webhook-timestamp': timestamp!,
+          'webhook-signature': signature!,
+        }) as Delivery['event'];
         verified = true;
       } catch {
         try {
@@ -90,19 +91,19 @@ export async function startWebhookReceiver(opts: ReceiverOptions): Promise<Webho
           event = undefined;
         }
       }
-      const status = scripted.shift() ?? (random() < failRate ? 500 : 204);
-      deliveries.push({
-        id: headers['webhook-id'],
-        timestamp: headers['webhook-timestamp'],
-        signature: headers['webhook-signature'],
-        body,
-        verified,
-        status,
-        event,
-      });
+      const status = answer();
+      deliveries.push({ id: id!, timestamp: timestamp!, signature: signature!, body, verified, status, event });
       res.writeHead(status).end();
     });
   };
+}
+
+export async function startWebhookReceiver(opts: ReceiverOptions): Promise<WebhookReceiver> {
+  const random = opts.random ?? Math.random;
+  let failRate = opts.failRate ?? 0;
+  const scripted: number[] = [];
+  const deliveries: Delivery[] = [];
+  const handler = recorder(verifiers(opts.secret), () => scripted.shift() ?? (random() < failRate ? 500 : 204), deliveries);
 
   let server: Server | undefined;
   let port = opts.port ?? 0;

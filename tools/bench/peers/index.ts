@@ -1,256 +1,229 @@
 // The peers the bench races retrysafe's checkout against: the same saga on Restate and on
-// DBOS Transact, each described as data (the processes it needs, in start order, with
-// their readiness probes and data directories) plus the steps around them, so the one
-// process supervisor can run them like any other part. Nothing here imports a peer's
-// packages: they are installed into tools/bench/peers/node_modules only when the bench asks
-// for the peers (./install.ts), and this module must load without them.
-import { mkdirSync } from 'node:fs';
+// DBOS Transact, each a list of processes for the repository's one supervisor (started in
+// order, each ready before the next, stopped in reverse) and the steps around them. Nothing
+// here imports a peer's packages: they are installed into tools/bench/peers/node_modules only
+// when the bench asks for the peers, and this module must load without them.
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { arch, platform } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ensureDatabase, initPostgres, postgresBinDir, postgresCommand, postgresUrl, psql } from '../../postgres.js';
+import { ensureDatabase, initPostgres, postgresCommand, postgresReady, postgresUrl, psql } from '../../postgres.js';
+import type { Part, PartSpec } from '../../supervisor/part.js';
+import { freePort } from '../../supervisor/ports.js';
+import type { Supervisor } from '../../supervisor/supervisor.js';
 
 export const PEERS_DIR = fileURLToPath(new URL('.', import.meta.url));
-const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
+export const PEER_NAMES = ['restate', 'dbos'] as const;
+export type PeerName = (typeof PEER_NAMES)[number];
 
-/** How to tell that a process is ready: an HTTP GET answering 2xx, a TCP accept, or a command exiting 0. */
-export type ReadyProbe =
-  { http: string } | { tcp: { host: string; port: number } } | { command: { file: string; args: string[] } };
+const LOOPBACK = '127.0.0.1';
+const STAMP = join(PEERS_DIR, 'node_modules', '.retrysafe-peers-install-stamp');
 
-export interface ProcessSpec {
-  name: string;
-  file: string;
-  args: string[];
-  /** Variables set on top of the supervisor's own environment. */
-  env: Record<string, string>;
-  cwd: string;
-  /** Set when the process must run as another user (PostgreSQL under root). */
-  uid?: number;
-  gid?: number;
-  ready: ReadyProbe;
-  /** The signal that stops it cleanly (PostgreSQL: SIGINT, its fast shutdown). */
-  stopSignal: 'SIGTERM' | 'SIGINT';
-  /** Where it keeps its state, if anywhere. */
-  dataDir?: string;
-  /** Runs once the process is ready, before the next one starts. */
-  afterReady?: () => Promise<void>;
+/**
+ * Installs the peers' own dependencies (Restate's server and SDK, DBOS Transact) into
+ * tools/bench/peers/node_modules: users of retrysafe never download them. Idempotent: nothing
+ * runs while package-lock.json is unchanged since the last install (a stamp holds its hash).
+ */
+export function ensurePeersInstalled(log: (line: string) => void): void {
+  const lockHash = createHash('sha256')
+    .update(readFileSync(join(PEERS_DIR, 'package-lock.json')))
+    .digest('hex');
+  if (existsSync(STAMP) && readFileSync(STAMP, 'utf8').trim() === lockHash) return;
+  // A first install takes the exact lock (npm ci); an existing tree is updated in place.
+  const command = existsSync(join(PEERS_DIR, 'node_modules')) ? 'install' : 'ci';
+  log(`peers: installing their npm dependencies into tools/bench/peers (npm ${command})…`);
+  const res = spawnSync('npm', [command, '--no-audit', '--no-fund'], { cwd: PEERS_DIR, stdio: 'inherit' });
+  if (res.status !== 0) throw new Error(`npm ${command} in ${PEERS_DIR} failed (${res.status ?? res.signal})`);
+  writeFileSync(STAMP, lockHash + '\n');
+}
+
+export interface PeerOptions {
+  /** This peer's own directory (created when missing). */
+  dataDir: string;
+  bankUrl: string;
+  reservationsUrl: string;
+  /** LOG_LEVEL of the peer's own processes (warn, as the bench runs retrysafe's). */
+  logLevel: string;
 }
 
 export interface PeerStack {
   peer: PeerName;
-  /** Idempotent preparation before anything starts: data directories, initdb. */
-  prepare(): void;
   /** Start in this order, each ready before the next; stop in reverse. */
-  processes: ProcessSpec[];
+  parts: PartSpec[];
   /** Once every process is ready: what the peer needs before the first checkout. */
   setup(): Promise<void>;
   /** Where the driver POSTs a checkout (Idempotency-Key header, retrysafe's JSON body). */
   checkoutUrl: string;
-  /** The durability settings in force, for the report, as `setting = value` lines. */
+  /** The durability settings in force, for the report, as `setting = value (why)` lines. */
   durability: string[];
 }
 
-export const PEER_NAMES = ['restate', 'dbos'] as const;
-export type PeerName = (typeof PEER_NAMES)[number];
-
-/** The ports each peer listens on (all on 127.0.0.1), for the caller to allocate. */
-export const PEER_PORTS = {
-  restate: ['ingress', 'admin', 'node', 'endpoint', 'service'],
-  dbos: ['postgres', 'service'],
-} as const satisfies Record<PeerName, readonly string[]>;
-
-export interface PeerOptions<P extends PeerName> {
-  /** This peer's own directory (created when missing); it survives a restart. */
-  dataDir: string;
-  ports: Record<(typeof PEER_PORTS)[P][number], number>;
-  bankUrl: string;
-  reservationsUrl: string;
-  /** LOG_LEVEL of the peer's own processes (default warn, as the bench runs retrysafe's). */
-  logLevel?: string;
-  /** Extra node flags for the peer's Node process (e.g. --cpu-prof, as the bench profiles retrysafe's). */
-  execArgv?: string[];
-}
-
-const LOOPBACK = '127.0.0.1';
-
-/** `node --import tsx <entry>` from the repository root, like every other part. */
-function nodeEntry(entry: string, execArgv: string[] = []): { file: string; args: string[]; cwd: string } {
-  return { file: process.execPath, args: [...execArgv, '--import', 'tsx', join(PEERS_DIR, entry)], cwd: ROOT };
-}
-
-function sandboxEnv(opts: { bankUrl: string; reservationsUrl: string }): Record<string, string> {
-  return { BANK_URL: opts.bankUrl, RESERVATIONS_URL: opts.reservationsUrl, DOWNSTREAM_TIMEOUT_MS: '5000' };
-}
-
-/**
- * A peer's Node process (`entry` under tools/bench/peers): its saga behind retrysafe's
- * checkout contract on the service port, ready once /healthz answers, with the sandboxes'
- * URLs and the peer's own settings in `env`.
- */
-function peerService(
-  name: string,
-  entry: string,
-  opts: Omit<PeerOptions<PeerName>, 'ports'> & { ports: { service: number } },
-  env: Record<string, string>,
-): ProcessSpec {
-  const port = opts.ports.service;
+/** A peer's process as a part: configured by its own settings alone, never by a retrysafe or Temporal one of ours. */
+function peerPart(
+  spec: Pick<PartSpec, 'name' | 'env' | 'cwd' | 'ready' | 'uid' | 'gid'> & { bin: string; args: string[]; stop?: NodeJS.Signals },
+): PartSpec {
+  const signal = spec.stop ?? 'SIGTERM';
+  const { bin, args, stop: _, ...rest } = spec;
   return {
-    name,
-    ...nodeEntry(entry, opts.execArgv),
-    env: { ...sandboxEnv(opts), PEER_HOST: LOOPBACK, PEER_PORT: String(port), ...env },
-    ready: { http: `http://${LOOPBACK}:${port}/healthz` },
-    stopSignal: 'SIGTERM',
+    ...rest,
+    // The kernel stops it (its own clean stop) if the bench dies without stopping it.
+    command: { bin, args, orphanSignal: signal },
+    unsetEnv: [/^TEMPORAL_/, /^RETRYSAFE_/],
+    stopSignal: signal,
+    stopGraceMs: 15_000,
+    // A first start on a busy machine: restate-server creates its stores, PostgreSQL recovers.
+    readyTimeoutMs: 120_000,
+    keepLines: 300,
   };
 }
 
-/** The restate-server binary the npm package ships for this platform (its `bin` is a Node wrapper around it). */
-function restateServerBinary(): string {
-  const require = createRequire(join(PEERS_DIR, 'package.json'));
-  return require.resolve(`@restatedev/restate-server-${platform()}-${arch()}/bin/restate-server`);
+/** A peer's Node process: its saga (`entry` under tools/bench/peers) behind retrysafe's checkout contract on `port`. */
+function peerService(name: string, entry: string, port: number, opts: PeerOptions, env: Record<string, string>): PartSpec {
+  return peerPart({
+    name,
+    bin: process.execPath,
+    args: ['--import', 'tsx', join(PEERS_DIR, entry)],
+    cwd: join(PEERS_DIR, '..', '..', '..'),
+    env: {
+      ...{ BANK_URL: opts.bankUrl, RESERVATIONS_URL: opts.reservationsUrl, DOWNSTREAM_TIMEOUT_MS: '5000' },
+      ...{ PEER_HOST: LOOPBACK, PEER_PORT: String(port), ...env },
+    },
+    ready: (ctx) => ctx.http(`http://${LOOPBACK}:${port}/healthz`),
+  });
 }
 
 /**
  * Restate: restate-server 1.7 (one node, every role) and one Node process holding the
- * workflow's service endpoint and the checkout contract in front of the ingress.
- * Its log is the durable record: with the default `replicated` provider, each append is
- * written by the node's log-server to RocksDB with the WAL fsynced before it is
- * acknowledged. Both knobs are set explicitly so a change of default cannot change them.
+ * workflow's service endpoint and the checkout contract in front of the ingress. Its log is
+ * the durable record: with the `replicated` provider, each append is written by the node's
+ * log-server to RocksDB with the WAL fsynced before it is acknowledged. Both are set
+ * explicitly so a change of default cannot change them.
  */
 const RESTATE_DURABILITY = [
-  {
-    setting: 'bifrost.default-provider',
-    env: 'RESTATE_BIFROST__DEFAULT_PROVIDER',
-    value: 'replicated',
-    why: "the node's log-server stores the log",
-  },
-  {
-    setting: 'log-server.rocksdb-disable-wal-fsync',
-    env: 'RESTATE_LOG_SERVER__ROCKSDB_DISABLE_WAL_FSYNC',
-    value: 'false',
-    why: 'each log write batch is fsynced before it is acknowledged',
-  },
-];
+  ['bifrost.default-provider', 'RESTATE_BIFROST__DEFAULT_PROVIDER', 'replicated', "the node's log-server stores the log"],
+  [
+    'log-server.rocksdb-disable-wal-fsync',
+    'RESTATE_LOG_SERVER__ROCKSDB_DISABLE_WAL_FSYNC',
+    'false',
+    'each log write batch is fsynced before it is acknowledged',
+  ],
+] as const;
 
-export function restatePeer(opts: PeerOptions<'restate'>): PeerStack {
-  const { ports } = opts;
-  const ingress = `http://${LOOPBACK}:${ports.ingress}`;
-  const admin = `http://${LOOPBACK}:${ports.admin}`;
-  const endpointUri = `http://${LOOPBACK}:${ports.endpoint}`;
-  const server: ProcessSpec = {
+async function restatePeer(opts: PeerOptions): Promise<PeerStack> {
+  const [ingress, admin, node, endpoint, service] = await Promise.all(Array.from({ length: 5 }, () => freePort()));
+  const url = (port: number) => `http://${LOOPBACK}:${port}`;
+  mkdirSync(opts.dataDir, { recursive: true });
+  // The restate-server binary the npm package ships for this platform (its `bin` is a Node wrapper around it).
+  const bin = createRequire(join(PEERS_DIR, 'package.json')).resolve(
+    `@restatedev/restate-server-${platform()}-${arch()}/bin/restate-server`,
+  );
+  const server = peerPart({
     name: 'restate-server',
-    file: restateServerBinary(),
+    bin,
     args: ['--no-logo'],
+    cwd: opts.dataDir,
     env: {
-      ...Object.fromEntries(RESTATE_DURABILITY.map((k) => [k.env, k.value])),
-      RESTATE_BASE_DIR: opts.dataDir,
-      RESTATE_NODE_NAME: 'bench',
-      RESTATE_CLUSTER_NAME: 'retrysafe-bench',
-      RESTATE_LISTEN_MODE: 'tcp',
-      RESTATE_BIND_ADDRESS: `${LOOPBACK}:${ports.node}`,
-      RESTATE_ADVERTISED_ADDRESS: `http://${LOOPBACK}:${ports.node}/`,
-      RESTATE_ADMIN__BIND_ADDRESS: `${LOOPBACK}:${ports.admin}`,
-      RESTATE_INGRESS__BIND_ADDRESS: `${LOOPBACK}:${ports.ingress}`,
-      RESTATE_DISABLE_TELEMETRY: 'true',
-      RESTATE_LOG_FILTER: `${opts.logLevel ?? 'warn'},restate=${opts.logLevel ?? 'warn'}`,
-      RESTATE_LOG_DISABLE_ANSI_CODES: 'true',
-    },
-    cwd: opts.dataDir,
-    ready: { http: `${ingress}/restate/health` },
-    stopSignal: 'SIGTERM',
-    dataDir: opts.dataDir,
-  };
-  const service = peerService('restate-service', 'restate/server.ts', opts, {
-    ENDPOINT_PORT: String(ports.endpoint),
-    RESTATE_INGRESS_URL: ingress,
-    RESTATE_LOGGING: (opts.logLevel ?? 'warn').toUpperCase(),
-  });
-  return {
-    peer: 'restate',
-    prepare: () => mkdirSync(opts.dataDir, { recursive: true }),
-    processes: [server, service],
-    setup: () => registerRestateDeployment(admin, endpointUri),
-    checkoutUrl: `http://${LOOPBACK}:${ports.service}/v1/checkouts`,
-    durability: RESTATE_DURABILITY.map((k) => `restate ${k.setting} = ${k.value} (${k.why})`),
-  };
-}
-
-/**
- * Registers the service endpoint with restate-server (idempotent: `force` replaces a
- * registration left by an earlier run on the same data directory) and waits until the
- * admin API lists the service.
- */
-async function registerRestateDeployment(admin: string, uri: string): Promise<void> {
-  const res = await fetch(`${admin}/deployments`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ uri, force: true }),
-    signal: AbortSignal.timeout(30_000),
-  });
-  if (!res.ok) throw new Error(`registering ${uri} with restate-server: ${res.status} ${await res.text()}`);
-  const deadline = Date.now() + 30_000;
-  while ((await fetch(`${admin}/services/Checkout`, { signal: AbortSignal.timeout(5_000) })).status !== 200) {
-    if (Date.now() > deadline) throw new Error('restate-server registered the deployment but does not list the Checkout service');
-    await sleep(100);
-  }
-}
-
-/**
- * DBOS Transact: a private PostgreSQL 15+ cluster (fsync, synchronous_commit and
- * full_page_writes on: every checkpoint is on disk before DBOS moves on) and the service
- * process that hosts the workflow and the HTTP endpoint.
- */
-export function dbosPeer(opts: PeerOptions<'dbos'>): PeerStack {
-  const { ports } = opts;
-  const pg = { dataDir: join(opts.dataDir, 'postgres'), port: ports.postgres };
-  const database = 'dbos_checkout';
-  const postgres: ProcessSpec = {
-    name: 'postgres',
-    ...postgresCommand(pg),
-    env: {},
-    cwd: opts.dataDir,
-    ready: {
-      command: {
-        file: join(postgresBinDir(), 'pg_isready'),
-        args: ['-h', LOOPBACK, '-p', String(pg.port), '-U', 'postgres', '-q'],
+      ...Object.fromEntries(RESTATE_DURABILITY.map(([, env, value]) => [env, value])),
+      ...{
+        RESTATE_BASE_DIR: opts.dataDir,
+        RESTATE_NODE_NAME: 'bench',
+        RESTATE_CLUSTER_NAME: 'retrysafe-bench',
+        RESTATE_LISTEN_MODE: 'tcp',
+      },
+      ...{ RESTATE_BIND_ADDRESS: `${LOOPBACK}:${node}`, RESTATE_ADVERTISED_ADDRESS: `${url(node!)}/` },
+      ...{ RESTATE_ADMIN__BIND_ADDRESS: `${LOOPBACK}:${admin}`, RESTATE_INGRESS__BIND_ADDRESS: `${LOOPBACK}:${ingress}` },
+      ...{
+        RESTATE_DISABLE_TELEMETRY: 'true',
+        RESTATE_LOG_FILTER: `${opts.logLevel},restate=${opts.logLevel}`,
+        RESTATE_LOG_DISABLE_ANSI_CODES: 'true',
       },
     },
-    stopSignal: 'SIGINT',
-    dataDir: pg.dataDir,
-    afterReady: async () => ensureDatabase(pg.port, database),
-  };
-  const service = peerService('dbos-service', 'dbos/server.ts', opts, {
-    DBOS_SYSTEM_DATABASE_URL: postgresUrl(pg.port, database),
-    // One connection per concurrent client of the bench's widest batch.
-    DBOS_POOL_SIZE: '32',
-    LOG_LEVEL: opts.logLevel ?? 'warn',
+    ready: (ctx) => ctx.http(`${url(ingress!)}/restate/health`),
   });
+  const env = {
+    ENDPOINT_PORT: String(endpoint),
+    RESTATE_INGRESS_URL: url(ingress!),
+    RESTATE_LOGGING: opts.logLevel.toUpperCase(),
+  };
   return {
-    peer: 'dbos',
-    prepare: () => {
-      mkdirSync(opts.dataDir, { recursive: true });
-      initPostgres(pg);
+    peer: 'restate',
+    parts: [server, peerService('restate-service', 'restate/server.ts', service!, opts, env)],
+    // Registers the service endpoint (`force` replaces one an earlier run left), and waits until the admin API lists it.
+    setup: async () => {
+      const res = await fetch(`${url(admin!)}/deployments`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ uri: url(endpoint!), force: true }),
+        signal: AbortSignal.timeout(30_000),
+      });
+      if (!res.ok) throw new Error(`registering the endpoint with restate-server: ${res.status} ${await res.text()}`);
+      const deadline = Date.now() + 30_000;
+      while ((await fetch(`${url(admin!)}/services/Checkout`, { signal: AbortSignal.timeout(5_000) })).status !== 200) {
+        if (Date.now() > deadline)
+          throw new Error('restate-server registered the deployment but does not list the Checkout service');
+        await sleep(100);
+      }
     },
-    processes: [postgres, service],
-    setup: async () => verifyPostgresDurability(pg.port),
-    checkoutUrl: `http://${LOOPBACK}:${ports.service}/v1/checkouts`,
-    durability: POSTGRES_DURABILITY.map((name) => `postgresql ${name} = on`),
+    checkoutUrl: `${url(service!)}/v1/checkouts`,
+    durability: RESTATE_DURABILITY.map(([setting, , value, why]) => `restate ${setting} = ${value} (${why})`),
   };
 }
 
 const POSTGRES_DURABILITY = ['fsync', 'synchronous_commit', 'full_page_writes'];
 
-/** Reads the settings back from the running server: a cluster configured elsewhere must not pass unnoticed. */
-function verifyPostgresDurability(port: number): void {
-  for (const name of POSTGRES_DURABILITY) {
-    const value = psql(port, `SHOW ${name}`).trim();
-    if (value !== 'on') throw new Error(`the DBOS peer's PostgreSQL runs with ${name} = ${value}; the race needs it on`);
-  }
+/**
+ * DBOS Transact: a private PostgreSQL 15+ cluster (fsync, synchronous_commit and
+ * full_page_writes on, read back from the server: every checkpoint is on disk before DBOS
+ * moves on) and the service process that hosts the workflow and the HTTP endpoint.
+ */
+async function dbosPeer(opts: PeerOptions): Promise<PeerStack> {
+  const [port, service] = await Promise.all([freePort(), freePort()]);
+  const pg = { dataDir: join(opts.dataDir, 'postgres'), port: port! };
+  const database = 'dbos_checkout';
+  mkdirSync(opts.dataDir, { recursive: true });
+  initPostgres(pg);
+  const { file, args, ...user } = postgresCommand(pg);
+  const postgres = peerPart({
+    name: 'postgres',
+    ...{ bin: file, args, ...user, env: {}, cwd: opts.dataDir, stop: 'SIGINT' },
+    ready: async (ctx) => {
+      await ctx.poll('pg_isready to exit 0', async () => postgresReady(pg.port));
+      ensureDatabase(pg.port, database);
+    },
+  });
+  // One connection per concurrent client of the bench's widest batch.
+  const env = { DBOS_SYSTEM_DATABASE_URL: postgresUrl(pg.port, database), DBOS_POOL_SIZE: '32', LOG_LEVEL: opts.logLevel };
+  return {
+    peer: 'dbos',
+    parts: [postgres, peerService('dbos-service', 'dbos/server.ts', service!, opts, env)],
+    // A cluster configured elsewhere must not pass unnoticed.
+    setup: async () => {
+      for (const name of POSTGRES_DURABILITY) {
+        const value = psql(pg.port, `SHOW ${name}`).trim();
+        if (value !== 'on') throw new Error(`the DBOS peer's PostgreSQL runs with ${name} = ${value}; the race needs it on`);
+      }
+    },
+    checkoutUrl: `http://${LOOPBACK}:${service}/v1/checkouts`,
+    durability: POSTGRES_DURABILITY.map((name) => `postgresql ${name} = on`),
+  };
 }
 
-export function peerStack(peer: 'restate', opts: PeerOptions<'restate'>): PeerStack;
-export function peerStack(peer: 'dbos', opts: PeerOptions<'dbos'>): PeerStack;
-export function peerStack(peer: PeerName, opts: PeerOptions<'restate'> | PeerOptions<'dbos'>): PeerStack {
-  return peer === 'restate' ? restatePeer(opts as PeerOptions<'restate'>) : dbosPeer(opts as PeerOptions<'dbos'>);
+/** Prepares `peer`, starts its processes in order under `supervisor` on free loopback ports, and runs its setup. */
+export async function startPeer(
+  supervisor: Supervisor,
+  peer: PeerName,
+  opts: PeerOptions,
+): Promise<{ stack: PeerStack; parts: Part[] }> {
+  const stack = await (peer === 'restate' ? restatePeer : dbosPeer)(opts);
+  const parts: Part[] = [];
+  for (const spec of stack.parts) {
+    parts.push(supervisor.add(spec));
+    await parts.at(-1)!.start();
+  }
+  await stack.setup();
+  return { stack, parts };
 }
