@@ -82,8 +82,10 @@ describe('documents', () => {
     expect(withKeys.security).toEqual([{ bearerAuth: [] }]);
     expect((await documentOf(edge.devApp, {})).security).toEqual([{ bearerAuth: [] }, {}]);
     for (const { route, op } of operationsOf(withKeys)) {
-      // A route's own security replaces the root's: only the open ones have one.
-      expect(op.security, route).toEqual(['GET /healthz', 'GET /readyz'].includes(route) ? [] : undefined);
+      // A route's own security replaces the root's: the open probes need none; the metrics
+      // (the operators' view) none from this machine, RETRYSAFE_METRICS_TOKEN from elsewhere.
+      const own = ['GET /healthz', 'GET /readyz'].includes(route) ? [] : route === 'GET /metrics' ? [{}, { bearerAuth: [] }] : undefined;
+      expect(op.security, route).toEqual(own);
     }
   });
 

@@ -130,7 +130,7 @@ describe('a config error about a URL', () => {
     for (const [load, name] of [
       [() => loadApiConfig({ TEMPORAL_UI_URL: `ftp://ops:${secret}@ui.example` }), 'TEMPORAL_UI_URL'],
       [() => loadWorkerConfig({ BANK_URL: `http://bank:${secret}@bank.example:99999` }), 'BANK_URL'],
-      [() => loadWorkerConfig({ RESERVATIONS_URL: `gopher://u:${secret}@r.example/x` }), 'RESERVATIONS_URL'],
+      [() => loadWorkerConfig({ RETRYSAFE_SERVICES: `bank=gopher://u:${secret}@r.example/x` }), 'RETRYSAFE_SERVICES'],
       [() => loadWorkerConfig({ RETRYSAFE_SERVICES: `shipping=ftp://u:${secret}@s.example` }), 'RETRYSAFE_SERVICES'],
       [() => loadApiConfig({ RETRYSAFE_WEBHOOKS: `acme=ftp://u:${secret}@h.example` }), 'RETRYSAFE_WEBHOOKS'],
     ] as const) {
@@ -141,8 +141,8 @@ describe('a config error about a URL', () => {
   });
 
   it('shows the rest of the value, so the mistake can be found', () => {
-    expect(problemsOf(() => loadWorkerConfig({ BANK_URL: 'http://bank:pw@bank.example:99999' }))[0]).toMatch(
-      /^BANK_URL="http:\/\/\*\*\*@bank\.example:99999"/,
+    expect(problemsOf(() => loadApiConfig({ TEMPORAL_UI_URL: 'http://ui:pw@ui.example:99999' }))[0]).toMatch(
+      /^TEMPORAL_UI_URL="http:\/\/\*\*\*@ui\.example:99999"/,
     );
     expect(withoutCredentials('see https://a:b@x.example/p and http://c@y.example')).toBe(
       'see https://***@x.example/p and http://***@y.example',
