@@ -14,6 +14,7 @@ import { DOWNSTREAM_REFUSAL } from './errors.js';
 import { requestIdOf } from './http.js';
 import type { HoldRequest, ReservationState, ReservationsClient } from './reservations.js';
 import { callService, type ServiceAnswer, type ServiceCall, type ServiceCallOptions } from './service.js';
+import { traceCall, traceDeliveries } from './tracing.js';
 import { createWebhookActivities, type WebhookDeps } from './webhooks.js';
 
 /** The downstream clients the activities use, for tools that make the same calls. */
@@ -44,6 +45,7 @@ async function track<T>(
   call: string,
   target: DownstreamTarget,
   make: (downstreamKey: string) => Promise<T>,
+  undo = false,
 ): Promise<T> {
   if (typeof target?.downstreamKey !== 'string' || target.downstreamKey === '' || !target.operation) {
     // Never call a downstream without the key it deduplicates on (an input from an older
@@ -56,28 +58,31 @@ async function track<T>(
   const step = target.step ?? call;
   const meta = { tenant, key, workflowId, step, call, downstreamKey: target.downstreamKey, requestId: requestIdOf(ctx.info) };
   const calls = ctx.metricMeter.createCounter('retrysafe_downstream_calls', 'calls', 'Downstream calls by service and result');
-  try {
-    const answer = await make(target.downstreamKey);
-    const replayed = (answer as { replayed?: boolean }).replayed === true;
-    calls.add(1, { service, result: replayed ? 'replayed' : 'ok' });
-    log.info(`${step} answered`, { ...meta, replayed });
-    return answer;
-  } catch (err) {
-    const result = resultOf(err);
-    calls.add(1, { service, result });
-    log.warn(`${step} refused or failed`, {
-      ...meta,
-      event: LogEvent.downstreamCallFailed,
-      result,
-      error: (err as Error).message,
-    });
-    throw err;
-  }
+  // In the call's span of the operation's trace (when it carries one): the lines below belong to it.
+  return traceCall({ service, call, target, undo }, async () => {
+    try {
+      const answer = await make(target.downstreamKey);
+      const replayed = (answer as { replayed?: boolean }).replayed === true;
+      calls.add(1, { service, result: replayed ? 'replayed' : 'ok' });
+      log.info(`${step} answered`, { ...meta, replayed });
+      return answer;
+    } catch (err) {
+      const result = resultOf(err);
+      calls.add(1, { service, result });
+      log.warn(`${step} refused or failed`, {
+        ...meta,
+        event: LogEvent.downstreamCallFailed,
+        result,
+        error: (err as Error).message,
+      });
+      throw err;
+    }
+  });
 }
 
 export function createActivities({ bank, reservations, services, webhooks }: ActivityDeps) {
   return {
-    ...createWebhookActivities(webhooks),
+    ...traceDeliveries(createWebhookActivities(webhooks)),
 
     async chargePayment(target: DownstreamTarget, charge: ChargeRequest): Promise<{ chargeId: string }> {
       const { chargeId } = await track('bank', 'chargePayment', target, (key) => bank.charge(key, charge));
@@ -85,7 +90,7 @@ export function createActivities({ bank, reservations, services, webhooks }: Act
     },
 
     async reverseCharge(target: DownstreamTarget): Promise<Reversal> {
-      return track('bank', 'reverseCharge', target, (key) => bank.reverse(key));
+      return track('bank', 'reverseCharge', target, (key) => bank.reverse(key), true);
     },
 
     async reserveItems(target: DownstreamTarget, hold: HoldRequest): Promise<{ reservationId: string }> {
@@ -98,7 +103,7 @@ export function createActivities({ bank, reservations, services, webhooks }: Act
     },
 
     async releaseReservation(target: DownstreamTarget): Promise<ReservationState> {
-      return track('reservations', 'releaseReservation', target, (key) => reservations.release(key));
+      return track('reservations', 'releaseReservation', target, (key) => reservations.release(key), true);
     },
 
     /**
@@ -106,8 +111,12 @@ export function createActivities({ bank, reservations, services, webhooks }: Act
      * non-2xx until done; a forward step's final refusals end it at once.
      */
     async callService(target: DownstreamTarget, call: ServiceCall & { undo?: true }): Promise<ServiceAnswer> {
-      return track(call.service, `${call.method} ${call.path}`, target, (key) =>
-        callService(services, key, call, { compensation: call.undo === true }),
+      return track(
+        call.service,
+        `${call.method} ${call.path}`,
+        target,
+        (key) => callService(services, key, call, { compensation: call.undo === true }),
+        call.undo === true,
       );
     },
   };

@@ -53,6 +53,13 @@ export function operationSchema(types: readonly string[] | undefined) {
           },
         ),
       ),
+      traceId: Type.Optional(
+        Type.String({
+          pattern: '^[0-9a-f]{32}$',
+          description:
+            "The operation's OpenTelemetry trace ID, present when tracing is on and the operation was recorded: look it up in the trace viewer",
+        }),
+      ),
       links: Type.Object({
         self: Type.String({ examples: ['/v1/operations/order-42'] }),
         temporalUi: Type.String({ description: 'The execution in the Temporal Web UI' }),

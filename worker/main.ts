@@ -5,10 +5,13 @@ import { ConfigError } from '../common/env.js';
 import { createLogger } from '../common/logger.js';
 import { loadOperationActivities, loadOperations } from '../common/operations.js';
 import { loadTemporalSettings } from '../common/temporal.js';
+import { startTracing, stopTracing } from '../common/tracing/start.js';
 import { loadWorkerConfig } from './config.js';
 import { createWorker, runUntilShutdown } from './create.js';
 
 async function run(): Promise<void> {
+  // A span per step, compensation and webhook delivery, in the trace each operation carries.
+  await startTracing('worker');
   const config = loadWorkerConfig();
   const temporal = loadTemporalSettings();
   const logger = createLogger('worker', { level: config.LOG_LEVEL });
@@ -63,7 +66,11 @@ async function run(): Promise<void> {
     },
     'worker ready',
   );
-  await runUntilShutdown(worker, connection);
+  try {
+    await runUntilShutdown(worker, connection);
+  } finally {
+    await stopTracing();
+  }
 }
 
 run().catch((err) => {

@@ -53,11 +53,24 @@ export interface NotifySettings {
   temporalUiUrl: string;
 }
 
+/**
+ * The W3C trace context of an operation (the API's start span), carried as data so the
+ * steps, compensations and webhook deliveries join the operation's trace without any
+ * workflow interceptor: an optional field adds no command to a history. Absent when the
+ * API traces nothing.
+ */
+export interface TraceCarrier {
+  traceparent: string;
+  tracestate?: string;
+}
+
 export interface OperationInput<R> {
   tenant: string;
   key: string;
   request: R;
   settings: OperationSettings;
+  /** The operation's trace, which every step's and compensation's target carries on. */
+  trace?: TraceCarrier;
 }
 
 /**
@@ -71,6 +84,8 @@ export interface DownstreamTarget {
   downstreamKey: string;
   /** The step or compensation making the call (`charge_payment`, `reverse_charge`), for logs; absent from older workflows. */
   step?: StepName | CompensationName;
+  /** The operation's trace, which the call's span joins; absent when the operation is not traced. */
+  trace?: TraceCarrier;
 }
 
 export interface OperationError {
@@ -116,6 +131,8 @@ export interface StartMemo {
   request: Record<string, unknown>;
   /** Set when the operation has a completion webhook (a notification workflow beside it). */
   notify?: true;
+  /** The operation's trace (its start span), which a retry of the key links to. */
+  trace?: { traceparent: string };
 }
 
 /** Memo fields the workflow keeps current, so status reads need no worker. */
@@ -140,6 +157,8 @@ export interface NotificationInput {
   operation: OperationRef;
   deadlineMs: number;
   temporalUiUrl: string;
+  /** The operation's trace, which the deliveries join. */
+  trace?: TraceCarrier;
 }
 
 /**
@@ -148,6 +167,8 @@ export interface NotificationInput {
  */
 export interface CompletionEvent {
   body: string;
+  /** The operation's trace, handed on from the notification's input to each delivery attempt. */
+  trace?: TraceCarrier;
 }
 
 export const SearchAttributes = {

@@ -26,7 +26,7 @@ import {
   upsertMemo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import type { NotificationInput, NotificationState, NotifySettings } from './contracts.js';
+import type { NotificationInput, NotificationState, NotifySettings, TraceCarrier } from './contracts.js';
 import { completionEventId, notificationWorkflowId, type OperationRef } from './identity.js';
 
 /** The back-off of redeliveries doubles from 1 s up to a hundredth of the deadline, at most 5 min. */
@@ -94,12 +94,12 @@ function logMeta(operation: OperationRef): Record<string, string> {
  * started must not fail the operation. Shielded, so a cancel of the operation leaves its
  * notification running.
  */
-export function startNotification(operation: OperationRef, notify: NotifySettings): Promise<void> {
+export function startNotification(operation: OperationRef, notify: NotifySettings, trace?: TraceCarrier): Promise<void> {
   return CancellationScope.nonCancellable(async () => {
     try {
       await startChild(notifyCompletion, {
         workflowId: notificationWorkflowId(operation),
-        args: [{ operation, deadlineMs: notify.deadlineMs, temporalUiUrl: notify.temporalUiUrl }],
+        args: [{ operation, deadlineMs: notify.deadlineMs, temporalUiUrl: notify.temporalUiUrl, ...(trace ? { trace } : {}) }],
         parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
         staticSummary: `completion webhook of ${operation.workflowId}`,
       });

@@ -11,13 +11,19 @@ import { operationRef } from './identity.js';
 import { bundledRegistry } from './registry.js';
 import { Saga } from './saga.js';
 
-export async function runOperation({ tenant, key, request, settings }: OperationInput<unknown>): Promise<OperationOutcome> {
+export async function runOperation({
+  tenant,
+  key,
+  request,
+  settings,
+  trace,
+}: OperationInput<unknown>): Promise<OperationOutcome> {
   const { workflowType } = workflowInfo();
   const definition = bundledRegistry().get(workflowType);
   // A worker built without this definition: a plain Error fails the workflow task, not the
   // operation, and Temporal retries the task until a worker that has the definition runs it.
   if (!definition) throw new Error(`no operation is defined for workflow type ${workflowType}`);
-  const saga = new Saga(definition, operationRef(tenant, key), settings);
+  const saga = new Saga(definition, operationRef(tenant, key), settings, trace);
   try {
     return await saga.forward(async () => {
       const result: Record<string, string> = {};

@@ -45,6 +45,7 @@ import {
   type OperationOutcome,
   type OperationSettings,
   type StepName,
+  type TraceCarrier,
 } from './contracts.js';
 import type { OperationDefinition, StepCall, StepDefinition } from './definition.js';
 import { failureMessage, refusalCode } from './failures.js';
@@ -100,6 +101,8 @@ export class Saga {
     private readonly definition: OperationDefinition,
     private readonly operation: OperationRef,
     private readonly settings: OperationSettings,
+    /** The operation's trace: every target carries it, so each call's span joins it. */
+    private readonly trace?: TraceCarrier,
   ) {
     const steps = this.plan.map((step) => ({
       name: step.name,
@@ -113,7 +116,7 @@ export class Saga {
           'the step in flight finishes, no new step starts, then the registered compensations run',
       ),
     );
-    this.notified = settings.notify ? startNotification(operation, settings.notify) : undefined;
+    this.notified = settings.notify ? startNotification(operation, settings.notify, trace) : undefined;
   }
 
   private get plan(): readonly Step[] {
@@ -273,6 +276,7 @@ export class Saga {
       operation: this.operation,
       downstreamKey: downstreamKey(this.operation.workflowId, step.keySuffix),
       step: step.name,
+      ...(this.trace ? { trace: this.trace } : {}),
     };
   }
 

@@ -9,6 +9,7 @@ import { Registry } from 'prom-client';
 import { Problem } from '../../common/http/problem.js';
 import { RequestEventLog } from '../../common/http/request-log.js';
 import { createLogger, type Logger } from '../../common/logger.js';
+import { installRequestTracing } from '../../common/tracing/fastify.js';
 import { builtInRegistry, type OperationRegistry } from '../../workflows/registry.js';
 import { InFlight } from './admission/in-flight.js';
 import { RateWindows } from './admission/rate-windows.js';
@@ -90,6 +91,8 @@ export function buildApp(deps: AppDeps) {
       replyWithProblem(request, reply, toProblem(error));
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  // First, so the request span covers every hook (when tracing is on).
+  installRequestTracing(app);
   guardSlowClients(app.server, limits, app.initialConfig.keepAliveTimeout ?? KEEP_ALIVE_TIMEOUT_MS);
 
   installJsonBody(app);

@@ -9,9 +9,11 @@ import {
   type OperationSettings,
   type OperationType,
   type StartMemo,
+  type TraceCarrier,
 } from '../../workflows/contracts.js';
 import type { OperationDefinition } from '../../workflows/definition.js';
 import type { OperationRef } from '../../workflows/identity.js';
+import { recordedTraceId } from '../../common/tracing/traceparent.js';
 import { staticDetails, staticSummary } from './operation-requests.js';
 
 /** What a key is bound to: enough to tell a replay from a reuse without asking Temporal. */
@@ -19,6 +21,8 @@ export interface Claim {
   type: OperationType;
   fingerprint: string;
   request: Record<string, unknown>;
+  /** The operation's trace, when it is traced: its input and memo carry it. */
+  trace?: TraceCarrier;
 }
 
 /** The start of `claim`'s operation; the workflow type is the operation type (one generic workflow runs them all). */
@@ -29,7 +33,14 @@ export function workflowStartOptions(
   settings: OperationSettings,
   taskQueue: string,
 ): WorkflowStartOptions {
-  const input: OperationInput<Record<string, unknown>> = { tenant: ref.tenant, key: ref.key, request: claim.request, settings };
+  const { trace } = claim;
+  const input: OperationInput<Record<string, unknown>> = {
+    tenant: ref.tenant,
+    key: ref.key,
+    request: claim.request,
+    settings,
+    ...(trace ? { trace } : {}),
+  };
   const memo: StartMemo = {
     type: claim.type,
     tenant: ref.tenant,
@@ -38,6 +49,8 @@ export function workflowStartOptions(
     request: claim.request,
     // Readers learn from the memo, written with the start, that a notification workflow exists.
     ...(settings.notify ? { notify: true as const } : {}),
+    // A retry of the key links its own trace to this one.
+    ...(trace ? { trace: { traceparent: trace.traceparent } } : {}),
   };
   return {
     taskQueue,
@@ -49,7 +62,7 @@ export function workflowStartOptions(
     args: [input],
     memo: { ...memo },
     staticSummary: staticSummary(definition, ref.workflowId, claim.request),
-    staticDetails: staticDetails(definition, claim.request),
+    staticDetails: withTraceId(staticDetails(definition, claim.request), trace),
     typedSearchAttributes: [
       { key: SearchAttributes.OperationType, value: claim.type },
       { key: SearchAttributes.OperationStatus, value: 'processing' },
@@ -57,4 +70,10 @@ export function workflowStartOptions(
       { key: SearchAttributes.NeedsAttention, value: false },
     ],
   };
+}
+
+/** The Web UI's details end with the operation's trace ID when it is recorded, to look it up in the trace viewer. */
+function withTraceId(details: string, trace: TraceCarrier | undefined): string {
+  const traceId = recordedTraceId(trace);
+  return traceId ? `${details}\n\ntrace \`${traceId}\`` : details;
 }
