@@ -47,13 +47,13 @@ export async function traceStart<T extends { started: boolean }>(
 }
 
 /**
- * Marks the request's span as a replay of the operation whose trace `operationTrace` names,
- * with a link to it (none when the operation was not traced).
+ * Marks the request's span as a replay of `ref`'s operation, with a link to the operation's
+ * trace that `operationTrace` names (none when the operation was not traced).
  */
-export function linkReplay(operationTrace: { traceparent?: unknown } | undefined): void {
+export function linkReplay(ref: OperationRef, operationTrace: { traceparent?: unknown } | undefined): void {
   const span = trace.getActiveSpan();
   if (!span) return;
-  span.setAttribute('retrysafe.replayed', true);
+  span.setAttributes({ 'retrysafe.replayed': true, 'retrysafe.workflow_id': ref.workflowId });
   const linked = spanContextOf(operationTrace);
   if (!linked) return;
   span.addLink({ context: linked, attributes: { 'retrysafe.link': 'operation' } });

@@ -29,6 +29,12 @@ export const TRACE_SAMPLERS = [
 ] as const;
 export type TraceSamplerName = (typeof TRACE_SAMPLERS)[number];
 
+/**
+ * The variables of this module and the SDK's. A Temporal server reads them too, and refuses
+ * to start with an exporter it lacks (zipkin): the launcher's servers never inherit them.
+ */
+export const OTEL_VARIABLES = /^OTEL_/;
+
 export const DEFAULT_ZIPKIN_ENDPOINT = 'http://localhost:9411/api/v2/spans';
 const OTLP_PROTOCOL = 'http/protobuf';
 

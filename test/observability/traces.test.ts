@@ -4,11 +4,15 @@
 // refused for insufficient funds shows its compensation in the same trace; a retry of the
 // key is a short trace of its own that names the operation's and makes no step span; the
 // completion webhook's delivery is a span of the operation's trace; and every log line the
-// parts wrote about a step or a request carries its trace_id and span_id.
+// parts wrote about a step or a request carries its trace_id and span_id. The example's
+// service continues its caller's trace under a name of its own, and a bad OpenTelemetry
+// variable stops a process with a line naming it.
 import { randomBytes } from 'node:crypto';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, inject, it } from 'vitest';
 import { startWebhookReceiver } from '../../tools/chaos/webhook-receiver.js';
+import { freePort } from '../../tools/supervisor/ports.js';
 import { useFullStack } from '../support/full-stack.js';
+import { spawnEntry } from '../support/processes.js';
 import { uniqueId } from '../support/stack.js';
 import { startZipkinCollector, type ZipkinSpan } from '../support/zipkin-collector.js';
 
@@ -174,7 +178,7 @@ describe('traces', () => {
     );
     expect(retry.traceId).not.toBe(traceId);
     expect(retry.parentId).toBeUndefined();
-    expect(retry.tags?.['retrysafe.operation.trace_id']).toBe(traceId);
+    expect(retry.tags).toMatchObject({ 'retrysafe.operation.trace_id': traceId, 'retrysafe.workflow_id': workflowId });
     // Whatever else the retry's trace holds, it is the API's: no step ran again.
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(inTrace(retry.traceId).every((s) => service(s) === 'retrysafe-api')).toBe(true);
@@ -208,5 +212,58 @@ describe('traces', () => {
     const release = stepCall(spans, start, 'release_reservation', 'undone', 'reservations');
     expect(release.span.tags).toMatchObject({ 'retrysafe.kind': 'compensation', 'retrysafe.downstream_key': `${poor}/reserve` });
     expect(spans.some((s) => s.name === 'confirm_reservation')).toBe(false);
+  });
+});
+
+describe("the example's shipping service", () => {
+  const shippingEnv = async () => ({
+    SHIPPING_PORT: String(await freePort()),
+    SHIPPING_DB: `${inject('tmpRoot')}/${uniqueId('shipping')}/shipping.db`,
+  });
+
+  it("continues its caller's trace in a server span of its own name", async () => {
+    const env = await shippingEnv();
+    const shipping = spawnEntry('examples/shipping/service/server.ts', {
+      ...env,
+      OTEL_TRACES_EXPORTER: 'zipkin',
+      OTEL_EXPORTER_ZIPKIN_ENDPOINT: collector.endpoint,
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+    });
+    try {
+      await shipping.waitFor('shipping listening');
+      const caller = { traceId: randomBytes(16).toString('hex'), spanId: randomBytes(8).toString('hex') };
+      const res = await fetch(`http://127.0.0.1:${env.SHIPPING_PORT}/shipments`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'idempotency-key': uniqueId('parcel'),
+          traceparent: `00-${caller.traceId}-${caller.spanId}-01`,
+        },
+        body: JSON.stringify({ recipient: 'Ada Lovelace', country: 'FR', postcode: '75001' }),
+      });
+      expect(res.status).toBe(201);
+      const span = await collector.waitFor('the shipping span', (spans) => spans.find((s) => s.traceId === caller.traceId));
+      expect(span).toMatchObject({
+        name: 'POST /shipments',
+        kind: 'SERVER',
+        parentId: caller.spanId,
+        localEndpoint: { serviceName: 'retrysafe-shipping' },
+      });
+    } finally {
+      await shipping.kill();
+    }
+  });
+
+  it('refuses to start with a bad OpenTelemetry variable, naming it', async () => {
+    const shipping = spawnEntry('examples/shipping/service/server.ts', {
+      ...(await shippingEnv()),
+      OTEL_TRACES_EXPORTER: 'jaeger',
+    });
+    try {
+      await shipping.waitFor('OTEL_TRACES_EXPORTER="jaeger": "jaeger" is not an exporter retrysafe has');
+    } finally {
+      await shipping.kill();
+    }
+    expect(shipping.output.some((l) => l.includes('shipping listening'))).toBe(false);
   });
 });

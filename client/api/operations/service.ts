@@ -97,7 +97,7 @@ export class OperationService {
       metrics.cacheHits.inc();
       this.assertSameRequest(cached, incoming);
       metrics.replays.inc({ type });
-      linkReplay(cached.trace);
+      linkReplay(ref, cached.trace);
       return { operation: await this.withNotification(ref, cached.operation), replayed: true };
     }
 
@@ -107,7 +107,7 @@ export class OperationService {
     if (replayed) {
       this.assertSameRequest(claimed, incoming);
       metrics.replays.inc({ type });
-      linkReplay(claimed?.trace);
+      linkReplay(ref, claimed?.trace);
       if (existingOperation) {
         const operation = await existingOperation();
         if (isTerminal(operation)) return { operation: await this.withNotification(ref, operation), replayed };
