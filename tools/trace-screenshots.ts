@@ -54,13 +54,19 @@ async function post(url: string, body: unknown, headers: Record<string, string> 
 }
 
 /** A checkout through the API, waited for; returns its trace ID. */
-async function checkout(opts: Options, key: string, account: string, amount: number): Promise<{ traceId: string; status: unknown }> {
+async function checkout(
+  opts: Options,
+  key: string,
+  account: string,
+  amount: number,
+): Promise<{ traceId: string; status: unknown }> {
   const operation = await post(
     `${opts.api}/v1/checkouts`,
     { account, amount, currency: 'EUR', description: 'two books', items: [{ sku: 'sku_book', quantity: 2 }] },
     { 'idempotency-key': key, prefer: 'wait=30' },
   );
-  if (typeof operation.traceId !== 'string') throw new Error(`the API answered no traceId: is it traced? ${JSON.stringify(operation)}`);
+  if (typeof operation.traceId !== 'string')
+    throw new Error(`the API answered no traceId: is it traced? ${JSON.stringify(operation)}`);
   return { traceId: operation.traceId, status: operation.status };
 }
 
