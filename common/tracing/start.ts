@@ -12,6 +12,7 @@
 // A host application that embeds retrysafe and registered its own tracer provider keeps it:
 // retrysafe's spans then go to that provider, and only a context manager and a propagator
 // that are missing are added.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { context, propagation, ProxyTracerProvider, trace, type TracerProvider } from '@opentelemetry/api';
 import type { FastifyOtelInstrumentation } from '@fastify/otel';
 import type { SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -36,6 +37,9 @@ export interface StartTracingOptions {
   /** Export to this instead of the configured exporters, each span as it ends (tests). */
   exportTo?: SpanExporter;
 }
+
+/** How long a process's stop waits for its last spans to be exported. */
+const SHUTDOWN_EXPORT_MS = 3_000;
 
 let active: Tracing | undefined;
 
@@ -119,7 +123,9 @@ export async function startTracing(process: TracedProcess, opts: StartTracingOpt
     async shutdown() {
       undici.disable();
       fastify.disable();
-      await provider?.shutdown();
+      // What is buffered is sent if the receiver answers in time; a receiver that is down or
+      // silent must not fail or hold a process's stop (those spans are lost, as any export is).
+      await Promise.race([provider?.shutdown().catch(() => undefined), sleep(SHUTDOWN_EXPORT_MS, undefined, { ref: false })]);
     },
   };
   return active;
