@@ -110,7 +110,11 @@ export async function startTracing(process: TracedProcess, opts: StartTracingOpt
     // An exception's message may quote what the request sent; the status code says enough.
     recordExceptions: false,
     requestHook: (span, request) => {
-      span.updateName(`${request.method} ${request.routeOptions.url ?? 'unrouted'}`);
+      const route = request.routeOptions.url ?? 'unrouted';
+      span.updateName(`${request.method} ${route}`);
+      // A path may name an account (`/accounts/acc_alice`) and a query a cursor: the span
+      // keeps the route's template; the call's derived key is on the worker's spans.
+      span.setAttribute('url.path', route);
       // Every later line of the request carries the span (log-fields.ts).
       bindSpanToLogger(request.log, span);
     },
