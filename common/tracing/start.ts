@@ -13,7 +13,16 @@
 // retrysafe's spans then go to that provider, and only a context manager and a propagator
 // that are missing are added.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { context, propagation, ProxyTracerProvider, trace, type TracerProvider } from '@opentelemetry/api';
+import {
+  context,
+  diag,
+  DiagLogLevel,
+  propagation,
+  ProxyTracerProvider,
+  trace,
+  type DiagLogger,
+  type TracerProvider,
+} from '@opentelemetry/api';
 import type { FastifyOtelInstrumentation } from '@fastify/otel';
 import type { SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { loadTracingSettings, type TracedProcess } from './config.js';
@@ -38,6 +47,8 @@ export interface StartTracingOptions {
   exportTo?: SpanExporter;
 }
 
+/** The SDK's errors are said at most this often. */
+const EXPORT_WARNING_INTERVAL_MS = 60_000;
 /** How long a process's stop waits for its last spans to be exported. */
 const SHUTDOWN_EXPORT_MS = 3_000;
 
@@ -90,6 +101,9 @@ export async function startTracing(process: TracedProcess, opts: StartTracingOpt
       spanProcessors: processors,
     });
     trace.setGlobalTracerProvider(provider);
+    // An export that fails (the receiver down, a wrong endpoint) would otherwise go unsaid:
+    // the SDK reports its errors through the API's diagnostic logger, which has none.
+    diag.setLogger(errorWarning(), { logLevel: DiagLogLevel.ERROR, suppressOverrideMessage: true });
   }
 
   const undici = new UndiciInstrumentation({
@@ -140,6 +154,28 @@ export async function stopTracing(): Promise<void> {
   const tracing = active;
   active = undefined;
   await tracing?.shutdown();
+}
+
+/**
+ * The SDK's errors (an export that failed, mostly), said on stderr as a JSON line at pino's
+ * warn level: at most once a minute, however often they happen.
+ */
+function errorWarning(): DiagLogger {
+  let warnedAt = -Infinity;
+  const ignore = () => undefined;
+  return {
+    error: (message, ...args) => {
+      if (Date.now() - warnedAt < EXPORT_WARNING_INTERVAL_MS) return;
+      warnedAt = Date.now();
+      const msg = 'OpenTelemetry failed: spans may have been dropped (said at most once a minute)';
+      const error = [message, ...args.map((a) => String(a))].join(' ').slice(0, 500);
+      process.stderr.write(`${JSON.stringify({ level: 40, time: warnedAt, name: 'tracing', msg, error })}\n`);
+    },
+    warn: ignore,
+    info: ignore,
+    debug: ignore,
+    verbose: ignore,
+  };
 }
 
 async function processorFor(
