@@ -7,7 +7,8 @@ import { defineConfig } from 'vitest/config';
  * from source (minutes), and the suite alone would push `npm test` past its time budget.
  */
 export default defineConfig({
-  ssr: { resolve: { conditions: ['retrysafe-source', ...defaultServerConditions] } },
+  // As vitest.config.ts: without the bundlers' `module` condition.
+  ssr: { resolve: { conditions: ['retrysafe-source', ...defaultServerConditions.filter((c) => c !== 'module')] } },
   test: {
     name: 'cluster',
     include: ['test/cluster/**/*.test.ts'],

@@ -14,7 +14,10 @@ export default defineConfig({
   // The client package (client/package.json, linked into node_modules as a workspace)
   // exports its compiled files; this condition points the repository's own tests at its
   // TypeScript source instead, so they need no build and never see a stale one.
-  ssr: { resolve: { conditions: ['retrysafe-source', ...defaultServerConditions] } },
+  // Without the bundlers' `module` condition, which vitest also hands the test processes'
+  // Node (--conditions): @opentelemetry/api names under it an ESM build Node cannot load
+  // (its imports have no extension). Node itself never reads it: tests resolve as production.
+  ssr: { resolve: { conditions: ['retrysafe-source', ...defaultServerConditions.filter((c) => c !== 'module')] } },
   // What an operations folder imports by package name, wherever the folder is (the API and
   // the worker map the same names at run time: common/code-path.ts PACKAGE_SUBPATHS).
   resolve: {

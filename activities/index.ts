@@ -15,9 +15,10 @@
 // take over before the deadline).
 import { Context } from '@temporalio/activity';
 import type { DownstreamTarget } from '../workflows/contracts.js';
-import { legacyActivities, legacyServiceOf } from './legacy.js';
+import { legacyActivities, legacyCallOf } from './legacy.js';
 import { callService, declaredCallOf, type ServiceAnswer, type ServiceCallOptions } from './service.js';
 import { StepLayer, type StepActivity } from './steps.js';
+import { traceDeliveries } from './tracing.js';
 import { createWebhookActivities, type WebhookDeps } from './webhooks.js';
 
 export interface ActivityDeps {
@@ -37,15 +38,16 @@ export function stepActivityNames(stepActivities: Record<string, unknown> = {}):
 export function createActivities({ services, stepActivities = {}, webhooks }: ActivityDeps): Activities {
   const layer = new StepLayer({ services: [...services.urls.keys()], activities: stepActivityNames(stepActivities) });
   const named: Record<string, StepActivity> = {};
-  for (const [name, fn] of Object.entries(stepActivities)) named[name] = layer.step(name, () => name, fn);
+  for (const [name, fn] of Object.entries(stepActivities))
+    named[name] = layer.step(name, () => ({ service: name, undo: false }), fn);
   for (const [name, fn] of Object.entries(legacyActivities(services)))
-    named[name] = layer.step(name, (_target, input) => legacyServiceOf(name, input), fn);
+    named[name] = layer.step(name, (_target, input) => legacyCallOf(name, input), fn);
   const declared = (target: DownstreamTarget, input?: unknown): Promise<ServiceAnswer> => {
     const call = declaredCallOf(Context.current().info.activityType, input, services);
     return callService(services, target.downstreamKey, call, { compensation: call.undo === true });
   };
   return {
-    ...createWebhookActivities(webhooks),
+    ...traceDeliveries(createWebhookActivities(webhooks)),
     ...(named as ReturnType<typeof legacyActivities>),
     /**
      * Every activity type this worker does not register by name: a declared call, scheduled
@@ -54,7 +56,10 @@ export function createActivities({ services, stepActivities = {}, webhooks }: Ac
      */
     default: layer.step(
       'default',
-      (_target, input) => declaredCallOf(Context.current().info.activityType, input, services).service,
+      (_target, input) => {
+        const call = declaredCallOf(Context.current().info.activityType, input, services);
+        return { service: call.service, undo: call.undo === true };
+      },
       declared,
     ) as (target: DownstreamTarget, input?: unknown) => Promise<ServiceAnswer>,
   };

@@ -42,11 +42,12 @@ const RECORDED = {
 type RecordedName = keyof typeof RECORDED;
 type RecordedActivity = (target: DownstreamTarget, input?: Body) => Promise<unknown>;
 
-/** Each recorded activity name with its service, for the activity layer's books. */
-export function legacyServiceOf(name: string, input: unknown): string {
-  return (
-    (RECORDED as Record<string, RecordedCall>)[name]?.service ?? (input as { service?: string } | undefined)?.service ?? 'unknown'
-  );
+/** Each recorded activity's service, and whether it is a compensation, for the activity layer's books and spans. */
+export function legacyCallOf(name: string, input: unknown): { service: string; undo: boolean } {
+  const recorded = (RECORDED as Record<string, RecordedCall>)[name];
+  if (recorded) return { service: recorded.service, undo: recorded.undo === true };
+  const call = input as { service?: string; undo?: boolean } | undefined;
+  return { service: call?.service ?? 'unknown', undo: call?.undo === true };
 }
 
 export function legacyActivities(services: ServiceCallOptions) {

@@ -12,6 +12,13 @@ import { PROGRAM_REFUSED, type DownstreamTarget } from '../workflows/contracts.j
 import type { ProgramNeeds } from '../workflows/program.js';
 import { DOWNSTREAM_REFUSAL } from './errors.js';
 import { requestIdOf } from './http.js';
+import { traceCall, type TracedCall } from './tracing.js';
+
+/** Which service a call speaks to, and whether it is a compensation (for its books and its span). */
+export interface CallKind {
+  service: string;
+  undo: boolean;
+}
 
 /** A step's or compensation's activity: its target, and the input its program builds (if any). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each activity types its own input
@@ -40,9 +47,9 @@ export class StepLayer {
 
   /**
    * `fn` as a step activity: its target checked, the operation's needs checked on its first
-   * call, then the call counted and logged under the service `serviceOf` names.
+   * call, then the call counted, logged and traced as `callOf` describes it.
    */
-  step(name: string, serviceOf: (target: DownstreamTarget, input: unknown) => string, fn: StepActivity): StepActivity {
+  step(name: string, callOf: (target: DownstreamTarget, input: unknown) => CallKind, fn: StepActivity): StepActivity {
     return async (target, input) => {
       if (typeof target?.downstreamKey !== 'string' || target.downstreamKey === '' || !target.operation) {
         // Never call a downstream without the key it deduplicates on (an input from an older
@@ -50,9 +57,9 @@ export class StepLayer {
         // which fences a forward step and re-runs a compensation with a well-formed input.
         throw ApplicationFailure.nonRetryable(`${name}: input without a downstream key`, 'InvalidActivityInput');
       }
-      const service = serviceOf(target, input);
+      const { service, undo } = callOf(target, input);
       if (target.needs) this.checkNeeds(target.needs);
-      return this.track(service, name, target, () => fn(target, input));
+      return this.track({ service, call: name, target, undo }, () => fn(target, input));
     };
   }
 
@@ -74,14 +81,15 @@ export class StepLayer {
    * One downstream call of a step or compensation: counted by service and result (bounded
    * labels, no keys) and logged with the tenant, key, workflow and activity it belongs to.
    */
-  private async track<T>(service: string, call: string, target: DownstreamTarget, make: () => Promise<T>): Promise<T> {
+  private async track<T>(traced: TracedCall, make: () => Promise<T>): Promise<T> {
+    const { service, call, target } = traced;
     const ctx = Context.current();
     const { tenant, key, workflowId } = target.operation;
     const step = target.step ?? call;
     const meta = { tenant, key, workflowId, step, call, downstreamKey: target.downstreamKey, requestId: requestIdOf(ctx.info) };
     const calls = ctx.metricMeter.createCounter('retrysafe_downstream_calls', 'calls', 'Downstream calls by service and result');
     try {
-      const answer = await make();
+      const answer = await traceCall(traced, make);
       const replayed = (answer as { replayed?: boolean } | undefined)?.replayed === true;
       calls.add(1, { service, result: replayed ? 'replayed' : 'ok' });
       log.info(`${step} answered`, { ...meta, replayed });

@@ -1,6 +1,8 @@
 // Structured JSON logs (pino) for every process; pretty when a person is watching
 // (`LOG_PRETTY=1`, set by `npm start` for a terminal). Secrets are redacted by path.
+// Lines written inside a traced request, step or delivery carry its trace_id and span_id.
 import pino, { type Logger } from 'pino';
+import { traceLogFields } from './tracing/log-fields.js';
 
 export type { Logger };
 
@@ -43,16 +45,27 @@ export const REDACT_PATHS = [
   'env.TEMPORAL_TLS_CLIENT_KEY_DATA',
 ];
 
-export function createLogger(name: string, opts: { level?: string; pretty?: boolean } = {}): Logger {
+export function createLogger(
+  name: string,
+  opts: {
+    level?: string;
+    pretty?: boolean;
+    /** Where the JSON lines go instead of stdout (tests). */
+    destination?: pino.DestinationStream;
+  } = {},
+): Logger {
   const pretty = opts.pretty ?? ['1', 'true'].includes((process.env.LOG_PRETTY ?? '').toLowerCase());
-  return pino({
+  const options: pino.LoggerOptions = {
     name,
     level: opts.level ?? process.env.LOG_LEVEL ?? 'info',
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+    // trace_id and span_id on every line written inside a traced request, step or delivery.
+    mixin: (_fields, _level, logger) => traceLogFields(logger),
     ...(pretty
       ? { transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname' } } }
       : {}),
-  });
+  };
+  return opts.destination ? pino(options, opts.destination) : pino(options);
 }
 
 /**

@@ -16,6 +16,7 @@ import {
 } from '../workflows/contracts.js';
 import { parseWorkflowId } from '../workflows/identity.js';
 import type { Operation } from './operation-schema.js';
+import { recordedTraceId } from './tracing/traceparent.js';
 
 export interface ExecutionView {
   workflowId: string;
@@ -100,6 +101,8 @@ export function operationFromOutcome(
   value: unknown,
   closedAt: Date,
   ctx: ResourceContext,
+  /** The operation's trace, as the start memo keeps it (the outcome does not carry it). */
+  trace?: { traceparent: string },
 ): Operation | undefined {
   if (!isOperationOutcome(value) || !hasOutcomeFacts(value)) return undefined;
   const view: ExecutionView = {
@@ -112,6 +115,7 @@ export function operationFromOutcome(
       key: value.key,
       ...(value.notify ? { notify: true } : {}),
       ...(value.version ? { definition: { version: value.version } } : {}),
+      ...(trace ? { trace } : {}),
     },
   };
   return toOperation(view, value, ctx);
@@ -166,6 +170,7 @@ export function toOperation(exec: ExecutionView, outcome: unknown, ctx: Resource
   const closedAt = exec.closeTime;
   const cancelRequested =
     exec.raw?.workflowExtendedInfo?.cancelRequested === true || (isRecord(outcome) && outcome.cancelRequested === true);
+  const traceId = recordedTraceId(memo.trace);
 
   const base: Operation = {
     key,
@@ -183,6 +188,8 @@ export function toOperation(exec: ExecutionView, outcome: unknown, ctx: Resource
     // An operation with a completion webhook says so from the start; the service reads how
     // the delivery went once the operation ended.
     ...(memo.notify === true ? { notification: { status: 'pending' as const, attempts: 0 } } : {}),
+    // The operation's trace in the trace viewer, when it was recorded.
+    ...(traceId ? { traceId } : {}),
     links: linksOf(ctx, key, exec.workflowId),
   };
 

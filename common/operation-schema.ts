@@ -127,6 +127,13 @@ export function resourceSchema<
           'A cancel was requested: the operation stops at its next step boundary (the end of its last step included), undoes what it did, and fails with code cancelled',
       }),
       notification: Type.Optional(parts.OperationNotification),
+      traceId: Type.Optional(
+        Type.String({
+          pattern: '^[0-9a-f]{32}$',
+          description:
+            "The operation's OpenTelemetry trace ID, present when tracing is on and the operation was recorded: look it up in the trace viewer",
+        }),
+      ),
       links: parts.OperationLinks,
     },
     { description: RESOURCE_DESCRIPTION, ...options },

@@ -12,6 +12,7 @@ import { setupNamespace, waitForSearchAttributes } from '../common/namespace-set
 import type { Part, RestartPolicy } from './supervisor/part.js';
 import { Supervisor } from './supervisor/supervisor.js';
 import { TEMPORAL_CONNECTION_VARS } from '../common/temporal.js';
+import { OTEL_VARIABLES } from '../common/tracing/config.js';
 
 /** One setting of the embedded server: its command-line arguments and why it is there. */
 export interface DevServerSetting {
@@ -144,8 +145,8 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
     name: 'temporal',
     command: { bin: opts.bin, args: argv },
     detached: opts.detached ?? false,
-    // A server has no use for a client's cluster credentials.
-    unsetEnv: TEMPORAL_CONNECTION_VARS,
+    // A server has no use for a client's cluster credentials, nor for retrysafe's trace settings.
+    unsetEnv: [...TEMPORAL_CONNECTION_VARS, OTEL_VARIABLES],
     readyTimeoutMs: opts.readyTimeoutMs ?? 60_000,
     stopGraceMs: opts.stopGraceMs ?? 10_000,
     ...(opts.restart ? { restart: opts.restart } : {}),

@@ -1,6 +1,7 @@
 // `npm start`: the whole retrysafe stack on one machine — Temporal dev server, sandbox
 // bank, worker, API — started in order, each waited for, then one banner with every URL.
-// `--operations <folder>` adds operations defined outside the repository's source.
+// `--operations <folder>` adds operations defined outside the repository's source;
+// `--traces` runs a Zipkin server first and sends every part's traces to it.
 // Ctrl-C stops everything in reverse order. `npm run cluster` (--cluster) runs the same
 // on a multi-process Temporal cluster on PostgreSQL, with two workers and two APIs. See
 // tools/launcher/ for the parts.
@@ -26,7 +27,11 @@ async function main(): Promise<number> {
       console.log(USAGE);
       return 0;
     }
-    config = loadLauncherConfig(ROOT, process.env, { cluster: flags.cluster, operations: flags.operations });
+    config = loadLauncherConfig(ROOT, process.env, {
+      cluster: flags.cluster,
+      traces: flags.traces,
+      operations: flags.operations,
+    });
     const outside = await checkOutsideOperations(config.operations, process.env);
     return await runStack({ config, output, reset: flags.reset, faults: flags.faults, startedAt, outside });
   } catch (err) {

@@ -5,6 +5,8 @@
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
 import type { StepActivity } from '../activities/steps.js';
+import { traceLogAttributes } from '../activities/tracing.js';
+import { activeTracing } from '../common/tracing/start.js';
 import type { OperationModule } from '../common/operations.js';
 import { BUNDLE_CACHE_DIR, cachedWorkflowBundle, workflowBundleOptions } from './bundle.js';
 import { WEBHOOK_TIMEOUT_MS, type WorkerWebhooks } from './config.js';
@@ -59,7 +61,12 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
     ...workflows,
     ...opts.options,
     // A prebuilt bundle carries its interceptor modules; the worker takes them only when it bundles by itself.
-    interceptors: { ...opts.options?.interceptors, ...workflows.interceptors },
+    interceptors: {
+      ...opts.options?.interceptors,
+      ...workflows.interceptors,
+      // With tracing on, activity log lines carry their span (no workflow interceptor: history is untouched).
+      ...(activeTracing() ? { activity: [...(opts.options?.interceptors?.activity ?? []), traceLogAttributes] } : {}),
+    },
   });
 }
 

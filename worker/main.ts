@@ -6,11 +6,14 @@ import { createLogger } from '../common/logger.js';
 import { loadOperationActivities, loadOperations } from '../common/operations.js';
 import { loadTemporalSettings } from '../common/temporal.js';
 import { stepActivityNames } from '../activities/index.js';
+import { startTracing, stopTracing } from '../common/tracing/start.js';
 import { loadWorkerConfig } from './config.js';
 import { createWorker, runUntilShutdown } from './create.js';
 import { checkOpenOperations, definitionProblems } from './start-checks.js';
 
 async function run(): Promise<void> {
+  // A span per step, compensation and webhook delivery, in the trace each operation carries.
+  await startTracing('worker');
   const config = loadWorkerConfig();
   const temporal = loadTemporalSettings();
   const logger = createLogger('worker', { level: config.LOG_LEVEL });
@@ -61,7 +64,11 @@ async function run(): Promise<void> {
     },
     'worker ready',
   );
-  await runUntilShutdown(worker, connection);
+  try {
+    await runUntilShutdown(worker, connection);
+  } finally {
+    await stopTracing();
+  }
 }
 
 run().catch((err) => {

@@ -66,6 +66,17 @@ export interface TraceCarrier {
   tracestate?: string;
 }
 
+/**
+ * The W3C trace context of an operation (the API's start span), carried as data so the
+ * steps, compensations and webhook deliveries join the operation's trace without any
+ * workflow interceptor: an optional field adds no command to a history. Absent when the
+ * API traces nothing.
+ */
+export interface TraceCarrier {
+  traceparent: string;
+  tracestate?: string;
+}
+
 export interface OperationInput<R> {
   tenant: string;
   key: string;
@@ -76,6 +87,7 @@ export interface OperationInput<R> {
    * started before operations carried it (they run their type's definition as they always did).
    */
   program?: OperationProgram;
+  /** The operation's trace, which every step's and compensation's target carries on. */
   trace?: TraceCarrier;
 }
 
@@ -90,7 +102,7 @@ export interface DownstreamTarget {
   downstreamKey: string;
   /** The step or compensation making the call (`charge_payment`, `reverse_charge`), for logs; absent from older workflows. */
   step?: StepName | CompensationName;
-  /** The operation's trace, so the activity's span joins it. */
+  /** The operation's trace, which the call's span joins; absent when the operation is not traced. */
   trace?: TraceCarrier;
   /**
    * On an operation's first step only: everything its program needs from a worker. A worker
@@ -158,7 +170,7 @@ export interface StartMemo {
   notify?: true;
   /** The definition it runs: its version, and what a worker needs to run it (read by the worker's start check). */
   definition: DefinitionMemo;
-  /** The operation's trace, so a retry's own trace can link to it. */
+  /** The operation's trace (its start span), which a retry of the key links to. */
   trace?: { traceparent: string };
 }
 
@@ -190,6 +202,8 @@ export interface NotificationInput {
   deadlineMs: number;
   /** As NotifySettings.temporalUiUrl: absent, the event's resource has no Web UI link. */
   temporalUiUrl?: string;
+  /** The operation's trace, which the deliveries join. */
+  trace?: TraceCarrier;
 }
 
 /**
@@ -198,6 +212,8 @@ export interface NotificationInput {
  */
 export interface CompletionEvent {
   body: string;
+  /** The operation's trace, handed on from the notification's input to each delivery attempt. */
+  trace?: TraceCarrier;
 }
 
 export const SearchAttributes = {

@@ -28,7 +28,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import type { NotificationInput, NotificationState, NotifySettings } from './contracts.js';
+import type { NotificationInput, NotificationState, NotifySettings, TraceCarrier } from './contracts.js';
 import { completionEventId, notificationWorkflowId, type OperationRef } from './identity.js';
 import { markdownCode } from './markdown.js';
 
@@ -110,13 +110,18 @@ function logMeta(operation: OperationRef): Record<string, string> {
  * started must not fail the operation. Shielded, so a cancel of the operation leaves its
  * notification running.
  */
-export function startNotification(operation: OperationRef, notify: NotifySettings): Promise<void> {
+export function startNotification(operation: OperationRef, notify: NotifySettings, trace?: TraceCarrier): Promise<void> {
   return CancellationScope.nonCancellable(async () => {
     try {
       await startChild(notifyCompletion, {
         workflowId: notificationWorkflowId(operation),
         args: [
-          { operation, deadlineMs: notify.deadlineMs, ...(notify.temporalUiUrl ? { temporalUiUrl: notify.temporalUiUrl } : {}) },
+          {
+            operation,
+            deadlineMs: notify.deadlineMs,
+            ...(notify.temporalUiUrl ? { temporalUiUrl: notify.temporalUiUrl } : {}),
+            ...(trace ? { trace } : {}),
+          },
         ],
         parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
         staticSummary: `completion webhook of ${markdownCode(operation.workflowId)}`,

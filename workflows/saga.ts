@@ -127,7 +127,7 @@ export class Saga {
           'the step in flight finishes, no new step starts, then the registered compensations run',
       ),
     );
-    this.notified = settings.notify ? startNotification(operation, settings.notify) : undefined;
+    this.notified = settings.notify ? startNotification(operation, settings.notify, options.trace) : undefined;
   }
 
   private get plan(): readonly Step[] {

@@ -10,6 +10,7 @@ import { Problem } from '../../common/http/problem.js';
 import { RequestEventLog } from '../../common/http/request-log.js';
 import { createLogger, type Logger } from '../../common/logger.js';
 import { programsOf } from '../../common/programs.js';
+import { installRequestTracing } from '../../common/tracing/fastify.js';
 import { builtInRegistry, type OperationRegistry } from '../../workflows/registry.js';
 import { InFlight } from './admission/in-flight.js';
 import { RateWindows } from './admission/rate-windows.js';
@@ -95,6 +96,8 @@ export function buildApp(deps: AppDeps) {
       replyWithProblem(request, reply, toProblem(error));
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  // First, so the request span covers every hook (when tracing is on).
+  installRequestTracing(app);
   guardSlowClients(app.server, limits, app.initialConfig.keepAliveTimeout ?? KEEP_ALIVE_TIMEOUT_MS);
 
   installJsonBody(app);

@@ -5,11 +5,14 @@ import { Client, Connection } from '@temporalio/client';
 import { createLogger } from '../../common/logger.js';
 import { loadOperations } from '../../common/operations.js';
 import { loadTemporalSettings } from '../../common/temporal.js';
+import { startTracing, stopTracing } from '../../common/tracing/start.js';
 import { buildApp } from './app.js';
 import { loadApiConfig } from './config.js';
 import { engineRetryInterceptor } from './engine-errors.js';
 
 async function run(): Promise<void> {
+  // Tenants' requests arrive here: their traceparent may parent a span, never sample it.
+  await startTracing('api', { edge: true });
   const config = loadApiConfig();
   const temporal = loadTemporalSettings();
   const logger = createLogger('api', { level: config.logLevel });
@@ -27,6 +30,7 @@ async function run(): Promise<void> {
     try {
       await app.close();
       await connection.close();
+      await stopTracing();
     } finally {
       process.exit(0);
     }

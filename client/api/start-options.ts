@@ -9,10 +9,12 @@ import {
   type OperationSettings,
   type OperationType,
   type StartMemo,
+  type TraceCarrier,
 } from '../../workflows/contracts.js';
 import type { OperationDefinition } from '../../workflows/definition.js';
 import type { OperationRef } from '../../workflows/identity.js';
 import { programNeeds, type OperationProgram } from '../../workflows/program.js';
+import { recordedTraceId } from '../../common/tracing/traceparent.js';
 import { staticDetails, staticSummary } from './operation-requests.js';
 
 /** What a key is bound to: enough to tell a replay from a reuse without asking Temporal. */
@@ -20,6 +22,8 @@ export interface Claim {
   type: OperationType;
   fingerprint: string;
   request: Record<string, unknown>;
+  /** The operation's trace, when it is traced: its input and memo carry it. */
+  trace?: TraceCarrier;
 }
 
 /**
@@ -35,12 +39,14 @@ export function workflowStartOptions(
   settings: OperationSettings,
   taskQueue: string,
 ): WorkflowStartOptions {
+  const { trace } = claim;
   const input: OperationInput<Record<string, unknown>> = {
     tenant: ref.tenant,
     key: ref.key,
     request: claim.request,
     settings,
     program,
+    ...(trace ? { trace } : {}),
   };
   const memo: StartMemo = {
     type: claim.type,
@@ -52,6 +58,8 @@ export function workflowStartOptions(
     ...(settings.notify ? { notify: true as const } : {}),
     // A worker about to start checks what the open operations' definitions need.
     definition: { version: program.version, ...programNeeds(program) },
+    // A retry of the key links its own trace to this one.
+    ...(trace ? { trace: { traceparent: trace.traceparent } } : {}),
   };
   return {
     taskQueue,
@@ -63,7 +71,7 @@ export function workflowStartOptions(
     args: [input],
     memo: { ...memo },
     staticSummary: staticSummary(definition, ref.workflowId, claim.request),
-    staticDetails: staticDetails(definition, claim.request, program.version),
+    staticDetails: withTraceId(staticDetails(definition, claim.request, program.version), trace),
     typedSearchAttributes: [
       { key: SearchAttributes.OperationType, value: claim.type },
       { key: SearchAttributes.OperationStatus, value: 'processing' },
@@ -72,4 +80,10 @@ export function workflowStartOptions(
       { key: SearchAttributes.DefinitionVersion, value: program.version },
     ],
   };
+}
+
+/** The Web UI's details end with the operation's trace ID when it is recorded, to look it up in the trace viewer. */
+function withTraceId(details: string, trace: TraceCarrier | undefined): string {
+  const traceId = recordedTraceId(trace);
+  return traceId ? `${details}\n\ntrace \`${traceId}\`` : details;
 }

@@ -127,6 +127,10 @@ export const OPERATION_SCHEMA = {
         },
       },
     },
+    traceId: {
+      type: 'string',
+      pattern: '^[0-9a-f]{32}$',
+    },
     links: {
       type: 'object',
       required: ['self'],

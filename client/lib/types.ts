@@ -61,6 +61,8 @@ export interface Operation {
   keyExpiresAt: string | null;
   /** Present when the tenant has a completion webhook. */
   notification?: OperationNotification;
+  /** The operation's OpenTelemetry trace ID, when the API traces: look it up in the trace viewer. */
+  traceId?: string;
 }
 
 export interface OperationList {

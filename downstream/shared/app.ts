@@ -7,6 +7,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type Database from 'better-sqlite3';
 import { Type } from 'typebox';
 import type { Logger } from '../../common/logger.js';
+import { installRequestTracing } from '../../common/tracing/fastify.js';
 import { FaultInjector, registerFaultRoutes } from './faults.js';
 import { baseServerOptions, installHttpEdge, type SandboxApp } from './http.js';
 import { IdempotentExecutor } from './idempotency.js';
@@ -43,6 +44,8 @@ export function createSandboxApp(
     ...baseServerOptions(),
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
   }).withTypeProvider<TypeBoxTypeProvider>();
+  // First, so the server span continuing the caller's trace covers every hook (when tracing is on).
+  installRequestTracing(app);
   installHttpEdge(app);
   bindRequestContext(app, keyedPaths);
 

@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { duration, flag, logLevel, parseEnv, port } from '../../common/env.js';
 import { createLogger, type Logger } from '../../common/logger.js';
+import { startTracing, stopTracing } from '../../common/tracing/start.js';
 import { openDatabase, type Database } from './db.js';
 import type { SandboxApp } from './http.js';
 
@@ -54,6 +55,8 @@ export function runSandbox(
   build: (deps: { db: Database.Database; faults: boolean; keyTtlMs: number; logger: Logger; seed: boolean }) => SandboxApp,
 ): void {
   const run = async () => {
+    // `retrysafe-bank`, `retrysafe-reservations`, `retrysafe-shipping`: a server span per request.
+    await startTracing(name);
     const config = loadConfig();
     const logger = createLogger(name, { level: config.logLevel });
     const db = openDatabase(config.dbPath);
@@ -68,6 +71,7 @@ export function runSandbox(
       app
         .close()
         .then(() => db.close())
+        .then(() => stopTracing())
         .then(
           () => process.exit(0),
           (err: unknown) => {

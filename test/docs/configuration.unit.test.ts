@@ -13,6 +13,7 @@ import { loadBankConfig } from '../../downstream/bank/config.js';
 import { loadReservationsConfig } from '../../downstream/reservations/config.js';
 import { loadLauncherConfig } from '../../tools/launcher/options.js';
 import { loadWorkerConfig } from '../../worker/config.js';
+import { loadTracingSettings } from '../../common/tracing/config.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const read = (path: string) => readFileSync(`${ROOT}/${path}`, 'utf8');
@@ -22,11 +23,16 @@ type Loader = (env: Env) => unknown;
 
 /** What each process runs on its environment at start-up, by the names the table's "used by" gives them. */
 const outsideOperations: Loader = (env) => loadOperations(env, ROOT);
+/** Every process reads the OpenTelemetry variables first (common/tracing/start.ts). */
+const tracing =
+  (process: string): Loader =>
+  (env) =>
+    loadTracingSettings(process, env);
 const PROCESSES: Record<string, Loader[]> = {
-  API: [loadApiConfig, outsideOperations],
-  worker: [loadWorkerConfig, outsideOperations],
-  bank: [loadBankConfig],
-  reservations: [loadReservationsConfig],
+  API: [tracing('api'), loadApiConfig, outsideOperations],
+  worker: [tracing('worker'), loadWorkerConfig, outsideOperations],
+  bank: [tracing('bank'), loadBankConfig],
+  reservations: [tracing('reservations'), loadReservationsConfig],
   launcher: [
     (env) => loadLauncherConfig(ROOT, env, { cwd: ROOT }),
     (env) => loadLauncherConfig(ROOT, env, { cwd: ROOT, cluster: true }),
@@ -43,6 +49,8 @@ const READ_ELSEWHERE: Record<string, { file: string; by: string[] }> = {
   LOG_PRETTY: { file: 'common/logger.ts', by: ALL },
   // Set-up, before any configuration: which `temporal` binary to run.
   TEMPORAL_CLI_PATH: { file: 'tools/temporal-cli.ts', by: ['set-up'] },
+  // Set-up of `--traces`: which Zipkin server jar to run.
+  ZIPKIN_JAR_PATH: { file: 'tools/zipkin.ts', by: ['set-up'] },
 };
 
 /**

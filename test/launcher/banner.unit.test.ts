@@ -38,6 +38,26 @@ describe('banner', () => {
     );
     expect(text).not.toContain('Authorization');
     expect(text).not.toContain('fault injection');
+    expect(text).not.toContain('Zipkin');
+  });
+
+  it("with --traces, shows the Zipkin UI and where an operation's trace is", () => {
+    const c = loadLauncherConfig(FAKE_ROOT, {}, { traces: true });
+    const services = stackParts(stackOf(c));
+    const text = renderBanner(
+      {
+        config: c,
+        settings: { apiKeyCount: 0, tenants: [] },
+        temporal: EMBEDDED,
+        services,
+        readyMs: 9_000,
+        traces: { ui: 'http://localhost:9411/zipkin/' },
+      },
+      output,
+    );
+    expect(text).toMatch(/^ {2}Traces +http:\/\/localhost:9411\/zipkin\/ +Zipkin/m);
+    expect(text).toContain('http://localhost:9411/zipkin/traces/<traceId>');
+    expect(text).toContain('GET /v1/operations/{key}');
   });
 
   it('on the cluster, lists both APIs (the curl on the first), the cluster, PostgreSQL and its logs', () => {

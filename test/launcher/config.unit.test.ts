@@ -7,15 +7,17 @@ import { problemsOf } from '../support/config-problems.js';
 import { CLUSTER, FAKE_ROOT, stackOf } from './fixtures.js';
 
 describe('flags', () => {
-  it('accepts --reset, --faults, --cluster and --help', () => {
+  it('accepts --reset, --faults, --cluster, --traces and --help', () => {
     expect(parseFlags(['--reset', '--faults'])).toEqual({
       reset: true,
       faults: true,
       cluster: false,
+      traces: false,
       help: false,
       operations: [],
     });
     expect(parseFlags(['--cluster']).cluster).toBe(true);
+    expect(parseFlags(['--traces']).traces).toBe(true);
     expect(parseFlags(['-h']).help).toBe(true);
   });
 
@@ -33,6 +35,7 @@ describe('flags', () => {
     expect(() => parseFlags(['--rest'])).toThrow(new UsageError("unknown option '--rest'"));
     expect(() => parseFlags(['now'])).toThrow(new UsageError("unexpected argument 'now'"));
     expect(() => parseFlags(['--reset=yes'])).toThrow(UsageError);
+    expect(() => parseFlags(['--traces=zipkin'])).toThrow(new UsageError("Option '--traces' does not take an argument"));
   });
 });
 
@@ -106,6 +109,43 @@ describe('configuration', () => {
     );
     expect(problemsOf(() => loadLauncherConfig(FAKE_ROOT, { API_PORT: '4001' }))).toEqual([
       'BANK_PORT and API_PORT are both 4001: each part needs its own port',
+    ]);
+  });
+
+  it('with --traces, runs Zipkin on ZIPKIN_PORT and points every part at it', () => {
+    expect(loadLauncherConfig(FAKE_ROOT, {}).traces).toBeUndefined();
+    const c = loadLauncherConfig(FAKE_ROOT, {}, { traces: true });
+    expect(c.traces).toEqual({ zipkinPort: 9411 });
+    expect(loadLauncherConfig(FAKE_ROOT, { ZIPKIN_PORT: '19411' }, { traces: true }).traces).toEqual({ zipkinPort: 19411 });
+    const traces = { spans: 'http://127.0.0.1:9411/api/v2/spans', ui: 'http://localhost:9411/zipkin/' };
+    for (const part of stackParts(stackOf(c, { traces }))) {
+      expect(part.env).toMatchObject({
+        OTEL_TRACES_EXPORTER: 'zipkin',
+        OTEL_EXPORTER_ZIPKIN_ENDPOINT: 'http://127.0.0.1:9411/api/v2/spans',
+      });
+    }
+    // Without it, the parts are left the OpenTelemetry variables of the launcher's environment.
+    for (const part of stackParts(stackOf(loadLauncherConfig(FAKE_ROOT, {}))))
+      expect(part.env).not.toHaveProperty('OTEL_TRACES_EXPORTER');
+  });
+
+  it('with --traces, refuses a bad ZIPKIN_PORT and one another part takes', () => {
+    expect(problemsOf(() => loadLauncherConfig(FAKE_ROOT, { ZIPKIN_PORT: 'zip' }, { traces: true }))[0]).toMatch(
+      /^ZIPKIN_PORT="zip": must be a whole number/,
+    );
+    expect(problemsOf(() => loadLauncherConfig(FAKE_ROOT, { ZIPKIN_PORT: '3000' }, { traces: true }))).toEqual([
+      'API_PORT and ZIPKIN_PORT are both 3000: each part needs its own port',
+    ]);
+  });
+
+  it('checks the OpenTelemetry variables up front, once for all the parts', () => {
+    const stack = stackOf(loadLauncherConfig(FAKE_ROOT, {}));
+    vi.stubEnv('OTEL_TRACES_EXPORTER', 'jaeger');
+    vi.stubEnv('OTEL_TRACES_SAMPLER_ARG', 'half');
+    vi.stubEnv('OTEL_TRACES_SAMPLER', 'traceidratio');
+    expect(problemsOf(() => validateParts(stack))).toEqual([
+      expect.stringMatching(/^OTEL_TRACES_EXPORTER="jaeger": "jaeger" is not an exporter/),
+      expect.stringMatching(/^OTEL_TRACES_SAMPLER_ARG="half": must be a ratio/),
     ]);
   });
 

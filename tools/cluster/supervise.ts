@@ -11,6 +11,7 @@ import type { Supervisor } from '../supervisor/supervisor.js';
 import { TEMPORAL_CONNECTION_VARS } from '../../common/temporal.js';
 import type { ClusterDefinition, ClusterProcess, SetupPhase, SetupStep } from './cluster.js';
 import { startInWaves } from './waves.js';
+import { OTEL_VARIABLES } from '../../common/tracing/config.js';
 
 export interface SuperviseOptions {
   supervisor: Supervisor;
@@ -91,7 +92,8 @@ export async function superviseCluster(definition: ClusterDefinition, opts: Supe
         command: { bin: p.file, args: p.args, orphanSignal: p.stopSignal },
         cwd: p.cwd,
         env: p.env,
-        unsetEnv: TEMPORAL_CONNECTION_VARS,
+        // Nor retrysafe's trace settings, which the servers would read as their own.
+        unsetEnv: [...TEMPORAL_CONNECTION_VARS, OTEL_VARIABLES],
         ...(p.uid !== undefined ? { uid: p.uid, gid: p.gid } : {}),
         ready: (ctx) => ctx.poll(p.ready.description, () => p.ready.check(), 250),
         readyTimeoutMs: opts.readyTimeoutMs ?? 180_000,

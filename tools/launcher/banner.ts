@@ -15,6 +15,8 @@ export interface BannerInput {
   readyMs: number;
   /** Operations from outside (--operations), the services they call, and those that did not answer. */
   outside?: OutsideOperations & { silent: readonly string[] };
+  /** With --traces: the Zipkin UI. */
+  traces?: { ui: string };
 }
 
 export function renderBanner(input: BannerInput, out: Output): string {
@@ -51,6 +53,12 @@ export function renderBanner(input: BannerInput, out: Output): string {
     row('API docs', `${api}/docs`),
     row('OpenAPI', `${api}/openapi.json`),
     row('Temporal UI', temporal.uiUrl ?? '(unknown: set TEMPORAL_UI_URL)'),
+    ...(input.traces
+      ? [
+          row('Traces', input.traces.ui, 'Zipkin: every part sends its spans here'),
+          row('', `${input.traces.ui}traces/<traceId>`, "an operation's trace: its traceId is in GET /v1/operations/{key}"),
+        ]
+      : []),
     row(
       'Temporal gRPC',
       temporal.address,

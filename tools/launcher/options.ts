@@ -26,6 +26,9 @@ Options:
              (API_PORT and API_PORT+1); data in .data/cluster
   --reset    delete the data directory first (start from empty data)
   --faults   start the sandbox services with fault injection (SANDBOX_FAULTS=1)
+  --traces   also start a Zipkin server (Java 17; fetched once from Maven Central into
+             .tools/zipkin) and send every process's traces to it: UI on ZIPKIN_PORT,
+             an operation's trace at /zipkin/traces/<its traceId>. See docs/operating.md
   --operations <folder>
              also run the operations of <folder>/operations.ts (repeatable); the
              worker finds the services they call in RETRYSAFE_SERVICES. See
@@ -37,6 +40,7 @@ Environment (defaults in brackets):
   TEMPORAL_PORT [7233; with --cluster the frontend, the cluster's other ports follow it]
   TEMPORAL_UI_PORT [8233]  BANK_PORT [4001]
   RESERVATIONS_PORT [4002]  WORKER_METRICS_PORT [9464]  API_PORT [3000]  RETRYSAFE_API_KEYS [unset: dev mode]
+  ZIPKIN_PORT [9411, with --traces]  OTEL_TRACES_EXPORTER and the other OTEL_* variables [unset: no tracing]
   RETRYSAFE_OPERATIONS [unset]: folders of operations, as --operations
   RETRYSAFE_SERVICES [unset]: <service>=<base URL>,... for the services those operations call
   TEMPORAL_ADDRESS [unset]: use that cluster instead of starting a dev server
@@ -52,6 +56,8 @@ export interface Flags {
   reset: boolean;
   faults: boolean;
   cluster: boolean;
+  /** Run the Zipkin server and send every process's traces to it. */
+  traces: boolean;
   help: boolean;
   /** Folders of operations from outside, as given (each may list several, comma-separated). */
   operations: string[];
@@ -65,6 +71,7 @@ export function parseFlags(argv: string[]): Flags {
         reset: { type: 'boolean' },
         faults: { type: 'boolean' },
         cluster: { type: 'boolean' },
+        traces: { type: 'boolean' },
         operations: { type: 'string', multiple: true },
         help: { type: 'boolean', short: 'h' },
       },
@@ -75,6 +82,7 @@ export function parseFlags(argv: string[]): Flags {
       reset: values.reset ?? false,
       faults: values.faults ?? false,
       cluster: values.cluster ?? false,
+      traces: values.traces ?? false,
       help: values.help ?? false,
       operations: values.operations ?? [],
     };
@@ -107,6 +115,7 @@ export const launcherEnv = {
   WORKER_METRICS_PORT: fixedPort.default(9464),
   API_HOST: z.string().min(1).default('127.0.0.1'),
   API_PORT: fixedPort.default(3000),
+  ZIPKIN_PORT: fixedPort.default(9411),
   RETRYSAFE_TASK_QUEUE: z.string().min(1).default('retrysafe'),
   RETRYSAFE_START_TIMEOUT: duration({ min: 1_000, max: 600_000 }).default(60_000),
   RETRYSAFE_STOP_GRACE: duration({ min: 100, max: 120_000 }).default(10_000),
@@ -137,6 +146,8 @@ export interface LauncherConfig {
   stopGraceMs: number;
   /** Folders of operations from outside (--operations, RETRYSAFE_OPERATIONS) the APIs and workers load. */
   operations: OperationFolder[];
+  /** With --traces: the Zipkin server's port. */
+  traces?: { zipkinPort: number };
 }
 
 export function loadLauncherConfig(
@@ -144,6 +155,8 @@ export function loadLauncherConfig(
   env: Record<string, string | undefined> = process.env,
   opts: {
     cluster?: boolean;
+    /** `--traces`: run the Zipkin server. */
+    traces?: boolean;
     /** `--operations` values. */
     operations?: readonly string[];
     /** Where relative folders are taken from: the directory npm was run in (INIT_CWD), else the current one. */
@@ -188,6 +201,7 @@ export function loadLauncherConfig(
     claims.push([`WORKER_METRICS_PORT${plus}`, e.WORKER_METRICS_PORT + i], [`API_PORT${plus}`, e.API_PORT + i]);
   }
   if (temporal.mode !== 'external') claims.unshift(['TEMPORAL_PORT', e.TEMPORAL_PORT], ['TEMPORAL_UI_PORT', e.TEMPORAL_UI_PORT]);
+  if (opts.traces) claims.push(['ZIPKIN_PORT', e.ZIPKIN_PORT]);
   const problems: string[] = [];
   const seen = new Map<number, string>();
   for (const [name, value] of claims) {
@@ -234,5 +248,6 @@ export function loadLauncherConfig(
     startTimeoutMs: e.RETRYSAFE_START_TIMEOUT,
     stopGraceMs: e.RETRYSAFE_STOP_GRACE,
     operations,
+    ...(opts.traces ? { traces: { zipkinPort: e.ZIPKIN_PORT } } : {}),
   };
 }

@@ -14,6 +14,7 @@ import { loadApiConfig } from '../../client/api/config.js';
 import { loadBankConfig } from '../../downstream/bank/config.js';
 import { loadReservationsConfig } from '../../downstream/reservations/config.js';
 import { loadWorkerConfig } from '../../worker/config.js';
+import { loadTracingSettings } from '../../common/tracing/config.js';
 import { PART_ENTRY, partEnv, temporalEnv, type StackDescription } from '../stack-env.js';
 import type { LauncherConfig } from './options.js';
 
@@ -28,6 +29,8 @@ export interface StackSpec {
   temporal: StackTemporalInfo;
   /** Opens a connection to that Temporal (the worker's probe looks for its poller). */
   connect?: () => Promise<Connection>;
+  /** With --traces: where every part sends its spans (the Zipkin server's span endpoint) and its UI. */
+  traces?: { spans: string; ui: string };
 }
 
 export interface StackTemporalInfo {
@@ -116,6 +119,8 @@ export function stackParts(stack: StackSpec, settings?: { apiKeys?: (s: ServiceS
   const common: Record<string, string> = {
     ...temporalEnv(described),
     ...(stack.prettyLogs && process.env.LOG_PRETTY === undefined ? { LOG_PRETTY: '1' } : {}),
+    // --traces: every part exports to the Zipkin server the launcher runs.
+    ...(stack.traces ? { OTEL_TRACES_EXPORTER: 'zipkin', OTEL_EXPORTER_ZIPKIN_ENDPOINT: stack.traces.spans } : {}),
   };
   // With a Temporal of our own, cluster credentials meant for elsewhere must not leak in.
   const unsetEnv = stack.temporal.embedded || stack.temporal.cluster ? TEMPORAL_CONNECTION_VARS : [];
@@ -276,13 +281,21 @@ async function pollerProbe(stack: StackSpec, ctx: ReadyContext): Promise<void> {
 export function validateParts(stack: StackSpec): ServiceSettings {
   let result: ServiceSettings = { apiKeyCount: 0, tenants: [] };
   const problems: string[] = [];
-  for (const part of stackParts(stack, { apiKeys: (s) => (result = s) })) {
+  const parts = stackParts(stack, { apiKeys: (s) => (result = s) });
+  for (const part of parts) {
     try {
       part.validate(childEnv(part));
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
       problems.push(...err.problems.map((p) => `${p} (${part.name})`));
     }
+  }
+  // The OpenTelemetry variables, the same for every part: checked once.
+  try {
+    if (parts[0]) loadTracingSettings(parts[0].name, childEnv(parts[0]));
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    problems.push(...err.problems);
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return result;

@@ -1,5 +1,5 @@
 // Brings the stack up part by part (Temporal, bank, reservations, worker, API), each
-// waited for before the next, then keeps it up: a part that dies is restarted with
+// waited for before the next (with --traces, the Zipkin server beside Temporal), then keeps it up: a part that dies is restarted with
 // back-off and the output says so; a signal stops everything in reverse order; a part that
 // cannot start three times in a row stops the stack, with a last line naming it.
 import { join } from 'node:path';
@@ -16,6 +16,8 @@ import { claimDataDir, resetDataDir, takeOverDataDir } from './data-dir.js';
 import { stackParts, validateParts, type StackPart, type StackSpec } from './parts.js';
 import { answers, displayOrigin, type OutsideOperations } from './operations.js';
 import { clusterDefinition, startTemporal } from './temporal.js';
+import { startZipkin, zipkinJar } from './traces.js';
+import { zipkinUrls } from '../zipkin.js';
 import type { ClusterDefinition } from '../cluster/cluster.js';
 
 export interface RunOptions {
@@ -56,6 +58,7 @@ export async function runStack(opts: RunOptions): Promise<number> {
                 }
               : {}),
           },
+    ...(config.traces ? { traces: zipkinUrls(config.traces.zipkinPort) } : {}),
   };
   // Every child's settings are checked before anything starts (ConfigError → exit 2).
   const settings = validateParts(stack);
@@ -98,7 +101,11 @@ export async function runStack(opts: RunOptions): Promise<number> {
     const note = await takeOverDataDir(config.dataDir);
     if (note) output.warn(note);
     // Ports next, all of them: a clash is reported before anything is started.
-    const claims: PortClaim[] = [...temporalClaims(config, cluster), ...stackParts(stack).flatMap((s) => s.ports)];
+    const claims: PortClaim[] = [
+      ...zipkinClaims(config),
+      ...temporalClaims(config, cluster),
+      ...stackParts(stack).flatMap((s) => s.ports),
+    ];
     try {
       await assertPortsFree(claims);
     } catch (err) {
@@ -109,10 +116,23 @@ export async function runStack(opts: RunOptions): Promise<number> {
       resetDataDir(config.dataDir, config.root);
       output.info(`--reset: deleted ${config.dataDir}`);
     }
+    let jar: string | undefined;
+    try {
+      // Fetched (the first time) before anything starts: a missing Java is reported at once.
+      if (config.traces) jar = zipkinJar(config, output);
+    } catch (err) {
+      if (err instanceof StartError) return fail(err.part, err.message);
+      throw err;
+    }
     const dataDir = claimDataDir(config.dataDir);
 
     try {
       const t0 = performance.now();
+      // Beside Temporal: neither needs the other, and the JVM takes its time.
+      if (jar) output.info(`starting zipkin (in memory, on 127.0.0.1:${config.traces!.zipkinPort})`);
+      const zipkin = jar ? timed(startZipkin(config, jar, supervisor, output, stopRequest.signal)) : undefined;
+      // Its failure is the start's failure, reported once the wait below reaches it.
+      zipkin?.catch(() => undefined);
       output.info(
         t.mode === 'embedded'
           ? `starting temporal (dev server on ${stack.temporal.address}, ${config.dataDir}/temporal.db)`
@@ -129,6 +149,7 @@ export async function runStack(opts: RunOptions): Promise<number> {
       output.info(
         `temporal ready (${since(t0)}, namespace ${temporal.namespace}, retention ${ms(config.retentionMs, { long: true })})`,
       );
+      if (zipkin) output.info(`zipkin ready (${seconds(await zipkin)})`);
 
       // One role after the other; the instances of one role (worker-1 and worker-2) together.
       for (const wave of byRole(stackParts(stack))) {
@@ -191,6 +212,7 @@ export async function runStack(opts: RunOptions): Promise<number> {
           services: stackParts(stack),
           readyMs: performance.now() - opts.startedAt,
           outside: { ...outside, silent },
+          ...(stack.traces ? { traces: { ui: stack.traces.ui } } : {}),
         },
         output,
       ),
@@ -239,6 +261,19 @@ function report(event: PartEvent, output: Output): void {
       // The main loop stops the stack and says why.
       break;
   }
+}
+
+function zipkinClaims(config: LauncherConfig): PortClaim[] {
+  if (!config.traces) return [];
+  const port = config.traces.zipkinPort;
+  return [{ part: 'zipkin', what: 'Zipkin UI and span endpoint', host: '127.0.0.1', port, variable: 'ZIPKIN_PORT' }];
+}
+
+/** Resolves with how long `start` took, in milliseconds. */
+async function timed(start: Promise<void>): Promise<number> {
+  const t0 = performance.now();
+  await start;
+  return performance.now() - t0;
 }
 
 function temporalClaims(config: LauncherConfig, cluster: ClusterDefinition | undefined): PortClaim[] {

@@ -18,10 +18,13 @@ import type { EngineCall } from './engine-deadline.js';
 /** The claim an execution's memo records, or undefined when it was not started by this API. */
 export function claimFromMemo(memo: Record<string, unknown> | undefined): Claim | undefined {
   if (!memo) return undefined;
-  const { type, fingerprint, request } = memo;
+  const { type, fingerprint, request, trace } = memo;
   if (typeof type !== 'string' || typeof fingerprint !== 'string') return undefined;
   if (typeof request !== 'object' || request === null || Array.isArray(request)) return undefined;
-  return { type, fingerprint, request: request as Record<string, unknown> };
+  const claim: Claim = { type, fingerprint, request: request as Record<string, unknown> };
+  // The operation's trace, which a retry of the key links to.
+  const traceparent = (trace as { traceparent?: unknown } | undefined)?.traceparent;
+  return typeof traceparent === 'string' ? { ...claim, trace: { traceparent } } : claim;
 }
 
 /** Where a key stands once claimed: started by this claim, or found taken (and by what). */

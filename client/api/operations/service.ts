@@ -27,6 +27,7 @@ import { boundRequest } from '../operation-requests.js';
 import { problems } from '../problems.js';
 import type { Operation } from '../schemas.js';
 import { workflowStartOptions, type Claim } from '../start-options.js';
+import { linkReplay, traceStart } from '../tracing.js';
 import { claimConflict, claimFromMemo, claimKey, SharedClaims, type ClaimOutcome } from './claim.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { engineDeadline, type EngineCall } from './engine-deadline.js';
@@ -100,6 +101,7 @@ export class OperationService {
       metrics.cacheHits.inc();
       this.assertSameRequest(cached, incoming);
       metrics.replays.inc({ type });
+      linkReplay(ref, cached.trace);
       return { operation: await this.withNotification(ref, cached.operation), replayed: true };
     }
 
@@ -109,6 +111,7 @@ export class OperationService {
     if (replayed) {
       this.assertSameRequest(claimed, incoming);
       metrics.replays.inc({ type });
+      linkReplay(ref, claimed?.trace);
       if (existingOperation) {
         const operation = await existingOperation();
         if (isTerminal(operation)) return { operation: await this.withNotification(ref, operation), replayed };
@@ -118,7 +121,8 @@ export class OperationService {
     const known = await this.waits.wait(handle, waitMs, signal);
     // The usual end of a new operation: it completed while we waited, and its return value
     // and close time are the whole answer (the claim is the one checked above).
-    const answered = known && operationFromOutcome(ref.workflowId, known.value, known.closedAt, await this.closedContext());
+    const answered =
+      known && operationFromOutcome(ref.workflowId, known.value, known.closedAt, await this.closedContext(), claimed?.trace);
     if (answered) {
       this.cache.remember(ref.workflowId, claimed, answered);
       return { operation: await this.withNotification(ref, answered), replayed };
@@ -139,18 +143,20 @@ export class OperationService {
         ? { notify: { deadlineMs: config.webhooks.deadlineMs, temporalUiUrl: config.temporalUiUrl } }
         : {}),
     };
-    const outcome = await claimKey(
-      {
-        client,
-        call: this.call,
-        start: (r, c) =>
-          client.workflow.start(
-            c.type,
-            workflowStartOptions(definition, this.programOf(c.type), r, c, settings, config.taskQueue),
-          ),
-      },
-      ref,
-      incoming,
+    const outcome = await traceStart(incoming.type, ref, (trace) =>
+      claimKey(
+        {
+          client,
+          call: this.call,
+          start: (r, c) =>
+            client.workflow.start(
+              c.type,
+              workflowStartOptions(definition, this.programOf(c.type), r, c, settings, config.taskQueue),
+            ),
+        },
+        ref,
+        trace ? { ...incoming, trace } : incoming,
+      ),
     );
     if (outcome.started) metrics.operationsStarted.inc({ type: incoming.type });
     const { existing } = outcome;
