@@ -38,7 +38,7 @@ const stack = useFullStack({
     LOG_LEVEL: 'info',
     // Dev mode: every request is tenant "default", which has a webhook.
     RETRYSAFE_WEBHOOKS: `default=${receiver.url}`,
-    RETRYSAFE_WEBHOOK_SECRET: SECRET,
+    RETRYSAFE_WEBHOOK_SECRETS: `default=${SECRET}`,
   },
 });
 
