@@ -7,13 +7,11 @@ import { z } from 'zod';
 import { ConfigError, duration, httpUrl, logLevel, parseEnv, port } from '../../common/env.js';
 import { parseWebhookUrls, webhookDeadline } from '../../common/webhooks.js';
 import { TENANT_PATTERN } from '../../workflows/identity.js';
-import { parseTenantLimits, type TenantLimits } from './admission/tenant-limits.js';
+import { parseAdmissionSettings, type AdmissionSettings } from './admission/settings.js';
 
 /** How long a checkout's reservation hold lives unless RETRYSAFE_HOLD_TTL says otherwise. */
 export const DEFAULT_HOLD_TTL_SECONDS = 900;
 export const DEV_TENANT = 'default';
-/** New operations one API instance starts or waits on at once, unless RETRYSAFE_MAX_IN_FLIGHT says otherwise. */
-export const DEFAULT_MAX_IN_FLIGHT = 64;
 export { TENANT_PATTERN };
 /** Printable ASCII without space, `,` and `=` (the list separators), at least 16 characters. */
 const SECRET_PATTERN = /^[\x21-\x2b\x2d-\x3c\x3e-\x7e]+$/;
@@ -44,15 +42,8 @@ export interface ApiConfig {
   logLevel: z.infer<typeof logLevel>;
   /** Completion webhooks: the tenants that have one, and how long each event is redelivered. */
   webhooks: { tenants: ReadonlySet<string>; deadlineMs: number };
-  /** What the API takes on before it refuses a new operation (429, 503 engine_busy). */
-  admission: {
-    /** Each tenant's rate of new operations, shared by every instance through `limitsDb`. */
-    tenantLimits: TenantLimits;
-    /** The SQLite file of the rate windows; opened only when some tenant is limited. */
-    limitsDb: string;
-    /** New operations this instance may start or wait on at once (the engine bound). */
-    maxInFlight: number;
-  };
+  /** What the API takes on before it refuses a request (429, 503 engine_busy). */
+  admission: AdmissionSettings;
 }
 
 const wholeNumber = (min: number, max: number) =>
@@ -79,8 +70,6 @@ const shape = {
   TEMPORAL_UI_URL: httpUrl.default('http://localhost:8233'),
   LOG_LEVEL: logLevel.default('info'),
   RETRYSAFE_WEBHOOK_DEADLINE: webhookDeadline,
-  RETRYSAFE_LIMITS_DB: z.string().trim().min(1).default('.data/limits.db'),
-  RETRYSAFE_MAX_IN_FLIGHT: wholeNumber(1, 100_000).default(DEFAULT_MAX_IN_FLIGHT),
 };
 
 /**
@@ -150,11 +139,11 @@ export function loadApiConfig(env: Record<string, string | undefined> = process.
     if (!(err instanceof ConfigError)) throw err;
     problems.push(...err.problems);
   }
-  let tenantLimits: TenantLimits = { tenants: new Map(), others: null };
+  let admission: AdmissionSettings | undefined;
   try {
     // Which tenants exist is known only once the API keys were read.
     const known = apiKeysRead ? new Set(apiKeys === null ? [DEV_TENANT] : apiKeys.map((k) => k.tenant)) : undefined;
-    tenantLimits = parseTenantLimits(env.RETRYSAFE_TENANT_LIMITS, known);
+    admission = parseAdmissionSettings(env, known);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     problems.push(...err.problems);
@@ -166,7 +155,7 @@ export function loadApiConfig(env: Record<string, string | undefined> = process.
     if (!(err instanceof ConfigError)) throw err;
     problems.push(...err.problems);
   }
-  if (problems.length > 0 || parsed === undefined) throw new ConfigError(problems);
+  if (problems.length > 0 || parsed === undefined || admission === undefined) throw new ConfigError(problems);
   return {
     host: parsed.API_HOST,
     port: parsed.API_PORT,
@@ -183,6 +172,6 @@ export function loadApiConfig(env: Record<string, string | undefined> = process.
     temporalUiUrl: parsed.TEMPORAL_UI_URL,
     logLevel: parsed.LOG_LEVEL,
     webhooks: { tenants: webhookTenants, deadlineMs: parsed.RETRYSAFE_WEBHOOK_DEADLINE },
-    admission: { tenantLimits, limitsDb: parsed.RETRYSAFE_LIMITS_DB, maxInFlight: parsed.RETRYSAFE_MAX_IN_FLIGHT },
+    admission,
   };
 }

@@ -82,6 +82,7 @@ function responses(Operation: ReturnType<typeof resourceSchemas>['Operation']) {
 
   const readResponses = {
     401: unauthorizedResponse,
+    429: rateLimitedResponse,
     500: problemResponse('internal_error'),
     503: engineUnavailableResponse,
   };
@@ -155,6 +156,7 @@ export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> 
       request.waitMs,
       callerGone(reply),
     );
+    request.startOutcome = { type, status: operation.status, code: operation.error?.code, replayed };
     request.log.info(
       { type, status: operation.status, step: operation.step, replayed },
       replayed ? 'operation replayed' : 'operation started',
@@ -174,6 +176,7 @@ export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> 
       `/${definition.plural}`,
       {
         onRequest: async (request, reply) => claimHeaders(request, reply, defaultWaitMs),
+        config: { admission: 'start' },
         schema: {
           summary: `Start (or replay) a ${definition.type}`,
           description: definition.description,
@@ -200,6 +203,7 @@ export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> 
   app.get(
     '/operations/:key',
     {
+      config: { admission: 'read' },
       schema: {
         summary: 'Read an operation by its key',
         description: 'URL-encode the key (a "/" in a key is %2F). Another tenant\'s key is not found.',
@@ -224,7 +228,7 @@ export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> 
       // It does read a key that ends in "/cancel", but the resource documented at
       // `…/{key}/cancel` is the cancel action, so that is what its Allow header describes
       // (such a key is read unambiguously %2F-encoded).
-      config: { servesPath: (path: string) => !path.endsWith(CANCEL_SUFFIX) },
+      config: { servesPath: (path: string) => !path.endsWith(CANCEL_SUFFIX), admission: 'read' },
       schema: {
         hide: true,
         params: Type.Object({ '*': Type.String() }),
@@ -251,6 +255,7 @@ export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> 
   app.post(
     '/operations/:key/cancel',
     {
+      config: { admission: 'read' },
       schema: {
         summary: 'Cancel a running operation',
         description:
@@ -272,7 +277,7 @@ export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> 
   app.post(
     '/operations/*',
     {
-      config: { servesPath: (path: string) => path.endsWith(CANCEL_SUFFIX) },
+      config: { servesPath: (path: string) => path.endsWith(CANCEL_SUFFIX), admission: 'read' },
       schema: {
         hide: true,
         params: Type.Object({ '*': Type.String() }),
@@ -292,6 +297,7 @@ export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> 
   app.get(
     '/operations',
     {
+      config: { admission: 'read' },
       schema: {
         summary: "List the tenant's operations",
         description: 'From the Temporal visibility store (eventually consistent). Page with `cursor`.',

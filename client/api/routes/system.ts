@@ -3,14 +3,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Registry } from 'prom-client';
-import type { OperationService } from '../operations/service.js';
 import { problems } from '../problems.js';
 import { engineUnavailableResponse, jsonResponse, unauthorizedResponse } from '../schemas.js';
 
 export interface SystemRoutesOptions {
-  service: OperationService;
   registry: Registry;
-  readinessTimeoutMs: number;
+  /** Whether Temporal answers (cached briefly: the route is open to anyone). */
+  ready(): Promise<boolean>;
 }
 
 export const systemRoutes: FastifyPluginAsyncTypebox<SystemRoutesOptions> = async (app, opts) => {
@@ -39,7 +38,7 @@ export const systemRoutes: FastifyPluginAsyncTypebox<SystemRoutesOptions> = asyn
       },
     },
     async () => {
-      if (!(await opts.service.ready(opts.readinessTimeoutMs))) throw problems.engineUnavailable();
+      if (!(await opts.ready())) throw problems.engineUnavailable();
       return { status: 'ready' as const };
     },
   );
