@@ -68,8 +68,10 @@ describe('documents', () => {
       'retrysafe_waits_timed_out_total',
       'retrysafe_cache_hits_total',
       'retrysafe_admission_refused_total',
-      'retrysafe_admission_bypassed_total',
       'retrysafe_operations_in_flight',
+      'retrysafe_in_flight_limit',
+      'retrysafe_engine_latency_ratio',
+      'retrysafe_tenant_share',
       'retrysafe_http_request_duration_seconds',
     ]) {
       expect(res.body).toContain(`# TYPE ${name}`);
@@ -79,5 +81,8 @@ describe('documents', () => {
     );
     expect(res.body).toMatch(/route="\/v1\/operations\/:key"/);
     expect(res.body).not.toContain('order-42');
+    // The one label that names a tenant: its share of the in-flight limit (tenants are the API keys' ones).
+    expect(res.body).toMatch(/^retrysafe_tenant_share\{tenant="acme"\} \d+/m);
+    expect(res.body).toMatch(/^retrysafe_in_flight_limit 64$/m);
   });
 });

@@ -38,6 +38,8 @@ export interface ChaosTemporalOptions {
 
 export interface ChaosTemporal {
   address: string;
+  /** The cluster's PostgreSQL database for the API instances' rate windows (none on the dev server). */
+  limitsUrl?: string;
   /** Closes the cluster's log files (nothing for the dev server, whose lines go to logFile). */
   closeLogs(): Promise<void>;
 }
@@ -74,5 +76,5 @@ export async function startChaosTemporal(opts: ChaosTemporalOptions): Promise<Ch
       if (note !== undefined) opts.log(`cluster ${step.name}: ${note} (${((ms ?? 0) / 1000).toFixed(1)} s)`);
     },
   });
-  return { address: definition.frontendAddress, closeLogs: () => cluster.closeLogs() };
+  return { address: definition.frontendAddress, limitsUrl: definition.limitsUrl, closeLogs: () => cluster.closeLogs() };
 }

@@ -204,8 +204,9 @@ export async function startChaosStack(
     reservations: { host: '127.0.0.1', port: reservationsPort!, db: join(dir, 'reservations.db') },
     faults: true,
     worker: { downstreamTimeout: String(CHAOS_TIMINGS.downstreamTimeoutMs), metricsAddress: 'off' },
-    // Both instances count the tenants' rates in one file, as instances of one deployment do.
-    api: { host: '127.0.0.1', limitsDb: join(dir, 'limits.db') },
+    // Both instances count the tenants' rates in one store, as instances of one deployment do:
+    // the cluster's PostgreSQL, or one file beside the dev server.
+    api: { host: '127.0.0.1', ...(temporal.limitsUrl ? { limitsUrl: temporal.limitsUrl } : { limitsDb: join(dir, 'limits.db') }) },
   };
   const bankUrl = loopbackUrl(bankPort!);
   const reservationsUrl = loopbackUrl(reservationsPort!);
