@@ -62,7 +62,9 @@ const KEEP_ALIVE_TIMEOUT_MS = 72_000;
 /** The shared store of the tenants' windows the settings name. */
 function windowStore(admission: AdmissionSettings): WindowStore {
   const { store, storeTimeoutMs } = admission;
-  return store.kind === 'postgres' ? new PostgresWindows(store.url, storeTimeoutMs) : new SqliteWindows(store.path, storeTimeoutMs);
+  return store.kind === 'postgres'
+    ? new PostgresWindows(store.url, storeTimeoutMs)
+    : new SqliteWindows(store.path, storeTimeoutMs);
 }
 
 /** Builds the app; plugins load on `ready()`, `inject()` or `listen()`. */

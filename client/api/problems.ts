@@ -108,7 +108,7 @@ export const problems = {
       503,
       'engine_busy',
       why === 'bound'
-        ? "this tenant has its share of the new operations this API instance keeps in flight (as many as the workflow engine takes without slowing every answer); nothing was started, retry with the same Idempotency-Key"
+        ? 'this tenant has its share of the new operations this API instance keeps in flight (as many as the workflow engine takes without slowing every answer); nothing was started, retry with the same Idempotency-Key'
         : 'the workflow engine refused the call as overloaded; nothing was started, retry with the same Idempotency-Key',
       { headers: { 'retry-after': String(ENGINE_BUSY_RETRY_AFTER_SECONDS) } },
     ),

@@ -28,7 +28,7 @@ describe('the in-flight limit', () => {
     });
   });
 
-  it('still reads RETRYSAFE_MAX_IN_FLIGHT, its ceiling\'s former name', () => {
+  it("still reads RETRYSAFE_MAX_IN_FLIGHT, its ceiling's former name", () => {
     expect(admission({ RETRYSAFE_MAX_IN_FLIGHT: '8' }).inFlight).toEqual({ floor: 2, ceiling: 8, target: 1.5 });
   });
 
@@ -73,7 +73,7 @@ describe('the in-flight limit', () => {
   });
 });
 
-describe('the store of the tenants\' windows', () => {
+describe("the store of the tenants' windows", () => {
   it('is the SQLite file .data/limits.db by default, or the file RETRYSAFE_LIMITS_DB names', () => {
     expect(admission({}).store).toEqual({ kind: 'sqlite', path: '.data/limits.db' });
     expect(admission({ RETRYSAFE_LIMITS_DB: ' /var/lib/retrysafe/limits.db ' }).store).toEqual({
@@ -83,7 +83,10 @@ describe('the store of the tenants\' windows', () => {
   });
 
   it('is PostgreSQL with RETRYSAFE_LIMITS_URL (postgres:// or postgresql://)', () => {
-    for (const url of ['postgres://retrysafe:s3cret@db.internal:5432/limits', 'postgresql://db.internal/limits?sslmode=require']) {
+    for (const url of [
+      'postgres://retrysafe:s3cret@db.internal:5432/limits',
+      'postgresql://db.internal/limits?sslmode=require',
+    ]) {
       expect(admission({ RETRYSAFE_LIMITS_URL: url }).store).toEqual({ kind: 'postgres', url });
     }
   });
@@ -101,7 +104,10 @@ describe('the store of the tenants\' windows', () => {
 
   it.each([
     ['not a url with s3cret', /^RETRYSAFE_LIMITS_URL is not a URL \(expected postgres:\/\//],
-    ['mysql://user:s3cret@db/limits', /^RETRYSAFE_LIMITS_URL="mysql:\/\/db\/limits": must start with postgres:\/\/ or postgresql:\/\//],
+    [
+      'mysql://user:s3cret@db/limits',
+      /^RETRYSAFE_LIMITS_URL="mysql:\/\/db\/limits": must start with postgres:\/\/ or postgresql:\/\//,
+    ],
     ['https://user:s3cret@db/limits', /must start with postgres:\/\//],
     ['postgres://user:s3cret@db.internal:5432', /^RETRYSAFE_LIMITS_URL="postgres:\/\/db.internal:5432": names no database/],
     ['postgres://user:s3cret@db.internal:5432/', /names no database/],

@@ -218,10 +218,7 @@ describe('a tenant over its rate', () => {
     try {
       // beta's first: the store cannot answer, so this instance counts beta on its own.
       const began = performance.now();
-      const [res, health] = await Promise.all([
-        start(app, BETA, newKey()),
-        app.inject({ url: '/healthz' }),
-      ]);
+      const [res, health] = await Promise.all([start(app, BETA, newKey()), app.inject({ url: '/healthz' })]);
       expect(health.statusCode).toBe(200);
       expectProblem(res, 503, 'engine_unavailable');
       expect(fieldItem(res, 'ratelimit').params.r).toBe(0);
@@ -255,7 +252,9 @@ describe('reads, lists and cancels', () => {
     expect(refused.length).toBeGreaterThanOrEqual(10);
     expect(answers.filter((r) => r.statusCode !== 429).every((r) => r.statusCode === 503)).toBe(true);
     const body = expectProblem(refused[0]!, 429, 'rate_limited');
-    expect(body.detail).toMatch(/^tenant acme is over its limit of 50 reads, lists and cancels per second at this API instance; retry in 1 s$/);
+    expect(body.detail).toMatch(
+      /^tenant acme is over its limit of 50 reads, lists and cancels per second at this API instance; retry in 1 s$/,
+    );
     expect(refused[0]!.headers['retry-after']).toBe('1');
     expect(fieldItem(refused[0]!, 'ratelimit-policy')).toEqual({ name: 'reads', params: { q: 50, w: 1 } });
     // Another tenant's reads are its own, and new operations are not reads.
@@ -266,7 +265,9 @@ describe('reads, lists and cancels', () => {
   it('follow RETRYSAFE_TENANT_READ_LIMITS', async () => {
     const app = await appWith({ RETRYSAFE_TENANT_READ_LIMITS: 'acme=2/m,*=unlimited' });
     const read = (secret: string) => app.inject({ url: '/v1/operations/x', headers: { authorization: `Bearer ${secret}` } });
-    expect([(await read(ACME)).statusCode, (await read(ACME)).statusCode, (await read(ACME)).statusCode]).toEqual([503, 503, 429]);
+    expect([(await read(ACME)).statusCode, (await read(ACME)).statusCode, (await read(ACME)).statusCode]).toEqual([
+      503, 503, 429,
+    ]);
     for (let i = 0; i < 60; i++) expect((await read(BETA)).statusCode).toBe(503);
   });
 });

@@ -137,7 +137,12 @@ describe('the adaptive limit', () => {
     const feed = (latencies: number[], opts: { inFlight?: number; kind?: string; censored?: boolean } = {}) => {
       for (const latencyMs of latencies) {
         t += 50;
-        limit.sample({ kind: opts.kind ?? 'payment:succeeded:', latencyMs, inFlight: opts.inFlight ?? limit.limit, censored: opts.censored });
+        limit.sample({
+          kind: opts.kind ?? 'payment:succeeded:',
+          latencyMs,
+          inFlight: opts.inFlight ?? limit.limit,
+          censored: opts.censored,
+        });
       }
       return limit.limit;
     };

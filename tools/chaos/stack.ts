@@ -206,7 +206,10 @@ export async function startChaosStack(
     worker: { downstreamTimeout: String(CHAOS_TIMINGS.downstreamTimeoutMs), metricsAddress: 'off' },
     // Both instances count the tenants' rates in one store, as instances of one deployment do:
     // the cluster's PostgreSQL, or one file beside the dev server.
-    api: { host: '127.0.0.1', ...(temporal.limitsUrl ? { limitsUrl: temporal.limitsUrl } : { limitsDb: join(dir, 'limits.db') }) },
+    api: {
+      host: '127.0.0.1',
+      ...(temporal.limitsUrl ? { limitsUrl: temporal.limitsUrl } : { limitsDb: join(dir, 'limits.db') }),
+    },
   };
   const bankUrl = loopbackUrl(bankPort!);
   const reservationsUrl = loopbackUrl(reservationsPort!);

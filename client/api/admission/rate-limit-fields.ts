@@ -12,7 +12,11 @@ import { resetSeconds, type WindowDecision } from './window-store.js';
 
 export type PolicyName = 'tenant' | 'reads' | 'waiters';
 
-export function rateLimitFields(policy: PolicyName, rate: Pick<Rate, 'quota' | 'windowSeconds'>, decision: WindowDecision): Record<string, string> {
+export function rateLimitFields(
+  policy: PolicyName,
+  rate: Pick<Rate, 'quota' | 'windowSeconds'>,
+  decision: WindowDecision,
+): Record<string, string> {
   return {
     'ratelimit-policy': serializeList([
       [

@@ -122,7 +122,7 @@ export function parseAdmissionSettings(
   const db = env.RETRYSAFE_LIMITS_DB;
   if (rawUrl && db) {
     problems.push(
-      'RETRYSAFE_LIMITS_URL and RETRYSAFE_LIMITS_DB are both set: the tenants\' windows live in one store; keep RETRYSAFE_LIMITS_URL (PostgreSQL, shared across hosts) or RETRYSAFE_LIMITS_DB (SQLite, one host), not both',
+      "RETRYSAFE_LIMITS_URL and RETRYSAFE_LIMITS_DB are both set: the tenants' windows live in one store; keep RETRYSAFE_LIMITS_URL (PostgreSQL, shared across hosts) or RETRYSAFE_LIMITS_DB (SQLite, one host), not both",
     );
   }
   if (parsed?.RETRYSAFE_MAX_IN_FLIGHT !== undefined && parsed.RETRYSAFE_IN_FLIGHT_CEILING !== undefined) {
@@ -131,9 +131,10 @@ export function parseAdmissionSettings(
     );
   }
   const ceiling = parsed?.RETRYSAFE_IN_FLIGHT_CEILING ?? parsed?.RETRYSAFE_MAX_IN_FLIGHT ?? DEFAULT_IN_FLIGHT_CEILING;
-  const ceilingName = parsed?.RETRYSAFE_IN_FLIGHT_CEILING === undefined && parsed?.RETRYSAFE_MAX_IN_FLIGHT !== undefined
-    ? 'RETRYSAFE_MAX_IN_FLIGHT'
-    : 'RETRYSAFE_IN_FLIGHT_CEILING';
+  const ceilingName =
+    parsed?.RETRYSAFE_IN_FLIGHT_CEILING === undefined && parsed?.RETRYSAFE_MAX_IN_FLIGHT !== undefined
+      ? 'RETRYSAFE_MAX_IN_FLIGHT'
+      : 'RETRYSAFE_IN_FLIGHT_CEILING';
   if (parsed && parsed.RETRYSAFE_IN_FLIGHT_FLOOR > ceiling) {
     problems.push(
       `RETRYSAFE_IN_FLIGHT_FLOOR=${parsed.RETRYSAFE_IN_FLIGHT_FLOOR} is above ${ceilingName}=${ceiling}: the floor of the in-flight limit must not exceed its ceiling`,

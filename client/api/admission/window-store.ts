@@ -49,10 +49,7 @@ export function decisionOf(res: RateLimiterRes, allowed: boolean, rate: Rate): W
 }
 
 /** Runs a limiter's consume: its refusal is a decision, anything else it rejects with is the store failing. */
-export async function consumeOne(
-  consume: () => Promise<RateLimiterRes>,
-  rate: Rate,
-): Promise<WindowDecision> {
+export async function consumeOne(consume: () => Promise<RateLimiterRes>, rate: Rate): Promise<WindowDecision> {
   try {
     return decisionOf(await consume(), true, rate);
   } catch (err) {
