@@ -65,8 +65,9 @@ export class PostgresWindows implements WindowStore {
     await (await this.limiter(rate)).reward(tenant, 1);
   }
 
+  /** Connects and creates the table (every rate's limiter shares it), so the first request finds it. */
   async check(): Promise<void> {
-    await this.pool.query('SELECT 1');
+    await this.limiter({ quota: 1, windowSeconds: 1, spec: '1/s' });
   }
 
   async close(): Promise<void> {

@@ -97,9 +97,11 @@ export class RateWindows {
       if (now < until) return { allowed: false, remaining: 0, resetMs: until - now };
       this.spent.delete(key);
     }
-    const decision = await this.decide(tenant, rate);
-    // The last unit, or none: nothing is left in this window, and asking again would only cost a call.
-    if (decision.remaining === 0) this.spent.set(key, this.now() + decision.resetMs);
+    const { decision, shared } = await this.decide(tenant, rate);
+    // The store's last unit, or none: nothing is left in this window, and asking again would
+    // only cost a call. (This instance's own count is as cheap as the mark: no mark for it,
+    // so the store is asked again as soon as it is back.)
+    if (shared && decision.remaining === 0) this.spent.set(key, this.now() + decision.resetMs);
     return decision;
   }
 
@@ -118,19 +120,19 @@ export class RateWindows {
     }
   }
 
-  private async decide(tenant: string, rate: Rate): Promise<WindowDecision> {
-    const now = this.now();
-    if (this.state === 'instance' && (now < this.retryAt || this.probing)) return this.local.take(tenant, rate);
-    if (this.pending >= MAX_PENDING) return this.local.take(tenant, rate);
+  private async decide(tenant: string, rate: Rate): Promise<{ decision: WindowDecision; shared: boolean }> {
+    const here = async () => ({ decision: await this.local.take(tenant, rate), shared: false });
+    if (this.state === 'instance' && (this.now() < this.retryAt || this.probing)) return here();
+    if (this.pending >= MAX_PENDING) return here();
     const probe = this.state === 'instance';
     if (probe) this.probing = true;
     try {
       const decision = await this.call(() => this.store.take(tenant, rate));
       this.up();
-      return decision;
+      return { decision, shared: true };
     } catch (err) {
       this.down(err);
-      return this.local.take(tenant, rate);
+      return here();
     } finally {
       if (probe) this.probing = false;
     }
@@ -142,7 +144,10 @@ export class RateWindows {
     const work = run().finally(() => this.pending--);
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new DeadlineError(this.store.name, deadlineMs)), deadlineMs);
+      // After the deadline, one more turn for I/O that already arrived: an event loop that
+      // was busy (a GC pause, a long task) runs its timers before it reads its sockets, and
+      // an answer that came in time must not count as late.
+      timer = setTimeout(() => setImmediate(() => reject(new DeadlineError(this.store.name, deadlineMs))), deadlineMs);
     });
     // An answer that comes after the deadline is dropped, not left to reject unheard.
     work.catch(() => undefined);
