@@ -36,6 +36,8 @@ import { describeRate, rateFor, type Rate, type TenantLimits } from '../admissio
 import { resetSeconds } from '../admission/window-store.js';
 import type { ApiInstance } from '../instance.js';
 import type { ApiMetrics } from '../metrics.js';
+import type { Problem } from '../../../common/http/problem.js';
+import { replyWithProblem } from '../error-handler.js';
 import { problems } from '../problems.js';
 
 declare module 'fastify' {
@@ -85,10 +87,10 @@ export function installAdmission(app: ApiInstance, deps: AdmissionDeps): void {
   metrics.inFlightLimit.set(limit.limit);
   metrics.engineLatencyRatio.set(limit.ratio);
 
-  const refuse = (request: FastifyRequest, reason: Reason, problem: Error): never => {
+  /** Sends the refusal from the hook itself: no error path, no body read, nothing else runs. */
+  const refuse = (request: FastifyRequest, reply: FastifyReply, reason: Reason, problem: Problem): FastifyReply => {
     metrics.admissionRefused.inc({ reason });
-    request.log.debug({ reason, inFlight: inFlight.size, limit: limit.limit }, 'request refused by admission');
-    throw problem;
+    return replyWithProblem(request, reply, problem);
   };
 
   /** Holds the place until the answer is sent, then learns from it (a sample; a unit given back). */
@@ -129,13 +131,13 @@ export function installAdmission(app: ApiInstance, deps: AdmissionDeps): void {
     if (joined) {
       if ('full' in joined) {
         const fields = rateLimitFields('waiters', WAITERS, { allowed: false, remaining: 0, resetMs: 1000 });
-        return refuse(request, 'waiters', problems.tooManyWaiters(MAX_WAITERS_PER_KEY, fields));
+        return refuse(request, reply, 'waiters', problems.tooManyWaiters(MAX_WAITERS_PER_KEY, fields));
       }
       holdUntilAnswered(request, reply, joined.joined, null);
       return;
     }
     const hold = inFlight.enter(ref.workflowId, ref.tenant);
-    if (!hold) return refuse(request, 'engine_busy', problems.engineBusy('bound'));
+    if (!hold) return refuse(request, reply, 'engine_busy', problems.engineBusy('bound'));
 
     const rate = rateFor(deps.tenantLimits, request.tenant);
     if (rate && windows) {
@@ -145,6 +147,7 @@ export function installAdmission(app: ApiInstance, deps: AdmissionDeps): void {
         hold.release();
         return refuse(
           request,
+          reply,
           'rate_limited',
           problems.rateLimited(request.tenant, describeRate(rate), resetSeconds(decision), fields),
         );
@@ -154,14 +157,15 @@ export function installAdmission(app: ApiInstance, deps: AdmissionDeps): void {
     holdUntilAnswered(request, reply, hold, { rate: rate && windows ? rate : null });
   };
 
-  const admitRead: onRequestAsyncHookHandler = async (request) => {
+  const admitRead: onRequestAsyncHookHandler = async (request, reply) => {
     const rate = rateFor(deps.readLimits, request.tenant);
     if (!rate) return;
     const decision = await deps.reads.take(request.tenant, rate);
     if (decision.allowed) return;
     const fields = rateLimitFields('reads', rate, decision);
-    refuse(
+    return refuse(
       request,
+      reply,
       'reads_limited',
       problems.readsLimited(request.tenant, describeRate(rate, READS), resetSeconds(decision), fields),
     );
