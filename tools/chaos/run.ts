@@ -63,7 +63,7 @@ export async function runChaos(opts: ChaosOptions, print: (line: string) => void
       ...webhookEnv,
       RETRYSAFE_API_KEYS: tenants.map((t) => `${secrets[t]}=${t}`).join(','),
       RETRYSAFE_TENANT_LIMITS: `${TENANTS.flood}=${FLOOD.rate}`,
-      RETRYSAFE_MAX_IN_FLIGHT: String(FLOOD.maxInFlight),
+      RETRYSAFE_IN_FLIGHT_CEILING: String(FLOOD.maxInFlight),
     },
   }).catch(async (err: unknown) => {
     await receiver.close();
