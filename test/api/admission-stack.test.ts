@@ -105,6 +105,27 @@ describe('a tenant over its rate', () => {
   });
 });
 
+describe('reads of a tenant over its read limit', () => {
+  it('are still answered for operations this instance has cached, and refused for the others', async () => {
+    const reads = await api(stack.taskQueue, { RETRYSAFE_TENANT_READ_LIMITS: 'acme=3/m' });
+    const done = uniqueId('read');
+    expect((await pay(reads, ACME, done)).status).toBe(200);
+    const get = (key: string) =>
+      reads.request('GET', `/v1/operations/${encodeURIComponent(key)}`, { headers: { authorization: ACME } });
+    // Cached: answered from memory, counted nowhere, however many.
+    for (let i = 0; i < 10; i++) expect((await get(done)).status).toBe(200);
+    const cancel = await reads.request('POST', `/v1/operations/${encodeURIComponent(done)}/cancel`, {
+      headers: { authorization: ACME },
+    });
+    expect(cancel.status).toBe(409);
+    // Unknown keys cost a read of Temporal each: three a minute, then 429.
+    const unknown = [];
+    for (let i = 0; i < 4; i++) unknown.push((await get(uniqueId('absent'))).status);
+    expect(unknown).toEqual([404, 404, 404, 429]);
+    expect((await get(done)).status).toBe(200);
+  });
+});
+
 describe('the in-flight limit', () => {
   it('answers 503 engine_busy to a tenant at its share, lets a duplicate join, and frees places with the answers', async () => {
     // A fixed limit of two (floor = ceiling), set through the ceiling's former name.

@@ -20,13 +20,14 @@
 // started and waited on is a latency sample, measured from admission to outcome.
 //
 // Reads, lists and cancels are bounded per tenant and instance too (429 rate_limited),
-// after authentication and before anything else: each one may cost an engine call.
+// after authentication and before anything else: each one may cost an engine call. One
+// answered from the outcome cache costs none and is not counted.
 //
 // Not @fastify/rate-limit: its hook answers as soon as a key is over its count, without the
 // cache and in-flight checks that must come first; its fields are the older drafts'
 // (RateLimit-Limit/-Remaining/-Reset); and the in-flight limit is no rate at all.
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
-import type { OperationRef } from '../../../workflows/identity.js';
+import { operationRef, type OperationRef } from '../../../workflows/identity.js';
 import type { AdaptiveLimit } from '../admission/adaptive-limit.js';
 import { MAX_WAITERS_PER_KEY, type Hold, type InFlight } from '../admission/in-flight.js';
 import type { MemoryWindows } from '../admission/memory-windows.js';
@@ -38,6 +39,7 @@ import type { ApiInstance } from '../instance.js';
 import type { ApiMetrics } from '../metrics.js';
 import type { Problem } from '../../../common/http/problem.js';
 import { replyWithProblem } from '../error-handler.js';
+import { isValidKey } from '../idempotency-key.js';
 import { problems } from '../problems.js';
 
 declare module 'fastify' {
@@ -77,6 +79,7 @@ export interface AdmissionDeps {
 
 type Reason = 'rate_limited' | 'engine_busy' | 'waiters' | 'reads_limited';
 
+const CANCEL_SUFFIX = '/cancel';
 const READS: [string, string] = ['read, list or cancel', 'reads, lists and cancels'];
 const WAITERS = { quota: MAX_WAITERS_PER_KEY, windowSeconds: 1 };
 
@@ -157,9 +160,23 @@ export function installAdmission(app: ApiInstance, deps: AdmissionDeps): void {
     holdUntilAnswered(request, reply, hold, { rate: rate && windows ? rate : null });
   };
 
+  /** The operation a read or a cancel names, when its path names one (a list names none). */
+  const namedOperation = (request: FastifyRequest): OperationRef | undefined => {
+    const params = request.params as Record<string, string | undefined>;
+    let key = params.key ?? params['*'];
+    if (key === undefined) return undefined;
+    if (params.key === undefined && request.method === 'POST' && key.endsWith(CANCEL_SUFFIX))
+      key = key.slice(0, -CANCEL_SUFFIX.length);
+    return isValidKey(key) ? operationRef(request.tenant, key) : undefined;
+  };
+
   const admitRead: onRequestAsyncHookHandler = async (request, reply) => {
     const rate = rateFor(deps.readLimits, request.tenant);
     if (!rate) return;
+    // A finished operation this instance knows is answered from memory (a cancel of it too,
+    // 409): it costs the engine nothing, so it spends nothing, like a replay.
+    const named = namedOperation(request);
+    if (named && deps.cached(named)) return;
     const decision = await deps.reads.take(request.tenant, rate);
     if (decision.allowed) return;
     const fields = rateLimitFields('reads', rate, decision);
