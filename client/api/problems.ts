@@ -103,14 +103,14 @@ export const problems = {
       { headers: { ...headers, 'retry-after': String(retryAfterSeconds) } },
     ),
   /** `bound`: this instance's own bound on operations in flight; `engine`: Temporal said it is overloaded. */
-  engineBusy: (why: 'bound' | 'engine') =>
+  engineBusy: (why: 'bound' | 'engine', retryAfterSeconds = ENGINE_BUSY_RETRY_AFTER_SECONDS) =>
     apiProblem(
       503,
       'engine_busy',
       why === 'bound'
         ? 'this tenant has its share of the new operations this API instance keeps in flight (as many as the workflow engine takes without slowing every answer); nothing was started, retry with the same Idempotency-Key'
         : 'the workflow engine refused the call as overloaded; nothing was started, retry with the same Idempotency-Key',
-      { headers: { 'retry-after': String(ENGINE_BUSY_RETRY_AFTER_SECONDS) } },
+      { headers: { 'retry-after': String(retryAfterSeconds) } },
     ),
   shuttingDown: () =>
     apiProblem(

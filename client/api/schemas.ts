@@ -135,11 +135,11 @@ export const engineUnavailableResponse = problemResponse(
 );
 /** A start's 503: either reason started nothing, so a retry with the same key is safe. */
 export const startUnavailableResponse = problemResponse(
-  'engine_unavailable (Temporal did not answer) or engine_busy (this instance has as many new operations in flight as its bound allows, or Temporal answered that it is overloaded): nothing was started; retry with the same key after Retry-After',
+  'engine_unavailable (Temporal did not answer) or engine_busy (the tenant holds its share of the new operations this instance keeps in flight, or Temporal answered that it is overloaded): nothing was started; retry with the same key after Retry-After',
   { 'Retry-After': H.retryAfter },
 );
 export const rateLimitedResponse = problemResponse(
-  'rate_limited: the tenant spent its quota of new operations for this window (RETRYSAFE_TENANT_LIMITS); nothing was started; retry with the same key after Retry-After. A retry of a key that already names an operation is never refused.',
+  'rate_limited: the tenant spent its quota for this window (new operations: RETRYSAFE_TENANT_LIMITS; reads, lists and cancels: RETRYSAFE_TENANT_READ_LIMITS), or 64 requests already wait on this key at this instance; nothing was started; retry with the same key after Retry-After. A replay this instance answers from its cache is never refused.',
   { 'Retry-After': H.retryAfter, RateLimit: H.rateLimit, 'RateLimit-Policy': H.rateLimitPolicy },
 );
 export const unauthorizedResponse = problemResponse('unauthorized: missing or unknown API key', {

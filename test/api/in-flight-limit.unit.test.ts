@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { AdaptiveLimit, type AdaptiveLimitSettings } from '../../client/api/admission/adaptive-limit.js';
 import { maxMinShares } from '../../client/api/admission/fair-shares.js';
+import { BusyRetryAfter, MAX_SECONDS } from '../../client/api/admission/busy-retry-after.js';
 import { InFlight, MAX_WAITERS_PER_KEY, type Hold } from '../../client/api/admission/in-flight.js';
 
 const shares = (limit: number, demands: Record<string, number>) =>
@@ -239,5 +240,29 @@ describe('the adaptive limit', () => {
     feed(repeat(45, 20));
     expect(feed(repeat(900, 100))).toBe(8);
     expect(feed(repeat(45, 100))).toBe(8);
+  });
+});
+
+describe("a refused tenant's Retry-After", () => {
+  it('is 1 s while the tenant is refused now and then, later the more it is refused per place, at most 5 s', () => {
+    let t = 0;
+    const retry = new BusyRetryAfter(() => t);
+    expect(retry.refused('a', 2)).toBe(1);
+    // 8 refusals a second for 2 places still come back in 1 s; 40 in 5 s.
+    const inOneSecond = (n: number, share: number) => {
+      let last = 0;
+      for (let i = 0; i < n; i++) last = retry.refused('b', share);
+      return last;
+    };
+    expect(inOneSecond(8, 2)).toBe(1);
+    expect(inOneSecond(8, 2)).toBe(2);
+    t += 1_000;
+    // The previous second counts too: the flood does not get 1 s back the moment a second turns.
+    expect(retry.refused('b', 2)).toBe(2);
+    expect(inOneSecond(100, 2)).toBe(MAX_SECONDS);
+    // A quiet second later, and the next, it is back to 1 s; another tenant was never affected.
+    t += 2_000;
+    expect(retry.refused('b', 2)).toBe(1);
+    expect(retry.refused('a', 2)).toBe(1);
   });
 });

@@ -6,7 +6,8 @@
 //   its outcome in this instance's cache ───────────────────▶ served, never refused
 //   its operation in flight on this instance ─┬─ < 64 wait ─▶ joins it (one engine wait for all)
 //                                              └─ else ─────▶ 429 (waiters)
-//   its tenant at its share of the in-flight limit ────────▶ 503 engine_busy
+//   its tenant at its share of the in-flight limit ────────▶ 503 engine_busy (Retry-After 1-5 s:
+//                                                              later the more the tenant is refused)
 //   its tenant's rate window spent ─────────────────────────▶ 429 rate_limited
 //   else ▶ admitted: holds a place until its answer is sent
 //
@@ -29,6 +30,7 @@
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { operationRef, type OperationRef } from '../../../workflows/identity.js';
 import type { AdaptiveLimit } from '../admission/adaptive-limit.js';
+import { BusyRetryAfter } from '../admission/busy-retry-after.js';
 import { MAX_WAITERS_PER_KEY, type Hold, type InFlight } from '../admission/in-flight.js';
 import type { MemoryWindows } from '../admission/memory-windows.js';
 import { rateLimitFields } from '../admission/rate-limit-fields.js';
@@ -85,6 +87,7 @@ const WAITERS = { quota: MAX_WAITERS_PER_KEY, windowSeconds: 1 };
 
 export function installAdmission(app: ApiInstance, deps: AdmissionDeps): void {
   const { inFlight, limit, metrics, windows } = deps;
+  const busyRetryAfter = new BusyRetryAfter();
   app.decorateRequest('startOutcome', null);
   metrics.tenantShares.read = () => inFlight.shares(deps.tenants);
   metrics.inFlightLimit.set(limit.limit);
@@ -140,7 +143,10 @@ export function installAdmission(app: ApiInstance, deps: AdmissionDeps): void {
       return;
     }
     const hold = inFlight.enter(ref.workflowId, ref.tenant);
-    if (!hold) return refuse(request, reply, 'engine_busy', problems.engineBusy('bound'));
+    if (!hold) {
+      const retryAfter = busyRetryAfter.refused(ref.tenant, inFlight.shareOf(ref.tenant));
+      return refuse(request, reply, 'engine_busy', problems.engineBusy('bound', retryAfter));
+    }
 
     const rate = rateFor(deps.tenantLimits, request.tenant);
     if (rate && windows) {
