@@ -133,14 +133,14 @@ describe("the store of the tenants' windows", () => {
 });
 
 describe('the read limits', () => {
-  it('are 50 a second per tenant and instance by default', () => {
-    expect(admission({}).readLimits).toEqual({ tenants: new Map(), others: { quota: 50, windowSeconds: 1, spec: '50/s' } });
+  it('are 100 a second per tenant and instance by default', () => {
+    expect(admission({}).readLimits).toEqual({ tenants: new Map(), others: { quota: 100, windowSeconds: 1, spec: '100/s' } });
   });
 
   it('take the tenants named, keep the default for the others unless "*" is named', () => {
     const limits = admission({ RETRYSAFE_TENANT_READ_LIMITS: 'acme=200/s' }).readLimits;
     expect(limits.tenants.get('acme')).toMatchObject({ quota: 200, windowSeconds: 1 });
-    expect(limits.others).toMatchObject({ quota: 50 });
+    expect(limits.others).toMatchObject({ quota: 100 });
     expect(admission({ RETRYSAFE_TENANT_READ_LIMITS: 'acme=unlimited,*=20/s' }).readLimits).toMatchObject({
       tenants: new Map([['acme', null]]),
       others: { quota: 20 },

@@ -234,11 +234,11 @@ describe('a tenant over its rate', () => {
 });
 
 describe('reads, lists and cancels', () => {
-  it('are bounded per tenant (50 a second by default), with the RateLimit fields of policy "reads"', async () => {
+  it('are bounded per tenant (100 a second by default), with the RateLimit fields of policy "reads"', async () => {
     const app = await appWith({});
     const auth = { authorization: `Bearer ${ACME}` };
     const answers = await Promise.all(
-      Array.from({ length: 60 }, (_, i) =>
+      Array.from({ length: 120 }, (_, i) =>
         app.inject(
           i % 3 === 0
             ? { url: `/v1/operations/k${i}`, headers: auth }
@@ -253,10 +253,10 @@ describe('reads, lists and cancels', () => {
     expect(answers.filter((r) => r.statusCode !== 429).every((r) => r.statusCode === 503)).toBe(true);
     const body = expectProblem(refused[0]!, 429, 'rate_limited');
     expect(body.detail).toMatch(
-      /^tenant acme is over its limit of 50 reads, lists and cancels per second at this API instance; retry in 1 s$/,
+      /^tenant acme is over its limit of 100 reads, lists and cancels per second at this API instance; retry in 1 s$/,
     );
     expect(refused[0]!.headers['retry-after']).toBe('1');
-    expect(fieldItem(refused[0]!, 'ratelimit-policy')).toEqual({ name: 'reads', params: { q: 50, w: 1 } });
+    expect(fieldItem(refused[0]!, 'ratelimit-policy')).toEqual({ name: 'reads', params: { q: 100, w: 1 } });
     // Another tenant's reads are its own, and new operations are not reads.
     expect((await app.inject({ url: '/v1/operations/x', headers: { authorization: `Bearer ${BETA}` } })).statusCode).toBe(503);
     expectProblem(await start(app, ACME, newKey()), 503, 'engine_unavailable');

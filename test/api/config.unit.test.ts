@@ -27,7 +27,7 @@ describe('API config', () => {
       webhooks: { tenants: new Set(), deadlineMs: 86_400_000 },
       admission: {
         tenantLimits: { tenants: new Map(), others: null },
-        readLimits: { tenants: new Map(), others: { quota: 50, windowSeconds: 1, spec: '50/s' } },
+        readLimits: { tenants: new Map(), others: { quota: 100, windowSeconds: 1, spec: '100/s' } },
         store: { kind: 'sqlite', path: '.data/limits.db' },
         storeTimeoutMs: 200,
         inFlight: { floor: 2, ceiling: 64, target: 1.5 },

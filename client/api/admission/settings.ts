@@ -1,7 +1,7 @@
 // The admission variables, parsed once at start-up with one line per bad variable:
 //
 //   RETRYSAFE_TENANT_LIMITS       new operations per tenant per window, shared by every instance
-//   RETRYSAFE_TENANT_READ_LIMITS  reads, lists and cancels per tenant, per instance (default *=50/s)
+//   RETRYSAFE_TENANT_READ_LIMITS  reads, lists and cancels per tenant, per instance (default *=100/s)
 //   RETRYSAFE_LIMITS_URL          postgres://… : the shared windows in PostgreSQL (across hosts)
 //   RETRYSAFE_LIMITS_DB           a SQLite file: the shared windows of one host (the default)
 //   RETRYSAFE_LIMITS_TIMEOUT      how long a request waits for that store before the fallback
@@ -21,7 +21,7 @@ export const DEFAULT_IN_FLIGHT_CEILING = 64;
 export const DEFAULT_LATENCY_TARGET = 1.5;
 const READ_VARIABLE = 'RETRYSAFE_TENANT_READ_LIMITS';
 /** Reads per tenant and instance unless RETRYSAFE_TENANT_READ_LIMITS names `*`: bounded by default. */
-export const DEFAULT_READ_RATE: Rate = { quota: 50, windowSeconds: 1, spec: '50/s' };
+export const DEFAULT_READ_RATE: Rate = { quota: 100, windowSeconds: 1, spec: '100/s' };
 const MAX_IN_FLIGHT = 100_000;
 
 /** Where the tenants' windows are kept. */
