@@ -6,35 +6,21 @@
 //
 //   RateLimit-Policy: "tenant";q=50;w=1
 //   RateLimit: "tenant";r=0;t=1
-import { serializeList } from 'structured-headers';
 import type { Rate } from './tenant-limits.js';
 import { resetSeconds, type WindowDecision } from './window-store.js';
 
 export type PolicyName = 'tenant' | 'reads' | 'waiters';
 
+// Written out rather than through a structured-field serializer: every member is a fixed
+// token or a whole number, so the text is exact (the tests parse it back as structured
+// fields), and a refusal during a flood should cost as little as it can.
 export function rateLimitFields(
   policy: PolicyName,
   rate: Pick<Rate, 'quota' | 'windowSeconds'>,
   decision: WindowDecision,
 ): Record<string, string> {
   return {
-    'ratelimit-policy': serializeList([
-      [
-        policy,
-        new Map([
-          ['q', rate.quota],
-          ['w', rate.windowSeconds],
-        ]),
-      ],
-    ]),
-    ratelimit: serializeList([
-      [
-        policy,
-        new Map([
-          ['r', decision.remaining],
-          ['t', resetSeconds(decision)],
-        ]),
-      ],
-    ]),
+    'ratelimit-policy': `"${policy}";q=${rate.quota};w=${rate.windowSeconds}`,
+    ratelimit: `"${policy}";r=${decision.remaining};t=${resetSeconds(decision)}`,
   };
 }
