@@ -7,7 +7,9 @@
 //   npx tsx tools/admission-cpu.ts [--refusals 3000] [--accepted 200]
 //
 // Refusals: tenant "flood" over its rate (429 rate_limited), and over its share of an
-// in-flight limit of one held by an operation that cannot progress (503 engine_busy).
+// in-flight limit of one held by an operation that cannot progress (503 engine_busy); beside
+// them, the floor every request pays (auth, logging, a problem answer): a malformed key,
+// refused by the route's own header check just before admission.
 // Accepted: tenant "steady" paying one at a time (c=1) and eight at a time (c=8), each POST
 // waiting for the outcome as a client does by default. Load on the machine inflates CPU
 // time too (shared caches and cores): say the load average beside the figures.
@@ -37,7 +39,7 @@ interface Batch {
   count: number;
   concurrency: number;
   prefer: string;
-  /** Every key different, or all the same. */
+  /** The keys' prefix: each request's key is `<tag>-<n>`. */
   tag: string;
 }
 
@@ -164,6 +166,11 @@ async function main(): Promise<void> {
     const report = (what: string, m: { msPerRequest: number; statuses: Record<string, number> }) =>
       rows.push(`${what.padEnd(44)} ${m.msPerRequest.toFixed(3).padStart(7)} ms CPU/request   ${JSON.stringify(m.statuses)}`);
 
+    // The floor: the same auth and header checks, refused by the route before admission (a key with a space).
+    report(
+      '400 idempotency_key_invalid (floor), c=16',
+      await measure({ url: rated, tenant: 'flood', count: refusals, concurrency: 16, prefer: 'wait=10', tag: 'not a key' }),
+    );
     report(
       '429 rate_limited (flood over 1/h), c=16',
       await measure({ url: rated, tenant: 'flood', count: refusals, concurrency: 16, prefer: 'wait=10', tag: 'rated' }),
