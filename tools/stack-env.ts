@@ -56,8 +56,10 @@ export interface StackDescription {
   api?: {
     host?: string;
     port?: number;
-    /** The tenants' rate counters, shared by the API instances of one stack. */
+    /** The tenants' rate counters, shared by the API instances of one stack: a SQLite file... */
     limitsDb?: string;
+    /** ...or a PostgreSQL database (postgres://…), shared across hosts. */
+    limitsUrl?: string;
   };
 }
 
@@ -123,6 +125,7 @@ const BUILDERS: Record<StackPartName, (stack: StackDescription) => Env> = {
     ...some('API_PORT', stack.api?.port),
     ...some('RETRYSAFE_TASK_QUEUE', stack.taskQueue),
     ...some('RETRYSAFE_LIMITS_DB', stack.api?.limitsDb),
+    ...some('RETRYSAFE_LIMITS_URL', stack.api?.limitsUrl),
   }),
 };
 

@@ -6,21 +6,27 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Client } from '@temporalio/client';
 import Fastify from 'fastify';
 import { Registry } from 'prom-client';
-import { Problem } from '../../common/http/problem.js';
 import { RequestEventLog } from '../../common/http/request-log.js';
 import { createLogger, type Logger } from '../../common/logger.js';
 import { programsOf } from '../../common/programs.js';
 import { installRequestTracing } from '../../common/tracing/fastify.js';
 import { builtInRegistry, type OperationRegistry } from '../../workflows/registry.js';
+import { AdaptiveLimit } from './admission/adaptive-limit.js';
 import { InFlight } from './admission/in-flight.js';
+import { MemoryWindows } from './admission/memory-windows.js';
+import { PostgresWindows } from './admission/postgres-windows.js';
 import { RateWindows } from './admission/rate-windows.js';
+import type { AdmissionSettings } from './admission/settings.js';
+import { SqliteWindows } from './admission/sqlite-windows.js';
 import { limitsAnyone } from './admission/tenant-limits.js';
 import { registerStuckGauge } from './attention-metric.js';
+import type { WindowStore } from './admission/window-store.js';
 import { createAuthenticator } from './auth.js';
-import type { ApiConfig } from './config.js';
+import { DEV_TENANT, type ApiConfig } from './config.js';
 import { errorHandler, notFoundHandler, replyWithProblem, toProblem } from './error-handler.js';
 import { createMetrics } from './metrics.js';
 import { OperationService } from './operations/service.js';
+import { cachedReadiness } from './readiness.js';
 import { installAdmission } from './plugins/admission.js';
 import { AllowedMethods } from './plugins/allowed-methods.js';
 import { installAuth } from './plugins/auth.js';
@@ -51,8 +57,18 @@ export interface AppDeps {
 }
 
 const READINESS_TIMEOUT_MS = 2_000;
+/** /readyz asks Temporal at most once per this interval. */
+const READINESS_INTERVAL_MS = 1_000;
 /** Fastify's default: idle keep-alive connections are closed after this. */
 const KEEP_ALIVE_TIMEOUT_MS = 72_000;
+
+/** The shared store of the tenants' windows the settings name. */
+function windowStore(admission: AdmissionSettings): WindowStore {
+  const { store, storeTimeoutMs } = admission;
+  return store.kind === 'postgres'
+    ? new PostgresWindows(store.url, storeTimeoutMs)
+    : new SqliteWindows(store.path, storeTimeoutMs);
+}
 
 /** Builds the app; plugins load on `ready()`, `inject()` or `listen()`. */
 export function buildApp(deps: AppDeps) {
@@ -109,30 +125,38 @@ export function buildApp(deps: AppDeps) {
   app.setNotFoundHandler(notFoundHandler);
   installHttpMetrics(app, metrics);
   const { admission } = config;
-  const windows = limitsAnyone(admission.tenantLimits) ? new RateWindows(admission.limitsDb) : undefined;
-  if (windows) app.addHook('onClose', async () => windows.close());
+  // Opened only when some tenant's new operations are limited: else nothing is counted.
+  const windows = limitsAnyone(admission.tenantLimits)
+    ? new RateWindows(windowStore(admission), {
+        timeoutMs: admission.storeTimeoutMs,
+        logger,
+        onState: (state) => metrics.rateWindowsShared.set(state === 'shared' ? 1 : 0),
+      })
+    : undefined;
+  if (windows) {
+    metrics.rateWindowsShared.set(1);
+    // A store that cannot open is logged before the instance listens; it starts all the same.
+    app.addHook('onReady', () => windows.check());
+    app.addHook('onClose', () => windows.close());
+  }
+  const limit = new AdaptiveLimit(admission.inFlight);
   installAdmission(app, {
-    limits: admission.tenantLimits,
+    tenantLimits: admission.tenantLimits,
+    readLimits: admission.readLimits,
     windows,
-    inFlight: new InFlight(admission.maxInFlight),
+    reads: new MemoryWindows(),
+    inFlight: new InFlight(() => limit.limit),
+    limit,
     cached: (ref) => service.answersFromCache(ref),
-    exists: (ref) =>
-      service.get(ref).then(
-        () => true,
-        (err: unknown) => {
-          if (err instanceof Problem && err.code === 'operation_not_found') return false;
-          throw err;
-        },
-      ),
+    tenants: config.apiKeys === null ? [DEV_TENANT] : [...new Set(config.apiKeys.map((k) => k.tenant))],
     metrics,
-    now: () => now().getTime(),
   });
 
   installOpenApi(app, { registry: operations, devMode: config.apiKeys === null });
+  const readinessTimeoutMs = Math.min(READINESS_TIMEOUT_MS, config.engineTimeoutMs);
   void app.register(systemRoutes, {
-    service,
     registry,
-    readinessTimeoutMs: Math.min(READINESS_TIMEOUT_MS, config.engineTimeoutMs),
+    ready: cachedReadiness(() => service.ready(readinessTimeoutMs), READINESS_INTERVAL_MS),
     devMode: config.devMode,
   });
   void app.register(operationRoutes, {

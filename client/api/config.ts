@@ -12,12 +12,10 @@ import { ConfigError, duration, httpUrl, logLevel, parseEnv, port } from '../../
 import { parseSettingOverrides, type SettingOverride } from '../../common/programs.js';
 import { parseWebhookUrls, refuseOldWebhookSecret, webhookDeadline } from '../../common/webhooks.js';
 import { TENANT_PATTERN } from '../../workflows/identity.js';
-import { parseTenantLimits, type TenantLimits } from './admission/tenant-limits.js';
+import { parseAdmissionSettings, type AdmissionSettings } from './admission/settings.js';
 import { isLoopbackHost } from './loopback.js';
 
 export const DEV_TENANT = 'default';
-/** New operations one API instance starts or waits on at once, unless RETRYSAFE_MAX_IN_FLIGHT says otherwise. */
-export const DEFAULT_MAX_IN_FLIGHT = 64;
 export { TENANT_PATTERN };
 /** Printable ASCII without space, `,` and `=` (the list separators), at least 16 characters. */
 const SECRET_PATTERN = /^[\x21-\x2b\x2d-\x3c\x3e-\x7e]+$/;
@@ -59,15 +57,8 @@ export interface ApiConfig {
   logLevel: z.infer<typeof logLevel>;
   /** Completion webhooks: the tenants that have one, and how long each event is redelivered. */
   webhooks: { tenants: ReadonlySet<string>; deadlineMs: number };
-  /** What the API takes on before it refuses a new operation (429, 503 engine_busy). */
-  admission: {
-    /** Each tenant's rate of new operations, shared by every instance through `limitsDb`. */
-    tenantLimits: TenantLimits;
-    /** The SQLite file of the rate windows; opened only when some tenant is limited. */
-    limitsDb: string;
-    /** New operations this instance may start or wait on at once (the engine bound). */
-    maxInFlight: number;
-  };
+  /** What the API takes on before it refuses a request (429, 503 engine_busy). */
+  admission: AdmissionSettings;
 }
 
 const wholeNumber = (min: number, max: number) =>
@@ -115,8 +106,6 @@ const shape = {
   TEMPORAL_UI_URL: httpUrl.default('http://localhost:8233'),
   LOG_LEVEL: logLevel.default('info'),
   RETRYSAFE_WEBHOOK_DEADLINE: webhookDeadline,
-  RETRYSAFE_LIMITS_DB: z.string().trim().min(1).default('.data/limits.db'),
-  RETRYSAFE_MAX_IN_FLIGHT: wholeNumber(1, 100_000).default(DEFAULT_MAX_IN_FLIGHT),
   RETRYSAFE_DEV_MODE: onOff.optional(),
   RETRYSAFE_UI_LINKS: onOff.optional(),
 };
@@ -211,11 +200,11 @@ export function loadApiConfig(env: Record<string, string | undefined> = process.
     if (!(err instanceof ConfigError)) throw err;
     problems.push(...err.problems);
   }
-  let tenantLimits: TenantLimits = { tenants: new Map(), others: null };
+  let admission: AdmissionSettings | undefined;
   try {
     // Which tenants exist is known only once the API keys were read.
     const known = apiKeysRead ? new Set(apiKeys === null ? [DEV_TENANT] : apiKeys.map((k) => k.tenant)) : undefined;
-    tenantLimits = parseTenantLimits(env.RETRYSAFE_TENANT_LIMITS, known);
+    admission = parseAdmissionSettings(env, known);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     problems.push(...err.problems);
@@ -251,7 +240,7 @@ export function loadApiConfig(env: Record<string, string | undefined> = process.
     problems.push(...err.problems);
   }
   if (parsed && apiKeysRead) problems.push(...devModeProblems(apiKeys, parsed.API_HOST, parsed.RETRYSAFE_DEV_MODE));
-  if (problems.length > 0 || parsed === undefined) throw new ConfigError(problems);
+  if (problems.length > 0 || parsed === undefined || admission === undefined) throw new ConfigError(problems);
   const devMode = apiKeys === null;
   return {
     host: parsed.API_HOST,
@@ -274,7 +263,7 @@ export function loadApiConfig(env: Record<string, string | undefined> = process.
     temporalUiUrl: (parsed.RETRYSAFE_UI_LINKS ?? (devMode ? 'on' : 'off')) === 'on' ? parsed.TEMPORAL_UI_URL : undefined,
     logLevel: parsed.LOG_LEVEL,
     webhooks: { tenants: webhookTenants, deadlineMs: parsed.RETRYSAFE_WEBHOOK_DEADLINE },
-    admission: { tenantLimits, limitsDb: parsed.RETRYSAFE_LIMITS_DB, maxInFlight: parsed.RETRYSAFE_MAX_IN_FLIGHT },
+    admission,
   };
 }
 

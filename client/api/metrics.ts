@@ -1,5 +1,6 @@
 // Prometheus metrics of the API. Labels are bounded sets (operation type, route pattern,
-// method, status): an idempotency key or tenant never becomes a label.
+// method, status, and the tenant where a figure is per tenant: tenants are the configured
+// API keys' ones, a bounded set): an idempotency key never becomes a label.
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 export interface ApiMetrics {
@@ -11,11 +12,19 @@ export interface ApiMetrics {
   cacheHits: Counter;
   cancellations: Counter<'result'>;
   admissionRefused: Counter<'reason'>;
-  admissionBypassed: Counter<'reason'>;
   operationsInFlight: Gauge;
   devMode: Gauge;
+  inFlightLimit: Gauge;
+  engineLatencyRatio: Gauge;
+  tenantShare: Gauge<'tenant'>;
+  /** What tenantShare reports at each scrape: set by the admission plugin. */
+  tenantShares: { read?: () => ReadonlyMap<string, number> };
+  rateWindowsShared: Gauge;
   httpDuration: Histogram<'route' | 'method' | 'status'>;
 }
+
+/** Where each registry's tenant shares come from (the gauge is computed when scraped). */
+const shareSources = new WeakMap<Registry, { read?: () => ReadonlyMap<string, number> }>();
 
 /** Reuses a metric already in the registry (several apps may share one in tests). */
 function getOrCreate<T>(registry: Registry, name: string, make: () => T): T {
@@ -24,7 +33,10 @@ function getOrCreate<T>(registry: Registry, name: string, make: () => T): T {
 
 export function createMetrics(registry: Registry = new Registry()): ApiMetrics {
   const registers = [registry];
+  const tenantShares = shareSources.get(registry) ?? {};
+  shareSources.set(registry, tenantShares);
   return {
+    tenantShares,
     registry,
     operationsStarted: getOrCreate(
       registry,
@@ -95,18 +107,7 @@ export function createMetrics(registry: Registry = new Registry()): ApiMetrics {
       () =>
         new Counter({
           name: 'retrysafe_admission_refused_total',
-          help: 'New operations refused before anything started, by reason: rate_limited (429), engine_busy (503)',
-          labelNames: ['reason'],
-          registers,
-        }),
-    ),
-    admissionBypassed: getOrCreate(
-      registry,
-      'retrysafe_admission_bypassed_total',
-      () =>
-        new Counter({
-          name: 'retrysafe_admission_bypassed_total',
-          help: 'Requests over a limit (reason: rate_limited, engine_busy) served anyway because their key already names an operation',
+          help: 'Requests refused before their body was read, by reason: rate_limited (429, new operations), engine_busy (503, the tenant at its share of the in-flight limit), waiters (429, too many duplicates waiting on one key), reads_limited (429, reads, lists and cancels)',
           labelNames: ['reason'],
           registers,
         }),
@@ -117,7 +118,54 @@ export function createMetrics(registry: Registry = new Registry()): ApiMetrics {
       () =>
         new Gauge({
           name: 'retrysafe_operations_in_flight',
-          help: 'New operations this instance is starting or waiting on (bounded by RETRYSAFE_MAX_IN_FLIGHT)',
+          help: 'New operations this instance is starting or waiting on (bounded by retrysafe_in_flight_limit)',
+          registers,
+        }),
+    ),
+    inFlightLimit: getOrCreate(
+      registry,
+      'retrysafe_in_flight_limit',
+      () =>
+        new Gauge({
+          name: 'retrysafe_in_flight_limit',
+          help: "This instance's adaptive limit on new operations in flight (between RETRYSAFE_IN_FLIGHT_FLOOR and RETRYSAFE_IN_FLIGHT_CEILING)",
+          registers,
+        }),
+    ),
+    engineLatencyRatio: getOrCreate(
+      registry,
+      'retrysafe_engine_latency_ratio',
+      () =>
+        new Gauge({
+          name: 'retrysafe_engine_latency_ratio',
+          help: 'The latest latency of new operations over their unloaded latency, as the in-flight limit saw it (it aims at RETRYSAFE_LATENCY_TARGET)',
+          registers,
+        }),
+    ),
+    tenantShare: getOrCreate(
+      registry,
+      'retrysafe_tenant_share',
+      () =>
+        new Gauge({
+          name: 'retrysafe_tenant_share',
+          help: "Each tenant's max-min fair share of the in-flight limit if it asked now (an idle tenant's share is lent to the busy ones until it asks)",
+          labelNames: ['tenant'],
+          registers,
+          collect() {
+            const shares = tenantShares.read?.();
+            if (!shares) return;
+            this.reset();
+            for (const [tenant, share] of shares) this.set({ tenant }, Math.round(share * 100) / 100);
+          },
+        }),
+    ),
+    rateWindowsShared: getOrCreate(
+      registry,
+      'retrysafe_rate_windows_shared',
+      () =>
+        new Gauge({
+          name: 'retrysafe_rate_windows_shared',
+          help: "1 while the tenants' rate windows are counted in the shared store; 0 while it cannot answer and this instance counts them on its own",
           registers,
         }),
     ),

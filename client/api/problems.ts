@@ -19,7 +19,7 @@ export const PROBLEM_TITLES = {
   unsupported_media_type: 'The request body must be application/json',
   headers_too_large: 'The request headers are too large',
   request_timeout: 'The request did not arrive in time',
-  rate_limited: 'This tenant is over its limit of new operations; retry with the same key',
+  rate_limited: 'This tenant is over its limit; retry after Retry-After (a new operation with the same key)',
   engine_unavailable: 'The workflow engine is unavailable; retry with the same key',
   engine_busy: 'The workflow engine is busy; retry with the same key',
   shutting_down: 'This API instance is shutting down; retry with the same key',
@@ -91,15 +91,31 @@ export const problems = {
       `tenant ${tenant} is over its limit of ${limit}; nothing was started, retry in ${retryAfterSeconds} s with the same Idempotency-Key`,
       { headers: { ...headers, 'retry-after': String(retryAfterSeconds) } },
     ),
+  /** Too many requests wait on one key at this instance: the key's operation is in flight, nothing new starts. */
+  tooManyWaiters: (waiters: number, headers: Record<string, string>) =>
+    apiProblem(
+      429,
+      'rate_limited',
+      `${waiters} requests already wait on this key's operation at this API instance; it is in flight, retry in 1 s with the same Idempotency-Key`,
+      { headers: { ...headers, 'retry-after': '1' } },
+    ),
+  /** `limit` reads as "50 reads, lists and cancels per second". */
+  readsLimited: (tenant: string, limit: string, retryAfterSeconds: number, headers: Record<string, string>) =>
+    apiProblem(
+      429,
+      'rate_limited',
+      `tenant ${tenant} is over its limit of ${limit} at this API instance; retry in ${retryAfterSeconds} s`,
+      { headers: { ...headers, 'retry-after': String(retryAfterSeconds) } },
+    ),
   /** `bound`: this instance's own bound on operations in flight; `engine`: Temporal said it is overloaded. */
-  engineBusy: (why: 'bound' | 'engine') =>
+  engineBusy: (why: 'bound' | 'engine', retryAfterSeconds = ENGINE_BUSY_RETRY_AFTER_SECONDS) =>
     apiProblem(
       503,
       'engine_busy',
       why === 'bound'
-        ? 'this API instance has as many new operations in flight as the workflow engine can take without slowing every answer; nothing was started, retry with the same Idempotency-Key'
+        ? 'this tenant has its share of the new operations this API instance keeps in flight (as many as the workflow engine takes without slowing every answer); nothing was started, retry with the same Idempotency-Key'
         : 'the workflow engine refused the call as overloaded; nothing was started, retry with the same Idempotency-Key',
-      { headers: { 'retry-after': String(ENGINE_BUSY_RETRY_AFTER_SECONDS) } },
+      { headers: { 'retry-after': String(retryAfterSeconds) } },
     ),
   shuttingDown: () =>
     apiProblem(

@@ -241,7 +241,7 @@ export function authenticatedResponses(own: { invalid?: string; unavailable?: st
     ...anyRequest,
     429: problemResponse(
       own.rateLimited ??
-        'rate_limited: the tenant is over its limit for this kind of request (RETRYSAFE_TENANT_LIMITS); retry after Retry-After',
+        'rate_limited: the tenant spent its quota for this window (reads, lists and cancels: RETRYSAFE_TENANT_READ_LIMITS), or 64 requests already wait on this key at this instance; retry after Retry-After',
       { ...retryAfter, ...rateLimitHeaders },
     ),
     503: problemResponse(own.unavailable ? `${own.unavailable}; or ${SHUTTING_DOWN}` : SHUTTING_DOWN, retryAfter),
@@ -269,9 +269,9 @@ export function startResponses(type: string) {
     ...authenticatedResponses({
       invalid: 'idempotency_key_missing / idempotency_key_invalid, or invalid_request (body, JSON or Prefer) with `errors`',
       unavailable:
-        'engine_unavailable (Temporal did not answer) or engine_busy (this instance has as many new operations in flight as its bound allows, or Temporal answered that it is overloaded): nothing was started; retry with the same key after Retry-After',
+        'engine_unavailable (Temporal did not answer) or engine_busy (the tenant holds its share of the new operations this instance keeps in flight, or Temporal answered that it is overloaded): nothing was started; retry with the same key after Retry-After',
       rateLimited:
-        'rate_limited: the tenant spent its quota of new operations for this window (RETRYSAFE_TENANT_LIMITS); nothing was started; retry with the same key after Retry-After. A retry of a key that already names an operation is never refused for its quota.',
+        'rate_limited: the tenant spent its quota of new operations for this window (RETRYSAFE_TENANT_LIMITS), or 64 requests already wait on this key at this instance; nothing was started; retry with the same key after Retry-After. A replay this instance answers from its cache is never refused.',
     }),
     413: problemResponse('payload_too_large'),
     415: problemResponse('unsupported_media_type: the body must be application/json'),

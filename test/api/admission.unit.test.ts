@@ -1,8 +1,9 @@
-// Admission of new operations at the HTTP edge, against a Temporal client whose server
-// does not exist: a request that is admitted goes on to the engine and answers 503
-// engine_unavailable, a refused one answers 429 without a start call. So what is decided
-// here is decided before the engine, which is what admission is. The engine bound and the
-// replays that pass a limit need operations that exist: admission-stack.test.ts.
+// Admission at the HTTP edge, against a Temporal client whose server does not exist: a
+// request that is admitted goes on to the engine and answers 503 engine_unavailable, a
+// refused one answers 429 without any engine call and before its body is read. So what is
+// decided here is decided before the engine, which is what admission is. The in-flight
+// limit, the waiters of one key and the replays need operations that exist:
+// admission-stack.test.ts.
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,11 +13,9 @@ import { Registry } from 'prom-client';
 import { parseList } from 'structured-headers';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp, type App } from '../../client/api/app.js';
-import { InFlight, tenantShare } from '../../client/api/admission/in-flight.js';
 import { loadApiConfig } from '../../client/api/config.js';
 import { toProblem } from '../../client/api/error-handler.js';
 import { deadEngine, type DeadEngine } from '../support/dead-engine.js';
-import { problemsOf } from '../support/config-problems.js';
 import { ACME, BETA, expectProblem, payment } from './edge.js';
 
 const FREE = 'sk_free_0123456789abcdef';
@@ -26,17 +25,21 @@ let engine: DeadEngine;
 let dir: string;
 const apps: App[] = [];
 let startSpy: ReturnType<typeof vi.spyOn>;
+let handleSpy: ReturnType<typeof vi.spyOn>;
 let n = 0;
 const newKey = () => `admission-${process.pid}-${++n}`;
 
 beforeAll(() => {
   engine = deadEngine();
   startSpy = vi.spyOn(engine.client.workflow, 'start');
+  // Every read of an execution (describe, result, a cancel) starts from a handle.
+  handleSpy = vi.spyOn(engine.client.workflow, 'getHandle');
   dir = mkdtempSync(join(tmpdir(), 'admission-'));
 });
 
 afterEach(() => {
   startSpy.mockClear();
+  handleSpy.mockClear();
 });
 
 afterAll(async () => {
@@ -91,7 +94,7 @@ describe('a tenant over its rate', () => {
     const key = newKey();
     const res = await start(app, ACME, key);
     const body = expectProblem(res, 429, 'rate_limited');
-    expect(body.title).toBe('This tenant is over its limit of new operations; retry with the same key');
+    expect(body.title).toBe('This tenant is over its limit; retry after Retry-After (a new operation with the same key)');
     expect(body.detail).toMatch(
       /^tenant acme is over its limit of 2 new operations per hour; nothing was started, retry in \d+ s/,
     );
@@ -162,75 +165,126 @@ describe('a tenant over its rate', () => {
     expect(burst.filter((r) => r.statusCode !== 429)).toHaveLength(5);
   });
 
-  it('admits without a limit, and logs, when the store cannot be written within its busy timeout', async () => {
+  it('is refused before its body is read, and without any engine call', async () => {
+    const app = await appWith({ RETRYSAFE_TENANT_LIMITS: 'acme=1/h' });
+    expectProblem(await start(app, ACME, newKey()), 503, 'engine_unavailable');
+    startSpy.mockClear();
+    handleSpy.mockClear();
+    // Over its rate, a request whose body would be refused (not JSON, not even JSON's media
+    // type) is refused for its rate: the body was never looked at.
+    for (const [type, payload] of [
+      ['application/json', '{"amount": '],
+      ['text/plain', 'hello'],
+      ['application/json', JSON.stringify({ ...payment, amount: '12' })],
+    ]) {
+      const res = await app.inject({
+        method: 'POST',
+        url: '/v1/payments',
+        headers: { authorization: `Bearer ${ACME}`, 'idempotency-key': newKey(), 'content-type': type! },
+        payload,
+      });
+      expectProblem(res, 429, 'rate_limited');
+    }
+    expect(startSpy).not.toHaveBeenCalled();
+    expect(handleSpy).not.toHaveBeenCalled();
+  });
+
+  it('gives the unit back when the request then starts nothing (its body refused)', async () => {
+    const app = await appWith({ RETRYSAFE_TENANT_LIMITS: 'acme=2/h' });
+    const bad = await app.inject({
+      method: 'POST',
+      url: '/v1/payments',
+      headers: { authorization: `Bearer ${ACME}`, 'idempotency-key': newKey() },
+      payload: { ...payment, amount: -1 },
+    });
+    expectProblem(bad, 400, 'invalid_request');
+    expect(fieldItem(bad, 'ratelimit').params.r).toBe(1);
+    await expect
+      .poll(async () => fieldItem(await start(app, ACME, newKey()), 'ratelimit').params.r, { interval: 20 })
+      .toBeLessThanOrEqual(1);
+  });
+
+  it('counts on its own, at once and without blocking, while another connection holds the store file', async () => {
     const file = join(dir, 'locked-limits.db');
-    const app = await appWith({ RETRYSAFE_TENANT_LIMITS: 'acme=1/h', RETRYSAFE_LIMITS_DB: file });
+    const app = await appWith({
+      RETRYSAFE_TENANT_LIMITS: 'acme=1/h,beta=1/h',
+      RETRYSAFE_LIMITS_DB: file,
+      RETRYSAFE_LIMITS_TIMEOUT: '100ms',
+    });
     expectProblem(await start(app, ACME, newKey()), 503, 'engine_unavailable');
     expectProblem(await start(app, ACME, newKey()), 429, 'rate_limited');
     const locker = new Database(file);
     locker.exec('BEGIN EXCLUSIVE');
     try {
-      const res = await start(app, ACME, newKey());
+      // beta's first: the store cannot answer, so this instance counts beta on its own.
+      const began = performance.now();
+      const [res, health] = await Promise.all([start(app, BETA, newKey()), app.inject({ url: '/healthz' })]);
+      expect(health.statusCode).toBe(200);
       expectProblem(res, 503, 'engine_unavailable');
-      expect(res.headers).not.toHaveProperty('ratelimit');
+      expect(fieldItem(res, 'ratelimit').params.r).toBe(0);
+      expect(performance.now() - began).toBeLessThan(1_000);
+      expectProblem(await start(app, BETA, newKey()), 429, 'rate_limited');
+      // acme's window is known spent here: still refused.
+      expectProblem(await start(app, ACME, newKey()), 429, 'rate_limited');
     } finally {
       locker.exec('ROLLBACK');
       locker.close();
     }
-    expectProblem(await start(app, ACME, newKey()), 429, 'rate_limited');
+  });
+});
+
+describe('reads, lists and cancels', () => {
+  it('are bounded per tenant (100 a second by default), with the RateLimit fields of policy "reads"', async () => {
+    const app = await appWith({});
+    const auth = { authorization: `Bearer ${ACME}` };
+    const answers = await Promise.all(
+      Array.from({ length: 120 }, (_, i) =>
+        app.inject(
+          i % 3 === 0
+            ? { url: `/v1/operations/k${i}`, headers: auth }
+            : i % 3 === 1
+              ? { url: '/v1/operations', headers: auth }
+              : { method: 'POST', url: `/v1/operations/k${i}/cancel`, headers: auth },
+        ),
+      ),
+    );
+    const refused = answers.filter((r) => r.statusCode === 429);
+    expect(refused.length).toBeGreaterThanOrEqual(10);
+    expect(answers.filter((r) => r.statusCode !== 429).every((r) => r.statusCode === 503)).toBe(true);
+    const body = expectProblem(refused[0]!, 429, 'rate_limited');
+    expect(body.detail).toMatch(
+      /^tenant acme is over its limit of 100 reads, lists and cancels per second at this API instance; retry in 1 s$/,
+    );
+    expect(refused[0]!.headers['retry-after']).toBe('1');
+    expect(fieldItem(refused[0]!, 'ratelimit-policy')).toEqual({ name: 'reads', params: { q: 100, w: 1 } });
+    // Another tenant's reads are its own, and new operations are not reads.
+    expect((await app.inject({ url: '/v1/operations/x', headers: { authorization: `Bearer ${BETA}` } })).statusCode).toBe(503);
+    expectProblem(await start(app, ACME, newKey()), 503, 'engine_unavailable');
+  });
+
+  it('follow RETRYSAFE_TENANT_READ_LIMITS', async () => {
+    const app = await appWith({ RETRYSAFE_TENANT_READ_LIMITS: 'acme=2/m,*=unlimited' });
+    const read = (secret: string) => app.inject({ url: '/v1/operations/x', headers: { authorization: `Bearer ${secret}` } });
+    expect([(await read(ACME)).statusCode, (await read(ACME)).statusCode, (await read(ACME)).statusCode]).toEqual([
+      503, 503, 429,
+    ]);
+    for (let i = 0; i < 60; i++) expect((await read(BETA)).statusCode).toBe(503);
   });
 });
 
 describe('the rate windows file', () => {
-  it('stops the instance at start-up, naming RETRYSAFE_LIMITS_DB, when it cannot be opened', () => {
-    const config = loadApiConfig({ RETRYSAFE_TENANT_LIMITS: '*=5/s', RETRYSAFE_LIMITS_DB: dir, LOG_LEVEL: 'silent' });
-    const problems = problemsOf(() => buildApp({ config, client: engine.client, namespace: 'default' }));
-    expect(problems[0]).toMatch(new RegExp(`^RETRYSAFE_LIMITS_DB="${dir}": cannot open it \\(`));
+  it('cannot be opened: the instance starts all the same, counting on its own, and says so', async () => {
+    const registry = new Registry();
+    const app = await appWith({ RETRYSAFE_TENANT_LIMITS: 'acme=1/h', RETRYSAFE_LIMITS_DB: dir }, registry);
+    expect(await registry.getSingleMetric('retrysafe_rate_windows_shared')?.get()).toMatchObject({ values: [{ value: 0 }] });
+    expectProblem(await start(app, ACME, newKey()), 503, 'engine_unavailable');
+    expectProblem(await start(app, ACME, newKey()), 429, 'rate_limited');
   });
 
   it('is not opened (nor created) when no tenant is limited', async () => {
     const file = join(dir, 'never', 'limits.db');
     await appWith({ RETRYSAFE_TENANT_LIMITS: 'acme=unlimited', RETRYSAFE_LIMITS_DB: file });
     expect(existsSync(join(dir, 'never'))).toBe(false);
-  });
-});
-
-describe('the engine bound', () => {
-  it('takes distinct operations up to the bound; a second request for one in flight joins it', () => {
-    const bound = new InFlight(2);
-    const a = bound.enter('acme/a', 'acme')!;
-    const b = bound.enter('beta/b', 'beta')!;
-    expect(bound.enter('gamma/c', 'gamma')).toBeUndefined();
-    expect(bound.join('gamma/c')).toBeUndefined();
-    const again = bound.join('acme/a')!;
-    expect(bound.size).toBe(2);
-    a.release();
-    a.release();
-    // The joined request still holds acme/a.
-    expect(bound.enter('gamma/c', 'gamma')).toBeUndefined();
-    again.release();
-    expect(bound.size).toBe(1);
-    const c = bound.enter('gamma/c', 'gamma')!;
-    expect(bound.size).toBe(2);
-    b.release();
-    c.release();
-    expect(bound.size).toBe(0);
-  });
-
-  it('keeps a quarter of the places from any one tenant, so another finds one during a flood', () => {
-    expect([1, 2, 4, 64, 100].map(tenantShare)).toEqual([1, 1, 3, 48, 75]);
-    const bound = new InFlight(8);
-    const acme = Array.from({ length: 6 }, (_, i) => bound.enter(`acme/${i}`, 'acme'));
-    expect(acme.every((h) => h !== undefined)).toBe(true);
-    expect(bound.enter('acme/6', 'acme')).toBeUndefined();
-    // A retry of one of acme's operations is not a new one: it joins.
-    expect(bound.enter('acme/0', 'acme')).toBeDefined();
-    expect(bound.enter('beta/0', 'beta')).toBeDefined();
-    expect(bound.enter('gamma/0', 'gamma')).toBeDefined();
-    expect(bound.enter('delta/0', 'delta')).toBeUndefined();
-    acme[5]!.release();
-    expect(bound.enter('delta/0', 'delta')).toBeDefined();
-    expect(bound.enter('acme/6', 'acme')).toBeUndefined();
   });
 });
 

@@ -84,7 +84,11 @@ describe('documents', () => {
     for (const { route, op } of operationsOf(withKeys)) {
       // A route's own security replaces the root's: the open probes need none; the metrics
       // (the operators' view) none from this machine, RETRYSAFE_METRICS_TOKEN from elsewhere.
-      const own = ['GET /healthz', 'GET /readyz'].includes(route) ? [] : route === 'GET /metrics' ? [{}, { bearerAuth: [] }] : undefined;
+      const own = ['GET /healthz', 'GET /readyz'].includes(route)
+        ? []
+        : route === 'GET /metrics'
+          ? [{}, { bearerAuth: [] }]
+          : undefined;
       expect(op.security, route).toEqual(own);
     }
   });
@@ -306,9 +310,11 @@ describe('documents', () => {
       'retrysafe_waits_timed_out_total',
       'retrysafe_cache_hits_total',
       'retrysafe_admission_refused_total',
-      'retrysafe_admission_bypassed_total',
       'retrysafe_operations_in_flight',
       'retrysafe_api_dev_mode',
+      'retrysafe_in_flight_limit',
+      'retrysafe_engine_latency_ratio',
+      'retrysafe_tenant_share',
       'retrysafe_http_request_duration_seconds',
     ]) {
       expect(res.body).toContain(`# TYPE ${name}`);
@@ -318,5 +324,8 @@ describe('documents', () => {
     );
     expect(res.body).toMatch(/route="\/v1\/operations\/:key"/);
     expect(res.body).not.toContain('order-42');
+    // The one label that names a tenant: its share of the in-flight limit (tenants are the API keys' ones).
+    expect(res.body).toMatch(/^retrysafe_tenant_share\{tenant="acme"\} \d+/m);
+    expect(res.body).toMatch(/^retrysafe_in_flight_limit 64$/m);
   });
 });

@@ -28,7 +28,13 @@ describe('API config', () => {
       temporalUiUrl: 'http://localhost:8233',
       logLevel: 'info',
       webhooks: { tenants: new Set(), deadlineMs: 86_400_000 },
-      admission: { tenantLimits: { tenants: new Map(), others: null }, limitsDb: '.data/limits.db', maxInFlight: 64 },
+      admission: {
+        tenantLimits: { tenants: new Map(), others: null },
+        readLimits: { tenants: new Map(), others: { quota: 100, windowSeconds: 1, spec: '100/s' } },
+        store: { kind: 'sqlite', path: '.data/limits.db' },
+        storeTimeoutMs: 200,
+        inFlight: { floor: 2, ceiling: 64, target: 1.5 },
+      },
     });
   });
 

@@ -2,7 +2,7 @@
 // form the grammar accepts, and one clear line for each bad entry.
 import { describe, expect, it } from 'vitest';
 import { describeRate, parseTenantLimits, rateFor } from '../../client/api/admission/tenant-limits.js';
-import { DEFAULT_MAX_IN_FLIGHT, loadApiConfig } from '../../client/api/config.js';
+import { loadApiConfig } from '../../client/api/config.js';
 import { problemsOf } from '../support/config-problems.js';
 
 const KEYS = 'sk_acme_0123456789abcdef=acme,sk_beta_0123456789abcdef=beta,sk_gamma_0123456789abcd=gamma.eu-1';
@@ -104,37 +104,5 @@ describe('RETRYSAFE_TENANT_LIMITS', () => {
 
   it('parses without checking tenants when none are known', () => {
     expect(parseTenantLimits('whoever=1/s', undefined).tenants.get('whoever')?.quota).toBe(1);
-  });
-});
-
-describe('RETRYSAFE_MAX_IN_FLIGHT and RETRYSAFE_LIMITS_DB', () => {
-  it(`bound the engine at ${DEFAULT_MAX_IN_FLIGHT} operations and keep the rate windows in .data by default`, () => {
-    const { admission } = loadApiConfig({});
-    expect(admission.maxInFlight).toBe(DEFAULT_MAX_IN_FLIGHT);
-    expect(admission.limitsDb).toBe('.data/limits.db');
-  });
-
-  it('take a bound and a path', () => {
-    const { admission } = loadApiConfig({ RETRYSAFE_MAX_IN_FLIGHT: '8', RETRYSAFE_LIMITS_DB: ' /var/lib/retrysafe/limits.db ' });
-    expect(admission).toMatchObject({ maxInFlight: 8, limitsDb: '/var/lib/retrysafe/limits.db' });
-  });
-
-  it.each([
-    ['0', /must be between 1 and 100000/],
-    ['-1', /must be a whole number/],
-    ['1.5', /must be a whole number/],
-    ['lots', /must be a whole number/],
-    ['100001', /must be between 1 and 100000/],
-  ])('refuses RETRYSAFE_MAX_IN_FLIGHT=%s', (raw, message) => {
-    const problems = problemsOf(() => loadApiConfig({ RETRYSAFE_MAX_IN_FLIGHT: raw }));
-    expect(problems).toHaveLength(1);
-    expect(problems[0]).toMatch(/^RETRYSAFE_MAX_IN_FLIGHT=/);
-    expect(problems[0]).toMatch(message);
-  });
-
-  it('refuses a RETRYSAFE_LIMITS_DB of blanks', () => {
-    const problems = problemsOf(() => loadApiConfig({ RETRYSAFE_LIMITS_DB: '   ' }));
-    expect(problems).toHaveLength(1);
-    expect(problems[0]).toMatch(/^RETRYSAFE_LIMITS_DB=/);
   });
 });

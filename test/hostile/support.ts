@@ -10,6 +10,7 @@ import Schema from 'typebox/schema';
 import { inject } from 'vitest';
 import { buildApp, type App, type HttpLimits } from '../../client/api/app.js';
 import { loadApiConfig } from '../../client/api/config.js';
+import { FIXED_IN_FLIGHT } from '../support/api.js';
 import { createLogger } from '../../common/logger.js';
 import { dereference } from '../support/openapi.js';
 
@@ -276,6 +277,10 @@ export async function startTestApi(opts: {
     API_PORT: '0',
     TEMPORAL_UI_URL: 'http://localhost:8233',
     LOG_LEVEL: 'silent',
+    // These suites send inputs as fast as they can and judge the answer to each one; the
+    // bounds on a tenant's rate of reads and on what it has in flight have suites of their own.
+    RETRYSAFE_TENANT_READ_LIMITS: '*=unlimited',
+    ...FIXED_IN_FLIGHT,
     ...opts.env,
   });
   const address = opts.temporalAddress ?? inject('temporalAddress');

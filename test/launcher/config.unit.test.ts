@@ -80,6 +80,15 @@ describe('configuration', () => {
       '/repo/.data/cluster/limits.db',
       '/repo/.data/cluster/limits.db',
     ]);
+    // Or, once the cluster names its PostgreSQL database for them, there (one store across hosts).
+    const limitsUrl = 'postgres://postgres@127.0.0.1:7236/retrysafe_limits';
+    const onPostgres = stackParts(stackOf(c, { temporal: { ...CLUSTER, cluster: { ...CLUSTER.cluster!, limitsUrl } } }));
+    const limited = onPostgres.filter((p) => p.name.startsWith('api-'));
+    expect(limited.map((p) => [p.env.RETRYSAFE_LIMITS_URL, p.env.RETRYSAFE_LIMITS_DB])).toEqual([
+      [limitsUrl, undefined],
+      [limitsUrl, undefined],
+    ]);
+    for (const api of limited) expect(() => api.validate({ ...api.env })).not.toThrow();
   });
 
   it("with --cluster, refuses TEMPORAL_ADDRESS and a port inside the cluster's block", () => {

@@ -31,6 +31,14 @@ export interface ApiHandle extends ApiClient {
   registry: Registry;
 }
 
+/**
+ * The suites' APIs keep a fixed in-flight limit (its floor at its ceiling, 64): their
+ * latencies measure a test machine running other suites, not an engine, and a limit that
+ * followed them would refuse a suite's burst at random. The adaptive limit has suites of
+ * its own (in-flight-limit.unit.test.ts, admission-stack.test.ts), which set their own.
+ */
+export const FIXED_IN_FLIGHT = { RETRYSAFE_IN_FLIGHT_FLOOR: '64' };
+
 /** The API on 127.0.0.1:`port`, or on a free port (a test that restarts it where a client expects it gives the port). */
 export async function startApi(opts: {
   taskQueue: string;
@@ -51,6 +59,7 @@ export async function startApi(opts: {
     RETRYSAFE_SETTINGS: opts.settings,
     TEMPORAL_UI_URL: inject('temporalUiUrl') || 'http://localhost:8233',
     LOG_LEVEL: 'silent',
+    ...FIXED_IN_FLIGHT,
     ...opts.env,
   });
   const connection = await Connection.connect({ address: inject('temporalAddress') });

@@ -16,7 +16,7 @@ import {
   type StackPartName,
 } from '../../tools/stack-env.js';
 import { freePort } from '../../tools/supervisor/ports.js';
-import { apiClient, startApi, type ApiClient } from './api.js';
+import { apiClient, FIXED_IN_FLIGHT, startApi, type ApiClient } from './api.js';
 import { spawnEntry, type ChildHandle } from './processes.js';
 import { useForFile } from './use-for-file.js';
 import {
@@ -154,6 +154,7 @@ export async function startFullStack(opts: FullStackOptions): Promise<FullStack>
       const child = await startProcess(
         'api',
         partEnv({ temporal: { address: temporalAddress }, taskQueue, api: { port } }, 'api', {
+          ...FIXED_IN_FLIGHT,
           ...(opts.apiKeys ? { RETRYSAFE_API_KEYS: opts.apiKeys } : {}),
           ...(opts.stepDeadlineMs ? { RETRYSAFE_STEP_DEADLINE: String(opts.stepDeadlineMs) } : {}),
           ...(opts.attentionAfterMs ? { RETRYSAFE_ATTENTION_AFTER: String(opts.attentionAfterMs) } : {}),

@@ -82,7 +82,7 @@ const LOADERS: Record<StackPartName, (env: Env) => Record<string, unknown>> = {
   },
   api: (env) => {
     const c = loadApiConfig(env);
-    return { host: c.host, port: c.port, taskQueue: c.taskQueue, limitsDb: c.admission.limitsDb };
+    return { host: c.host, port: c.port, taskQueue: c.taskQueue, limits: c.admission.store };
   },
 };
 
@@ -96,7 +96,7 @@ const LOADED: Record<StackPartName, Record<string, unknown>> = {
     metrics: '127.0.0.1:9500',
     timeoutMs: 2_000,
   },
-  api: { host: '127.0.0.1', port: 3100, taskQueue: 'orders', limitsDb: '/data/limits.db' },
+  api: { host: '127.0.0.1', port: 3100, taskQueue: 'orders', limits: { kind: 'sqlite', path: '/data/limits.db' } },
 };
 
 /** The variables `load` looks up when it parses `env`. */

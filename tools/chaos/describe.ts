@@ -18,7 +18,7 @@ export function describePlan(plan: ChaosPlan): string {
     `plan: seed ${plan.seed}, ${plan.topology === 'cluster' ? 'Temporal cluster on PostgreSQL' : 'embedded Temporal dev server'}, ` +
       `${plan.durationMs / 1000} s, ${plan.ops.length} operations of tenant ${TENANTS.main} (${typeCounts(countByType(plan.ops))})`,
     `flood: tenant ${plan.flood.tenant} sends ${plan.flood.ops.length} new operations to api-${FLOOD.api} at ${(plan.flood.atMs / 1000).toFixed(1)} s ` +
-      `(${typeCounts(countByType(plan.flood.ops))}), limited to ${FLOOD.rate}, ${FLOOD.maxInFlight} in flight per API instance`,
+      `(${typeCounts(countByType(plan.flood.ops))}), limited to ${FLOOD.rate}, at most ${FLOOD.maxInFlight} in flight per API instance`,
     `faults: ${by('drop')} drop, ${by('fail')} fail, ${by('delay')} delay, ${by('down')} down, ${by('crash')} crash windows; ` +
       PROCESS_FAULT_RATES[plan.topology].map(([kind]) => `${proc(kind)} ${kind}`).join(', '),
     `schedule hash: ${plan.hash}`,

@@ -59,7 +59,7 @@ async function startAll(opts: ChaosOptions, dir: string, log: ChaosLog) {
       ...webhookEnv,
       RETRYSAFE_API_KEYS: tenants.map((t) => `${secrets[t]}=${t}`).join(','),
       RETRYSAFE_TENANT_LIMITS: `${TENANTS.flood}=${FLOOD.rate}`,
-      RETRYSAFE_MAX_IN_FLIGHT: String(FLOOD.maxInFlight),
+      RETRYSAFE_IN_FLIGHT_CEILING: String(FLOOD.maxInFlight),
     },
   }).catch(async (err: unknown) => {
     await receiver.close();

@@ -31,7 +31,10 @@ export const FLOOD = {
    * there for minutes.
    */
   rate: '5/s',
-  /** RETRYSAFE_MAX_IN_FLIGHT of each API instance (the default): one tenant may hold 48. */
+  /**
+   * RETRYSAFE_IN_FLIGHT_CEILING of each API instance (the default): the adaptive limit starts
+   * there and falls as the engine queues; while the other tenant asks too, the flood's share is half.
+   */
   maxInFlight: 64,
   /** The instance every first request of the flood goes to. */
   api: 0,

@@ -90,6 +90,8 @@ const holdsRequests = (f: FaultsPatch) => Number(f.delayMs ?? 0) > 0 || f.down =
 export class ChaosStack {
   topology!: Topology;
   temporalAddress!: string;
+  /** The cluster's PostgreSQL database for the API instances' rate windows (none on the dev server). */
+  private limitsUrl: string | undefined;
   bankUrl!: string;
   reservationsUrl!: string;
   apiUrls!: [string, string];
@@ -163,6 +165,7 @@ export class ChaosStack {
       },
     });
     this.temporalAddress = definition.frontendAddress;
+    this.limitsUrl = definition.limitsUrl;
     this.closeClusterLogs = () => cluster.closeLogs();
   }
 
@@ -214,8 +217,12 @@ export class ChaosStack {
       reservations: { host: '127.0.0.1', port: reservations, db: join(this.dir, 'reservations.db') },
       faults: true,
       worker: { downstreamTimeout: String(CHAOS_TIMINGS.downstreamTimeoutMs), metricsAddress: 'off' },
-      // Both instances count the tenants' rates in one file, as instances of one deployment do.
-      api: { host: '127.0.0.1', limitsDb: join(this.dir, 'limits.db') },
+      // Both instances count the tenants' rates in one store, as instances of one deployment do:
+      // the cluster's PostgreSQL, or one file beside the dev server.
+      api: {
+        host: '127.0.0.1',
+        ...(this.limitsUrl ? { limitsUrl: this.limitsUrl } : { limitsDb: join(this.dir, 'limits.db') }),
+      },
     };
     [this.bankUrl, this.reservationsUrl] = [loopbackUrl(bank!), loopbackUrl(reservations!)];
     this.apiUrls = [loopbackUrl(api0!), loopbackUrl(api1!)];

@@ -6,7 +6,7 @@
 // namespace) are listed with the point at which each can run.
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { initPostgres, postgresCommand } from '../postgres.js';
+import { ensureDatabase, initPostgres, postgresCommand, postgresUrl } from '../postgres.js';
 import { ensureTemporalServer, ensureUiServer, temporalServerBinaries, uiServerBinary } from './build.js';
 import { dynamicConfig, serverConfig, uiConfig, writeJson, type ServerLogLevel, type TemporalRole } from './config.js';
 import { grpcServing, HEALTH_SERVICE, httpOk, postgresAccepting } from './health.js';
@@ -24,6 +24,9 @@ import type { PartSpec } from '../supervisor/part.js';
  * workflow behind a single queue processor, as the embedded dev server does.
  */
 export const DEFAULT_HISTORY_SHARDS = 16;
+
+/** The database of the API instances' shared rate windows (RETRYSAFE_LIMITS_URL), beside Temporal's two. */
+export const LIMITS_DATABASE = 'retrysafe_limits';
 
 export interface ClusterOptions {
   /** Repository root: the binaries are built into `<root>/.tools`. */
@@ -97,6 +100,8 @@ export interface ClusterDefinition {
   dataDir: string;
   /** For the project's processes that use this cluster (API, worker). */
   clientEnv: Record<string, string>;
+  /** Where the API instances keep the tenants' rate windows: this cluster's PostgreSQL. */
+  limitsUrl: string;
 }
 
 const HOUR = 3_600_000;
@@ -253,6 +258,14 @@ export function defineCluster(opts: ClusterOptions): ClusterDefinition {
       },
     },
     {
+      name: 'limits database',
+      phase: 'postgres-ready',
+      run() {
+        ensureDatabase(ports.postgres, LIMITS_DATABASE);
+        return Promise.resolve(`${LIMITS_DATABASE} for the API instances' rate windows`);
+      },
+    },
+    {
       name: 'namespace',
       phase: 'cluster-ready',
       async run() {
@@ -274,6 +287,7 @@ export function defineCluster(opts: ClusterOptions): ClusterDefinition {
     namespace,
     uiUrl: withUi ? uiUrl : undefined,
     dataDir,
+    limitsUrl: postgresUrl(ports.postgres, LIMITS_DATABASE),
     clientEnv: {
       TEMPORAL_ADDRESS: frontendAddress,
       TEMPORAL_NAMESPACE: namespace,

@@ -40,7 +40,7 @@ export interface StackTemporalInfo {
   /** The launcher runs the dev server. */
   embedded: boolean;
   /** The launcher runs the multi-process cluster: what the banner says about it. */
-  cluster?: { postgres: string; processes: string[]; logDir: string };
+  cluster?: { postgres: string; processes: string[]; logDir: string; limitsUrl?: string };
 }
 
 export interface ServiceSettings {
@@ -205,8 +205,13 @@ export function stackParts(stack: StackSpec, settings?: { apiKeys?: (s: ServiceS
               api: {
                 host: config.api.host,
                 port,
-                // Every instance counts tenants' rates in one file (used only when RETRYSAFE_TENANT_LIMITS is set).
-                ...(process.env.RETRYSAFE_LIMITS_DB === undefined ? { limitsDb: `${config.dataDir}/limits.db` } : {}),
+                // Every instance counts tenants' rates in one store (used only when RETRYSAFE_TENANT_LIMITS
+                // is set): the cluster's PostgreSQL, else one file; unless the environment names one.
+                ...(process.env.RETRYSAFE_LIMITS_DB || process.env.RETRYSAFE_LIMITS_URL
+                  ? {}
+                  : stack.temporal.cluster?.limitsUrl
+                    ? { limitsUrl: stack.temporal.cluster.limitsUrl }
+                    : { limitsDb: `${config.dataDir}/limits.db` }),
               },
             },
             'api',

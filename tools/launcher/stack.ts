@@ -54,6 +54,7 @@ export async function runStack(opts: RunOptions): Promise<number> {
                     postgres: `127.0.0.1:${cluster.ports.postgres}`,
                     processes: cluster.processes.map((p) => p.name),
                     logDir: join(cluster.dataDir, 'logs'),
+                    limitsUrl: cluster.limitsUrl,
                   },
                 }
               : {}),

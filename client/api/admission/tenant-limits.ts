@@ -39,9 +39,9 @@ export function rateFor(limits: TenantLimits, tenant: string): Rate | null {
   return named !== undefined ? named : limits.others;
 }
 
-/** `50 new operations per second`. */
-export function describeRate(rate: Rate): string {
-  return `${rate.quota} new operation${rate.quota === 1 ? '' : 's'} per ${UNIT_NAMES[rate.windowSeconds] ?? `${rate.windowSeconds} s`}`;
+/** `50 new operations per second`; `what` names the counted requests in the plural. */
+export function describeRate(rate: Rate, what: [string, string] = ['new operation', 'new operations']): string {
+  return `${rate.quota} ${rate.quota === 1 ? what[0] : what[1]} per ${UNIT_NAMES[rate.windowSeconds] ?? `${rate.windowSeconds} s`}`;
 }
 
 /** Whether any tenant is limited at all (else no store is needed). */
@@ -67,19 +67,26 @@ function parseLimit(text: string): Rate | null | string {
 }
 
 /**
- * Parses the variable; unset or empty means no tenant is limited. `knownTenants` are the
+ * Parses the variable; unset or empty means no tenant is limited (or `others`, when given:
+ * the rate of the tenants not named unless the variable names `*`). `knownTenants` are the
  * tenants the API keys name: a limit for any other tenant could never apply, so it is
- * refused as the typo it most likely is (undefined: not known, not checked).
+ * refused as the typo it most likely is (undefined: not known, not checked). `variable`
+ * names the variable in messages (the read limits share the grammar).
  */
-export function parseTenantLimits(raw: string | undefined, knownTenants: ReadonlySet<string> | undefined): TenantLimits {
+export function parseTenantLimits(
+  raw: string | undefined,
+  knownTenants: ReadonlySet<string> | undefined,
+  variable: string = VARIABLE,
+  defaultOthers: Rate | null = null,
+): TenantLimits {
   const tenants = new Map<string, Rate | null>();
-  let others: Rate | null = null;
+  let others: Rate | null = defaultOthers;
   if (raw === undefined || raw.trim() === '') return { tenants, others };
   const problems: string[] = [];
   const seen = new Map<string, number>();
   raw.split(',').forEach((part, i) => {
     const n = i + 1;
-    const where = `${VARIABLE} entry ${n}`;
+    const where = `${variable} entry ${n}`;
     const entry = part.trim();
     if (entry === '') {
       problems.push(`${where} is empty (expected <tenant>=<count>/<unit>, entries separated by commas)`);

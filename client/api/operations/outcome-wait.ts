@@ -1,7 +1,9 @@
 // The long poll behind `Prefer: wait=N`: a POST waits until the workflow closes, the time
-// is up, or the caller went away, and the long poll is cancelled on the way out so no RPC
-// outlives its request. On shutdown every pending wait ends at once: its request answers
-// 202 with the operation still running instead of holding the close.
+// is up, or the caller went away. The requests waiting on one workflow here (a client's
+// retries racing its first try) share one long poll: each has its own deadline, and the
+// last to stop waiting cancels the poll, so no RPC outlives its requests. On shutdown every
+// pending wait ends at once: its request answers 202 with the operation still running
+// instead of holding the close.
 //
 // The poll asks the workflow service for the close event itself (what the SDK's result()
 // does under the hood) rather than for the result alone: the event also carries the close
@@ -16,8 +18,15 @@ export type KnownOutcome = { value: unknown; closedAt: Date } | undefined;
 
 const CLOSE_EVENT = proto.temporal.api.enums.v1.HistoryEventFilterType.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT;
 
+/** One long poll for a workflow's close, shared by every request waiting on it here. */
+interface SharedPoll {
+  outcome: Promise<KnownOutcome>;
+  abort: AbortController;
+  waiters: number;
+}
+
 export class OutcomeWaits {
-  private readonly pending = new Set<AbortController>();
+  private readonly polls = new Map<string, SharedPoll>();
   private closed = false;
 
   constructor(
@@ -25,51 +34,77 @@ export class OutcomeWaits {
     private readonly namespace: string,
   ) {}
 
+  /** Long polls in flight (one per workflow waited on, however many requests wait). */
+  get polling(): number {
+    return this.polls.size;
+  }
+
   /** Waits up to `waitMs`; the return value and close time when the workflow completed meanwhile. */
   async wait(handle: WorkflowHandle, waitMs: number, signal?: AbortSignal): Promise<KnownOutcome> {
     if (this.closed || signal?.aborted) return undefined;
-    let outcome: KnownOutcome;
-    const abort = new AbortController();
-    const onCallerGone = () => abort.abort();
-    signal?.addEventListener('abort', onCallerGone, { once: true });
-    this.pending.add(abort);
+    const { workflowId } = handle;
+    const poll = this.pollFor(workflowId);
+    poll.waiters++;
     let timer: NodeJS.Timeout | undefined;
-    const stopped = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, waitMs);
-      abort.signal.addEventListener('abort', () => resolve(), { once: true });
+    let stop: () => void = () => undefined;
+    const stopped = new Promise<undefined>((resolve) => {
+      stop = () => resolve(undefined);
+      timer = setTimeout(stop, waitMs);
+      signal?.addEventListener('abort', stop, { once: true });
+      // Shutdown ends every wait at once.
+      poll.abort.signal.addEventListener('abort', stop, { once: true });
     });
-    const closed = this.client
-      .withAbortSignal(abort.signal, () => this.closeEvent(handle.workflowId))
+    try {
+      return await Promise.race([poll.outcome, stopped]);
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', stop);
+      poll.abort.signal.removeEventListener('abort', stop);
+      // The last request to stop waiting cancels the poll, so no RPC outlives its requests.
+      if (--poll.waiters === 0) {
+        poll.abort.abort();
+        if (this.polls.get(workflowId) === poll) this.polls.delete(workflowId);
+      }
+    }
+  }
+
+  /** The poll in flight for `workflowId`, or a new one. */
+  private pollFor(workflowId: string): SharedPoll {
+    const known = this.polls.get(workflowId);
+    if (known) return known;
+    const abort = new AbortController();
+    const outcome = this.client
+      .withAbortSignal(abort.signal, () => this.closeEvent(workflowId))
       .then(
-        async (event) => {
+        async (event): Promise<KnownOutcome> => {
           const completed = event.workflowExecutionCompletedEventAttributes;
           // Closed without a value (failed, terminated, timed out): the read tells which.
-          if (!completed) return;
+          if (!completed) return undefined;
           const payload = completed.result?.payloads?.[0];
           const closedAt = decodeTimestamp(event.eventTime);
-          if (!payload || !closedAt) return;
-          outcome = { value: await decodePayload(this.client, this.namespace, handle.workflowId, payload), closedAt };
+          if (!payload || !closedAt) return undefined;
+          return { value: await decodePayload(this.client, this.namespace, workflowId, payload), closedAt };
         },
         (err: unknown) => {
-          if (abort.signal.aborted) return;
+          if (abort.signal.aborted) return undefined;
           throw err;
         },
       );
-    try {
-      await Promise.race([closed, stopped]);
-    } finally {
-      clearTimeout(timer);
-      abort.abort();
-      this.pending.delete(abort);
-      signal?.removeEventListener('abort', onCallerGone);
-    }
-    return outcome;
+    const poll: SharedPoll = { outcome, abort, waiters: 0 };
+    this.polls.set(workflowId, poll);
+    // A settled poll answers only its waiters: a later request for a closed workflow asks again (and is answered at once).
+    outcome
+      .finally(() => {
+        if (this.polls.get(workflowId) === poll) this.polls.delete(workflowId);
+      })
+      .catch(() => undefined);
+    return poll;
   }
 
   /** Ends every pending wait, and makes later ones return at once. */
   close(): void {
     this.closed = true;
-    for (const wait of this.pending) wait.abort();
+    for (const poll of this.polls.values()) poll.abort.abort();
   }
 
   /**

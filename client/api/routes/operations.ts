@@ -102,6 +102,7 @@ export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> 
       request.waitMs,
       callerGone(reply),
     );
+    request.startOutcome = { type, status: operation.status, code: operation.error?.code, replayed };
     request.log.info(
       { type, status: operation.status, step: operation.step, replayed },
       replayed ? 'operation replayed' : 'operation started',
@@ -122,6 +123,7 @@ export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> 
       {
         onRequest: async (request, reply) => claimHeaders(request, reply, defaultWaitMs),
         serializerCompiler: asOperation,
+        config: { admission: 'start' },
         schema: {
           summary: `Start (or replay) a ${definition.type}`,
           description: definition.description,
@@ -148,6 +150,7 @@ export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> 
     '/operations/:key',
     {
       serializerCompiler: asOperation,
+      config: { admission: 'read' },
       schema: {
         summary: 'Read an operation by its key',
         description: 'URL-encode the key (a "/" in a key is %2F). Another tenant\'s key is not found.',
@@ -167,7 +170,7 @@ export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> 
       // It does read a key that ends in "/cancel", but the resource documented at
       // `…/{key}/cancel` is the cancel action, so that is what its Allow header describes
       // (such a key is read unambiguously %2F-encoded).
-      config: { servesPath: (path: string) => !path.endsWith(CANCEL_SUFFIX) },
+      config: { servesPath: (path: string) => !path.endsWith(CANCEL_SUFFIX), admission: 'read' },
       serializerCompiler: asOperation,
       schema: { hide: true, params: Type.Object({ '*': Type.String() }), response: readResponses },
     },
@@ -188,6 +191,7 @@ export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> 
     '/operations/:key/cancel',
     {
       serializerCompiler: asOperation,
+      config: { admission: 'read' },
       schema: {
         summary: 'Cancel a running operation',
         description:
@@ -209,7 +213,7 @@ export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> 
   app.post(
     '/operations/*',
     {
-      config: { servesPath: (path: string) => path.endsWith(CANCEL_SUFFIX) },
+      config: { servesPath: (path: string) => path.endsWith(CANCEL_SUFFIX), admission: 'read' },
       serializerCompiler: asOperation,
       schema: {
         hide: true,
@@ -231,6 +235,7 @@ export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> 
     '/operations',
     {
       serializerCompiler: asOperationList,
+      config: { admission: 'read' },
       schema: {
         summary: "List the tenant's operations",
         description: 'From the Temporal visibility store (eventually consistent). Page with `cursor`.',

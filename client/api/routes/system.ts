@@ -4,14 +4,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Registry } from 'prom-client';
-import type { OperationService } from '../operations/service.js';
 import { problems } from '../problems.js';
 import { authenticatedResponses, jsonResponse, openRouteResponses, problemResponse } from '../schemas.js';
 
 export interface SystemRoutesOptions {
-  service: OperationService;
   registry: Registry;
-  readinessTimeoutMs: number;
+  /** Whether Temporal answers (cached briefly: the route is open to anyone). */
+  ready(): Promise<boolean>;
   /** Said by /readyz: an orchestrator or an operator can see an API that runs without authentication. */
   devMode: boolean;
 }
@@ -57,7 +56,7 @@ export const systemRoutes: FastifyPluginAsyncTypebox<SystemRoutesOptions> = asyn
       },
     },
     async () => {
-      if (!(await opts.service.ready(opts.readinessTimeoutMs))) throw problems.engineUnavailable();
+      if (!(await opts.ready())) throw problems.engineUnavailable();
       return { status: 'ready' as const, devMode: opts.devMode };
     },
   );
