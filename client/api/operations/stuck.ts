@@ -38,7 +38,9 @@ export function reportedProblem(indexedFields: Record<string, Payload> | null | 
 /** Whether a description says the execution's workflow tasks keep failing. */
 export function looksStuck(raw: proto.temporal.api.workflowservice.v1.IDescribeWorkflowExecutionResponse | undefined): boolean {
   if (!raw) return false;
-  const problem = reportedProblem(raw.workflowExecutionInfo?.searchAttributes?.indexedFields as Record<string, Payload> | undefined);
+  const problem = reportedProblem(
+    raw.workflowExecutionInfo?.searchAttributes?.indexedFields as Record<string, Payload> | undefined,
+  );
   return problem !== undefined || (raw.pendingWorkflowTask?.attempt ?? 0) >= STUCK_ATTEMPT;
 }
 
@@ -51,7 +53,9 @@ export async function stuckReason(
 ): Promise<string> {
   const execution = raw.workflowExecutionInfo?.execution ?? undefined;
   const attempt = raw.pendingWorkflowTask?.attempt ?? 0;
-  const problem = reportedProblem(raw.workflowExecutionInfo?.searchAttributes?.indexedFields as Record<string, Payload> | undefined);
+  const problem = reportedProblem(
+    raw.workflowExecutionInfo?.searchAttributes?.indexedFields as Record<string, Payload> | undefined,
+  );
   let failure: string | undefined;
   if (execution) {
     const page = await call(() =>
