@@ -78,10 +78,15 @@ export class StepLayer {
   }
 
   /**
-   * One downstream call of a step or compensation: counted by service and result (bounded
-   * labels, no keys) and logged with the tenant, key, workflow and activity it belongs to.
+   * One downstream call of a step or compensation: in its span, counted by service and
+   * result (bounded labels, no keys) and logged, within the span so its lines carry it, with
+   * the tenant, key, workflow and activity it belongs to.
    */
-  private async track<T>(traced: TracedCall, make: () => Promise<T>): Promise<T> {
+  private track<T>(traced: TracedCall, make: () => Promise<T>): Promise<T> {
+    return traceCall(traced, () => this.counted(traced, make));
+  }
+
+  private async counted<T>(traced: TracedCall, make: () => Promise<T>): Promise<T> {
     const { service, call, target } = traced;
     const ctx = Context.current();
     const { tenant, key, workflowId } = target.operation;
@@ -89,7 +94,7 @@ export class StepLayer {
     const meta = { tenant, key, workflowId, step, call, downstreamKey: target.downstreamKey, requestId: requestIdOf(ctx.info) };
     const calls = ctx.metricMeter.createCounter('retrysafe_downstream_calls', 'calls', 'Downstream calls by service and result');
     try {
-      const answer = await traceCall(traced, make);
+      const answer = await make();
       const replayed = (answer as { replayed?: boolean } | undefined)?.replayed === true;
       calls.add(1, { service, result: replayed ? 'replayed' : 'ok' });
       log.info(`${step} answered`, { ...meta, replayed });

@@ -115,7 +115,7 @@ export function traceCall<T>({ service, call, target, undo }: TracedCall, run: (
 
 interface WebhookActivities {
   prepareCompletionEvent(input: NotificationInput): Promise<CompletionEvent>;
-  deliverCompletionEvent(operation: OperationRef, event: CompletionEvent): Promise<{ attempts: number }>;
+  deliverCompletionEvent(operation: OperationRef, event: CompletionEvent, eventId?: string): Promise<{ attempts: number }>;
 }
 
 /**
@@ -131,8 +131,10 @@ export function traceDeliveries<A extends WebhookActivities>(activities: A): A {
       const event = await prepareCompletionEvent(input);
       return input.trace ? { ...event, trace: input.trace } : event;
     },
-    deliverCompletionEvent(operation: OperationRef, event: CompletionEvent): Promise<{ attempts: number }> {
-      const attempt = () => deliverCompletionEvent(operation, event);
+    deliverCompletionEvent(operation: OperationRef, event: CompletionEvent, eventId?: string): Promise<{ attempts: number }> {
+      // The workflow's event ID, when it hands one over, is the one the receiver deduplicates on.
+      const attempt = () =>
+        eventId === undefined ? deliverCompletionEvent(operation, event) : deliverCompletionEvent(operation, event, eventId);
       if (!event.trace || !activeTracing()) return attempt();
       return inSpan(
         event.trace,
@@ -140,7 +142,7 @@ export function traceDeliveries<A extends WebhookActivities>(activities: A): A {
         {
           'retrysafe.tenant': operation.tenant,
           'retrysafe.workflow_id': operation.workflowId,
-          'retrysafe.webhook.id': completionEventId(operation),
+          'retrysafe.webhook.id': eventId ?? completionEventId(operation),
           'retrysafe.attempt': Context.current().info.attempt,
         },
         attempt,

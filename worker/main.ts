@@ -24,7 +24,9 @@ async function run(): Promise<void> {
   const has = { services: [...config.services.keys()], activities: stepActivityNames(operationActivities) };
   const problems = definitionProblems(registry, has);
   if (problems.length > 0) throw new ConfigError(problems);
-  await checkOpenOperations(temporal.connectionOptions, temporal.namespace, config.RETRYSAFE_TASK_QUEUE, has, registry);
+  await checkOpenOperations(temporal.connectionOptions, temporal.namespace, config.RETRYSAFE_TASK_QUEUE, has, registry, (m) =>
+    logger.warn(m),
+  );
 
   Runtime.install({
     logger: {

@@ -25,25 +25,51 @@ export function definitionProblems(registry: OperationRegistry, has: ProgramNeed
   ];
 }
 
-/** Refuses to start when an open operation of the task queue needs what this worker lacks (one visibility query per version in flight). */
+/** How long the look-up may wait for the engine (a worker restarted with Temporal, or just before it). */
+const LOOKUP_PATIENCE_MS = 30_000;
+
+/**
+ * Refuses to start when an open operation of the task queue needs what this worker lacks
+ * (one visibility query per version in flight). An engine that does not answer in time is
+ * no reason to refuse: `warn` says the look-up was skipped, and the first call of each
+ * operation still checks the worker against what its program needs.
+ */
 export async function checkOpenOperations(
   connection: ConnectionOptions,
   namespace: string,
   taskQueue: string,
   has: ProgramNeeds,
   registry: OperationRegistry,
+  warn: (message: string) => void,
 ): Promise<void> {
-  const conn = await Connection.connect(connection);
-  try {
-    const open = await openOperations(new Client({ connection: conn, namespace }), taskQueue);
-    const problems = unrunnable(open, has, registry.types);
-    if (problems.length > 0) {
-      throw new ConfigError([
-        `open operations on task queue ${taskQueue} need what this worker lacks; give it what they need, or let a worker that has it finish them:`,
-        ...problems,
-      ]);
+  const open = await lookUp(connection, namespace, taskQueue).catch((err: unknown) => {
+    warn(`could not look up the open operations' definitions (${(err as Error).message}); starting without that check`);
+    return undefined;
+  });
+  if (!open) return;
+  const problems = unrunnable(open, has, registry.types);
+  if (problems.length > 0) {
+    throw new ConfigError([
+      `open operations on task queue ${taskQueue} need what this worker lacks; give it what they need, or let a worker that has it finish them:`,
+      ...problems,
+    ]);
+  }
+}
+
+/** The open operations, read as soon as the engine answers (within LOOKUP_PATIENCE_MS). */
+async function lookUp(connection: ConnectionOptions, namespace: string, taskQueue: string) {
+  const until = Date.now() + LOOKUP_PATIENCE_MS;
+  for (let wait = 250; ; wait = Math.min(wait * 2, 4_000)) {
+    try {
+      const conn = await Connection.connect({ ...connection, connectTimeout: 5_000 });
+      try {
+        return await openOperations(new Client({ connection: conn, namespace }), taskQueue);
+      } finally {
+        await conn.close();
+      }
+    } catch (err) {
+      if (Date.now() + wait > until) throw err;
+      await new Promise((resolve) => setTimeout(resolve, wait));
     }
-  } finally {
-    await conn.close();
   }
 }

@@ -59,6 +59,8 @@ describe('npm start -- --operations examples/shipping', () => {
     const banner = (await launcher.waitFor(BANNER, START_TIMEOUT))[0];
     expect(banner).toContain('Operations      fulfilment (POST /v1/fulfilments)  from examples/shipping');
     expect(banner).toContain(`Service         shipping at ${shippingUrl}  NOT ANSWERING: start it yourself`);
+    // A warning, on stderr: it may reach us just after the banner on stdout.
+    await launcher.waitFor(/the service shipping \(\S+\) does not answer/, 10_000);
     expect(launcher.output).toContain(`the service shipping (${shippingUrl}) does not answer`);
 
     // The tutorial's first terminal, late: the worker reaches it from then on.

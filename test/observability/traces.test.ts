@@ -159,7 +159,10 @@ describe('traces', () => {
     );
     const start = only(inTrace(traceId), 'the start span', (s) => s.name === 'StartWorkflow:checkout');
     expect(delivery).toMatchObject({ parentId: start.id, localEndpoint: { serviceName: 'retrysafe-worker' } });
-    expect(delivery.tags).toMatchObject({ 'retrysafe.outcome': 'delivered', 'retrysafe.webhook.id': `${workflowId}/completed` });
+    // The webhook-id names the operation's run: `<tenant>/<key>/<runId>/completed`.
+    expect(delivery.tags?.['retrysafe.outcome']).toBe('delivered');
+    expect(delivery.tags?.['retrysafe.webhook.id']?.startsWith(`${workflowId}/`)).toBe(true);
+    expect(delivery.tags?.['retrysafe.webhook.id']).toMatch(/\/[^/]+\/completed$/);
     const post = only(childrenOf(inTrace(traceId), delivery), 'the webhook POST', (s) => s.kind === 'CLIENT');
     expect(post.tags?.['http.response.status_code']).toBe('204');
     expect(receiver.deliveriesOf(`${workflowId}/completed`)).toHaveLength(1);

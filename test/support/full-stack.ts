@@ -54,7 +54,7 @@ export interface FullStackOptions {
   apiKeys?: string;
   stepDeadlineMs?: number;
   attentionAfterMs?: number;
-  /** Variables for every part run as a process. */
+  /** Variables for every part run as a process, and for the API in this process too. */
   env?: Record<string, string>;
   /** Variables for the worker process on top of those. */
   workerEnv?: Record<string, string>;
@@ -168,6 +168,8 @@ export async function startFullStack(opts: FullStackOptions): Promise<FullStack>
         ...(opts.apiKeys ? { apiKeys: opts.apiKeys } : {}),
         ...(opts.stepDeadlineMs ? { stepDeadlineMs: opts.stepDeadlineMs } : {}),
         ...(opts.attentionAfterMs ? { attentionAfterMs: opts.attentionAfterMs } : {}),
+        // As a process would get them.
+        ...(opts.env ? { env: opts.env } : {}),
       });
       closers.push(() => inProcess.close());
       api = inProcess;

@@ -99,8 +99,8 @@ describe('checkout saga', () => {
       expect(statuses(run)).toBe('reserve_items:compensated charge_payment:compensated confirm_reservation:failed');
       expect(activityOrder(run.calls)).toEqual(CHECKOUT_RAN_THEN_UNDONE);
       expect(run.summaries.slice(3)).toEqual([
-        `reverse_charge · bank key acme/${key}/charge`,
-        `release_reservation · reservations key acme/${key}/reserve`,
+        `reverse_charge · bank key \`acme/${key}/charge\``,
+        `release_reservation · reservations key \`acme/${key}/reserve\``,
       ]);
     });
   });

@@ -136,8 +136,9 @@ export interface Answer {
 }
 
 /**
- * What a client does: POST; on 503 retry the same request after Retry-After (the key makes
- * that safe); on 202 GET the operation until it is terminal.
+ * What a client does: POST; on 503 or 429 (a tenant over its share, or more duplicates of
+ * one key waiting than an instance lets wait) retry the same request after Retry-After (the
+ * key makes that safe); on 202 GET the operation until it is terminal.
  */
 export async function submit(http: HttpClient, apiUrl: string, type: string, key: string, body: unknown, tally?: Tally) {
   const path = `/v1/${definitionOf(type).plural}`;
@@ -148,7 +149,7 @@ export async function submit(http: HttpClient, apiUrl: string, type: string, key
       body: JSON.stringify(body),
     });
   let res = await post();
-  while (res.status === 503 && Date.now() <= deadline) {
+  while ((res.status === 503 || res.status === 429) && Date.now() <= deadline) {
     if (tally) tally.retried503++;
     await sleep(Number(res.headers['retry-after'] ?? 1) * 1000);
     res = await post();
