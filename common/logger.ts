@@ -11,38 +11,42 @@ export type { Logger };
  * header of a request or an answer, the API keys, the metrics token and the webhook
  * signing secrets (as variables and as parsed config), Temporal's API key and the private
  * key of its TLS client certificate (as variables and as connection options).
+ *
+ * Each path is spelled out: a wildcard before the last segment makes the redactor walk
+ * every object a line holds, and reading some of them throws (a DOMException's getters,
+ * such as the timeout error of an aborted fetch), which would take the process down.
  */
 export const REDACT_PATHS = [
   'authorization',
   'headers.authorization',
-  '*.headers.authorization',
   'headers.Authorization',
-  '*.headers.Authorization',
+  'req.headers.authorization',
+  'res.headers.authorization',
   'RETRYSAFE_API_KEYS',
   'RETRYSAFE_METRICS_TOKEN',
   'RETRYSAFE_WEBHOOK_SECRETS',
   'RETRYSAFE_WEBHOOK_SECRET',
   'TEMPORAL_API_KEY',
   'TEMPORAL_TLS_CLIENT_KEY_DATA',
-  'apiKey',
-  '*.apiKey',
-  'apiKeys',
-  '*.apiKeys',
-  'metricsToken',
-  '*.metricsToken',
-  'secret',
-  '*.secret',
-  'secrets',
-  '*.secrets',
-  '*.*.secret',
-  '*.*.secrets',
-  'tls.clientCertPair.key',
-  '*.tls.clientCertPair.key',
   'env.RETRYSAFE_API_KEYS',
   'env.RETRYSAFE_METRICS_TOKEN',
   'env.RETRYSAFE_WEBHOOK_SECRETS',
   'env.TEMPORAL_API_KEY',
   'env.TEMPORAL_TLS_CLIENT_KEY_DATA',
+  'apiKey',
+  'apiKeys',
+  'config.apiKeys',
+  'metricsToken',
+  'config.metricsToken',
+  'secret',
+  'secrets',
+  'webhooks.secrets',
+  'config.webhooks.secrets',
+  'connectionOptions.apiKey',
+  'nativeConnectionOptions.apiKey',
+  'tls.clientCertPair.key',
+  'connectionOptions.tls.clientCertPair.key',
+  'nativeConnectionOptions.tls.clientCertPair.key',
 ];
 
 export function createLogger(

@@ -47,4 +47,9 @@ describe('the redaction list', () => {
       connectionOptions: { tls: { clientCertPair: { crt: 'public' } } },
     });
   });
+
+  it('walks no object a line holds beyond the paths it names: a DOMException in a line is written, not thrown', () => {
+    const timedOut = AbortSignal.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')).reason;
+    expect(() => logged({ error: timedOut, nested: { cause: timedOut, deeper: { cause: timedOut } } })).not.toThrow();
+  });
 });
