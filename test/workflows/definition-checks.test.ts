@@ -9,7 +9,7 @@
 //
 // The open operations are started exactly as the API starts them, on a task queue no worker
 // polls, so they stay open.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -22,29 +22,7 @@ import { programFor } from '../../common/programs.js';
 import { operationRef } from '../../workflows/identity.js';
 import { ROOT } from '../launcher/harness.js';
 import { uniqueId } from '../support/stack.js';
-
-/** An outside folder's parcel: a charge, and (before the change) a shipment at the team's shipping service. */
-const folderSource = (withShipment: boolean) => `
-import { Account, Amount, bankCharge, Currency, defineOperation, keyedHttpStep, RequestBody } from 'retrysafe-server/define';
-export const operations = [
-  defineOperation({
-    type: 'parcel',
-    plural: 'parcels',
-    description: 'charge, then ship',
-    request: RequestBody('a parcel', { account: Account('who pays'), amount: Amount, currency: Currency }),
-    steps: [
-      bankCharge({ name: 'parcel_charge', keySuffix: 'charge', account: 'account', undo: 'parcel_refund', resultField: 'chargeId' }),
-      ${
-        withShipment
-          ? `keyedHttpStep({ name: 'parcel_ship', keySuffix: 'ship', service: 'shipping', collection: '/shipments', body: {},
-        businessErrors: {}, undo: { name: 'parcel_unship', action: 'cancel' }, result: {}, present: ['created'] }),`
-          : ''
-      }
-    ],
-    unavailableCode: 'parcel_unavailable',
-  }),
-];
-`;
+import { writeParcelFolder } from './parcel-folder.js';
 
 const root = mkdtempSync(join(tmpdir(), 'retrysafe-checks-'));
 const before = join(root, 'before');
@@ -74,13 +52,8 @@ const run = (entry: string, args: string[], extra: Record<string, string> = {}) 
   });
 
 beforeAll(async () => {
-  for (const [dir, withShipment] of [
-    [before, true],
-    [after, false],
-  ] as const) {
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, 'operations.ts'), folderSource(withShipment));
-  }
+  writeParcelFolder(before, true);
+  writeParcelFolder(after, false);
   connection = await Connection.connect({ address: inject('temporalAddress') });
   const client = new Client({ connection, namespace: 'default' });
   const { registry } = await loadOperations({ RETRYSAFE_OPERATIONS: before });

@@ -5,7 +5,7 @@
 // - a history that no longer matches the code (an operation started before operations
 //   carried their program, whose definition changed under it: the issue this version fixes);
 // - a workflow type no definition of the worker's has.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer } from 'node:http';
@@ -23,30 +23,8 @@ import { operationRef } from '../../workflows/identity.js';
 import { startApi, type ApiHandle } from '../support/api.js';
 import { scrape, sample } from '../support/metrics.js';
 import { startBank, uniqueId, type BankHandle } from '../support/stack.js';
+import { writeParcelFolder } from './parcel-folder.js';
 import { pendingActivity } from './wait-for.js';
-
-/** An outside folder's operation: a charge, then a shipment at a service that is not there. */
-const definition = (withShipment: boolean) => `
-import { Account, Amount, bankCharge, Currency, defineOperation, keyedHttpStep, RequestBody, Type } from 'retrysafe-server/define';
-export const operations = [
-  defineOperation({
-    type: 'parcel',
-    plural: 'parcels',
-    description: 'charge, then ship',
-    request: RequestBody('a parcel', { account: Account('who pays'), amount: Amount, currency: Currency }),
-    steps: [
-      bankCharge({ name: 'parcel_charge', keySuffix: 'charge', account: 'account', undo: 'parcel_refund', resultField: 'chargeId' }),
-      ${
-        withShipment
-          ? `keyedHttpStep({ name: 'parcel_ship', keySuffix: 'ship', service: 'shipping', collection: '/shipments', body: {},
-        businessErrors: {}, undo: { name: 'parcel_unship', action: 'cancel' }, result: {}, present: ['created'] }),`
-          : ''
-      }
-    ],
-    unavailableCode: 'parcel_unavailable',
-  }),
-];
-`;
 
 const root = mkdtempSync(join(tmpdir(), 'retrysafe-stuck-'));
 let bank: BankHandle;
@@ -61,9 +39,7 @@ const SECRET = 'sk_stuck_0123456789abcdef';
 const auth = { headers: { authorization: `Bearer ${SECRET}` } };
 
 async function bundleOf(name: string, withShipment: boolean) {
-  const dir = join(root, name);
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'operations.ts'), definition(withShipment));
+  const dir = writeParcelFolder(join(root, name), withShipment);
   const { modules } = await loadOperations({ RETRYSAFE_OPERATIONS: dir });
   const { code } = await bundleWorkflowCode({
     ...workflowBundleOptions(modules, join(root, `${name}-cache`)),
