@@ -64,6 +64,11 @@ export const DEV_SERVER_TUNING: readonly DevServerSetting[] = [
     why: "one tenant's flood must not starve another's operations: tasks are dispatched in proportion per fairness key (the tenant) instead of first in, first out",
   },
   {
+    name: 'stuck-after-two-failures',
+    args: dynamicConfig('system.numConsecutiveWorkflowTaskProblemsToTriggerSearchAttribute', 2),
+    why: "an operation whose workflow tasks keep failing is flagged (TemporalReportedProblems: its resource, the list and retrysafe_operations_stuck say so) after two failures in a row instead of five, within seconds rather than half a minute",
+  },
+  {
     name: 'sqlite-wal',
     args: ['--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=full'],
     why: "a write-ahead log commits with one fsync instead of a rollback journal's several; synchronous=full keeps every commit durable",
