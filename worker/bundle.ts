@@ -67,8 +67,9 @@ function hashFolder(hash: ReturnType<typeof createHash>, dir: string): void {
 /**
  * What the bundle is made of: workflows/, the folders of outside operations, the SDK that
  * bundles and runs it, and how it is assembled (which modules are interceptors or preloaded).
+ * It names the bundle's cache file and, by default, a versioned worker's build ID.
  */
-function workflowSourceHash(modules: readonly OperationModule[]): string {
+export function workflowSourceHash(modules: readonly OperationModule[]): string {
   const hash = createHash('sha256');
   for (const pkg of ['@temporalio/worker', '@temporalio/workflow', '@temporalio/common'])
     hash.update(`${pkg}@${sdkVersion(pkg)}\n`);

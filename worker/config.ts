@@ -24,7 +24,37 @@ export const workerEnvSchema = {
     .regex(/^(off|[\w.-]+:\d{1,5}|\[[0-9a-fA-F:]+\]:\d{1,5})$/, 'must be host:port (e.g. 127.0.0.1:9464) or off')
     .default('127.0.0.1:9464'),
   LOG_LEVEL: logLevel.default('info'),
+  /**
+   * Set, the worker is one version of this Worker Deployment: the operations it starts stay
+   * pinned to its build (Temporal keeps `.` and `:` to join a name to a build ID, and `__`).
+   */
+  RETRYSAFE_DEPLOYMENT_NAME: z
+    .string()
+    .regex(/^[A-Za-z0-9][\w-]{0,99}$/, "must be 1-100 letters, digits, '_' or '-', starting with a letter or digit")
+    .optional(),
+  /** The version's build ID; by default the content hash of the workflow bundle (worker/bundle.ts). */
+  RETRYSAFE_BUILD_ID: z
+    .string()
+    .regex(/^(?!__)[\w.+-]{1,100}$/, "must be 1-100 letters, digits, '_', '.', '+' or '-', not starting with '__'")
+    .optional(),
 };
+
+/** A versioned worker's deployment, from its variables; none for an unversioned worker. */
+export interface WorkerVersioning {
+  deploymentName: string;
+  /** Unset: the workflow bundle's content hash, known once the operations are loaded. */
+  buildId: string | undefined;
+}
+
+function versioningOf(parsed: z.infer<z.ZodObject<typeof workerEnvSchema>>, problems: string[]): WorkerVersioning | undefined {
+  const { RETRYSAFE_DEPLOYMENT_NAME: deploymentName, RETRYSAFE_BUILD_ID: buildId } = parsed;
+  if (deploymentName !== undefined) return { deploymentName, buildId };
+  if (buildId !== undefined)
+    problems.push(
+      'RETRYSAFE_BUILD_ID is set without RETRYSAFE_DEPLOYMENT_NAME: a build ID names a version of a deployment (set both, or neither for an unversioned worker)',
+    );
+  return undefined;
+}
 
 /**
  * Where services are reached unless RETRYSAFE_SERVICES names them: the sandboxes on
@@ -107,8 +137,10 @@ export function loadWorkerConfig(env: Record<string, string | undefined> = proce
       );
     }
   }
+  // Read only once the variables parsed: a malformed name is reported as it is, not also as missing.
+  const versioning = parsed ? versioningOf(parsed, problems) : undefined;
   problems.push(...replacedVariables(env));
   if (problems.length > 0 || parsed === undefined) throw new ConfigError(problems);
   const webhooks: WorkerWebhooks = { urls, secrets: secrets ?? new Map() };
-  return { ...(parsed as z.infer<z.ZodObject<typeof workerEnvSchema>>), webhooks, services };
+  return { ...(parsed as z.infer<z.ZodObject<typeof workerEnvSchema>>), webhooks, services, versioning };
 }

@@ -10,6 +10,7 @@ import { activeTracing } from '../common/tracing/start.js';
 import type { OperationModule } from '../common/operations.js';
 import { BUNDLE_CACHE_DIR, cachedWorkflowBundle, workflowBundleOptions } from './bundle.js';
 import { WEBHOOK_TIMEOUT_MS, type WorkerWebhooks } from './config.js';
+import { deploymentOptions, type DeploymentVersion } from './versioning.js';
 
 export { BUNDLE_CACHE_DIR, WORKFLOW_BUNDLE_OPTIONS, WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from './bundle.js';
 export { cachedWorkflowBundle, workflowBundleCachePath } from './bundle.js';
@@ -35,6 +36,8 @@ export interface CreateWorkerOptions {
    * webpack (null: no cache).
    */
   bundleCacheDir?: string | null;
+  /** A version of a Worker Deployment: its operations stay pinned to this build (versioning.ts). Unset: unversioned. */
+  deployment?: DeploymentVersion;
   /** Extra worker options (tuning, identity). */
   options?: Partial<WorkerOptions>;
 }
@@ -59,6 +62,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
     taskQueue: opts.taskQueue,
     activities,
     ...workflows,
+    ...(opts.deployment ? { workerDeploymentOptions: deploymentOptions(opts.deployment) } : {}),
     ...opts.options,
     // A prebuilt bundle carries its interceptor modules; the worker takes them only when it bundles by itself.
     interceptors: {

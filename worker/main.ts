@@ -1,5 +1,6 @@
 // Worker entry point: parse config, load the operations (built-in and RETRYSAFE_OPERATIONS),
-// connect, run until SIGINT/SIGTERM (the SDK drains in-flight tasks on shutdown).
+// connect, run until SIGINT/SIGTERM (the SDK drains in-flight tasks on shutdown). With
+// RETRYSAFE_DEPLOYMENT_NAME it runs as one build of that Worker Deployment (versioning.ts).
 import { NativeConnection, Runtime, makeTelemetryFilterString } from '@temporalio/worker';
 import { ConfigError } from '../common/env.js';
 import { createLogger } from '../common/logger.js';
@@ -9,7 +10,9 @@ import { stepActivityNames } from '../activities/index.js';
 import { startTracing, stopTracing } from '../common/tracing/start.js';
 import { loadWorkerConfig } from './config.js';
 import { createWorker, runUntilShutdown } from './create.js';
+import { workflowSourceHash } from './bundle.js';
 import { checkOpenOperations, definitionProblems } from './start-checks.js';
+import { routingNote, routingOf } from './versioning.js';
 
 async function run(): Promise<void> {
   // A span per step, compensation and webhook delivery, in the trace each operation carries.
@@ -45,6 +48,11 @@ async function run(): Promise<void> {
     },
   });
 
+  // Versioned, the build ID defaults to the bundle's content hash: a new interpreter is a new build by itself.
+  const deployment = config.versioning && {
+    deploymentName: config.versioning.deploymentName,
+    buildId: config.versioning.buildId ?? workflowSourceHash(modules),
+  };
   const connection = await NativeConnection.connect(temporal.nativeConnectionOptions);
   const worker = await createWorker({
     connection,
@@ -55,6 +63,7 @@ async function run(): Promise<void> {
     services: config.services,
     operationModules: modules,
     operationActivities,
+    ...(deployment ? { deployment } : {}),
   });
   logger.info(
     {
@@ -63,9 +72,23 @@ async function run(): Promise<void> {
       address: temporal.address,
       webhookTenants: [...config.webhooks.urls.keys()],
       operations: registry.types,
+      deployment: deployment?.deploymentName ?? null,
+      buildId: deployment?.buildId ?? null,
+      versioning: deployment ? 'pinned' : 'off',
     },
     'worker ready',
   );
+  if (deployment) {
+    // Advice only: a worker that cannot read the routing still runs.
+    const fields = { deployment: deployment.deploymentName, buildId: deployment.buildId };
+    await routingOf(connection.workflowService, temporal.namespace, deployment.deploymentName).then(
+      (routing) => {
+        const note = routingNote(deployment, routing);
+        if (note) logger.warn(fields, note);
+      },
+      (err: unknown) => logger.warn({ ...fields, err }, "could not read the deployment's routing"),
+    );
+  }
   try {
     await runUntilShutdown(worker, connection);
   } finally {

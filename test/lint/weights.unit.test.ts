@@ -21,7 +21,6 @@ const KNOWN_LONG = new Set([
   'tools/launcher/stack.ts runStack',
   'tools/launcher/parts.ts stackParts',
   'tools/launcher/options.ts loadLauncherConfig',
-  'tools/cluster/cluster.ts defineCluster',
 ]);
 
 describe('the weight of the tooling', () => {

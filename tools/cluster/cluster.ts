@@ -7,8 +7,16 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ensureDatabase, initPostgres, postgresCommand, postgresUrl } from '../postgres.js';
-import { ensureTemporalServer, ensureUiServer, temporalServerBinaries, uiServerBinary } from './build.js';
-import { dynamicConfig, serverConfig, uiConfig, writeJson, type ServerLogLevel, type TemporalRole } from './config.js';
+import { ensureTemporalServer, ensureUiServer, temporalServerBinaries, uiServerBinary, type BuildResult } from './build.js';
+import {
+  dynamicConfig,
+  serverConfig,
+  uiConfig,
+  writeJson,
+  type ServerConfigInput,
+  type ServerLogLevel,
+  type TemporalRole,
+} from './config.js';
 import { grpcServing, HEALTH_SERVICE, httpOk, postgresAccepting } from './health.js';
 import { ensureNamespace } from './namespace.js';
 import { blockPorts, portUses, type ClusterPorts, type PortUse, type TemporalProcessPorts } from './ports.js';
@@ -106,60 +114,97 @@ export interface ClusterDefinition {
 
 const HOUR = 3_600_000;
 
-export function defineCluster(opts: ClusterOptions): ClusterDefinition {
-  const root = resolve(opts.root);
+/** Where everything of one cluster is, worked out once from its options. */
+interface Layout {
+  root: string;
+  dataDir: string;
+  ports: ClusterPorts;
+  namespace: string;
+  retentionMs: number;
+  withUi: boolean;
+  pgDir: string;
+  temporalDir: string;
+  uiDir: string;
+  frontendAddress: string;
+  uiUrl: string;
+  bins: ReturnType<typeof temporalServerBinaries>;
+  pgOptions: { dataDir: string; port: number };
+  historyNames: string[];
+  uses: PortUse[];
+  configInput: ServerConfigInput;
+}
+
+function layoutOf(opts: ClusterOptions): Layout {
   const dataDir = resolve(opts.dataDir);
   const historyCount = opts.historyCount ?? 2;
   const ports = opts.ports ?? blockPorts(opts.basePort ?? 7233, historyCount);
   if (ports.history.length !== historyCount)
     throw new Error(`ports name ${ports.history.length} history processes, not ${historyCount}`);
-  const namespace = opts.namespace ?? 'default';
-  const retentionMs = opts.retentionMs ?? 7 * 24 * HOUR;
-  const withUi = opts.ui ?? true;
-  const pgDir = join(dataDir, 'postgres');
-  const temporalDir = join(dataDir, 'temporal');
-  const uiDir = join(dataDir, 'ui');
-  const frontendAddress = `127.0.0.1:${ports.frontend.grpc}`;
-  const bins = temporalServerBinaries(root);
-  const ui = uiServerBinary(root);
-  const pgOptions = { dataDir: pgDir, port: ports.postgres };
   const historyNames = ports.history.map((_, i) => `temporal-history-${i + 1}`);
-  const uses = portUses(ports, { history: historyNames });
-  const configInput = {
+  const temporalDir = join(dataDir, 'temporal');
+  const root = resolve(opts.root);
+  return {
+    root,
+    dataDir,
     ports,
-    numHistoryShards: opts.numHistoryShards ?? DEFAULT_HISTORY_SHARDS,
-    logLevel: opts.logLevel ?? 'warn',
-    dynamicConfigFile: join(temporalDir, 'dynamicconfig.yaml'),
+    namespace: opts.namespace ?? 'default',
+    retentionMs: opts.retentionMs ?? 7 * 24 * HOUR,
+    withUi: opts.ui ?? true,
+    pgDir: join(dataDir, 'postgres'),
+    temporalDir,
+    uiDir: join(dataDir, 'ui'),
+    frontendAddress: `127.0.0.1:${ports.frontend.grpc}`,
+    uiUrl: `http://127.0.0.1:${ports.ui}`,
+    bins: temporalServerBinaries(root),
+    pgOptions: { dataDir: join(dataDir, 'postgres'), port: ports.postgres },
+    historyNames,
+    uses: portUses(ports, { history: historyNames }),
+    configInput: {
+      ports,
+      numHistoryShards: opts.numHistoryShards ?? DEFAULT_HISTORY_SHARDS,
+      logLevel: opts.logLevel ?? 'warn',
+      dynamicConfigFile: join(temporalDir, 'dynamicconfig.yaml'),
+    },
   };
+}
 
-  const pg = postgresCommand(pgOptions);
-  const postgres: ClusterProcess = {
+function postgresProcess(l: Layout): ClusterProcess {
+  const pg = postgresCommand(l.pgOptions);
+  return {
     name: 'postgres',
     role: 'postgres',
     file: pg.file,
     args: pg.args,
     env: {},
-    cwd: pgDir,
+    cwd: l.pgDir,
     ...(pg.uid !== undefined ? { uid: pg.uid, gid: pg.gid } : {}),
-    dataDir: pgDir,
-    ports: uses.filter((u) => u.part === 'postgres'),
+    dataDir: l.pgDir,
+    ports: l.uses.filter((u) => u.part === 'postgres'),
     after: [],
     ready: {
-      description: `PostgreSQL to accept connections on 127.0.0.1:${ports.postgres}`,
-      check: () => postgresAccepting(ports.postgres),
+      description: `PostgreSQL to accept connections on 127.0.0.1:${l.ports.postgres}`,
+      check: () => postgresAccepting(l.ports.postgres),
     },
     stopSignal: 'SIGINT',
     stopGraceMs: 30_000,
   };
+}
 
-  const temporal = (name: string, role: TemporalRole, own: TemporalProcessPorts, after: string[]): ClusterProcess => ({
+function temporalProcess(
+  l: Layout,
+  name: string,
+  role: TemporalRole,
+  own: TemporalProcessPorts,
+  after: string[],
+): ClusterProcess {
+  return {
     name,
     role,
-    file: bins.server,
-    args: ['--config-file', join(temporalDir, `${name}.yaml`), '--allow-no-auth', 'start', '--service', role],
+    file: l.bins.server,
+    args: ['--config-file', join(l.temporalDir, `${name}.yaml`), '--allow-no-auth', 'start', '--service', role],
     env: {},
-    cwd: temporalDir,
-    ports: uses.filter((u) => u.part === name),
+    cwd: l.temporalDir,
+    ports: l.uses.filter((u) => u.part === name),
     after,
     ready: {
       description: `${role} on 127.0.0.1:${own.grpc} to report SERVING`,
@@ -167,93 +212,79 @@ export function defineCluster(opts: ClusterOptions): ClusterDefinition {
     },
     stopSignal: 'SIGTERM',
     stopGraceMs: 30_000,
-  });
+  };
+}
 
-  // History and matching need only the database; the frontend routes to them; the worker
-  // service runs its system workflows through the frontend. Matching starts first and
-  // alone: the first process on an empty database writes the cluster's metadata record,
-  // and two doing it at once race on its primary key (the loser exits). Matching is the
-  // quickest to be ready (~2 s); the history processes then find the record and only read it.
-  const matching = temporal('temporal-matching', 'matching', ports.matching, ['postgres']);
+/**
+ * History and matching need only the database; the frontend routes to them; the worker
+ * service runs its system workflows through the frontend. Matching starts first and alone:
+ * the first process on an empty database writes the cluster's metadata record, and two
+ * doing it at once race on its primary key (the loser exits). Matching is the quickest to be
+ * ready (~2 s); the history processes then find the record and only read it.
+ */
+function temporalProcesses(l: Layout): ClusterProcess[] {
+  const matching = temporalProcess(l, 'temporal-matching', 'matching', l.ports.matching, ['postgres']);
   const backends = [
     matching,
-    ...ports.history.map((p, i) => temporal(historyNames[i]!, 'history', p, ['postgres', matching.name])),
+    ...l.ports.history.map((p, i) => temporalProcess(l, l.historyNames[i]!, 'history', p, ['postgres', matching.name])),
   ];
-  const frontend = temporal(
-    'temporal-frontend',
-    'frontend',
-    ports.frontend,
-    backends.map((b) => b.name),
-  );
-  const worker = temporal('temporal-worker', 'worker', ports.worker, [frontend.name]);
-  const processes = [postgres, ...backends, frontend, worker];
+  const after = backends.map((b) => b.name);
+  const frontend = temporalProcess(l, 'temporal-frontend', 'frontend', l.ports.frontend, after);
+  const worker = temporalProcess(l, 'temporal-worker', 'worker', l.ports.worker, [frontend.name]);
+  return [...backends, frontend, worker];
+}
 
-  const uiUrl = `http://127.0.0.1:${ports.ui}`;
-  if (withUi) {
-    processes.push({
-      name: 'temporal-ui',
-      role: 'ui',
-      file: ui.uiServer,
-      args: ['--root', uiDir, '--config', 'config', '--env', 'cluster', 'start'],
-      env: {},
-      cwd: uiDir,
-      ports: uses.filter((u) => u.part === 'temporal-ui'),
-      after: [frontend.name],
-      ready: { description: `GET ${uiUrl}/ to answer 200`, check: () => httpOk(`${uiUrl}/`) },
-      stopSignal: 'SIGTERM',
-      stopGraceMs: 5_000,
-    });
-  }
+function uiProcess(l: Layout): ClusterProcess {
+  return {
+    name: 'temporal-ui',
+    role: 'ui',
+    file: uiServerBinary(l.root).uiServer,
+    args: ['--root', l.uiDir, '--config', 'config', '--env', 'cluster', 'start'],
+    env: {},
+    cwd: l.uiDir,
+    ports: l.uses.filter((u) => u.part === 'temporal-ui'),
+    after: ['temporal-frontend'],
+    ready: { description: `GET ${l.uiUrl}/ to answer 200`, check: () => httpOk(`${l.uiUrl}/`) },
+    stopSignal: 'SIGTERM',
+    stopGraceMs: 5_000,
+  };
+}
 
-  const setup: SetupStep[] = [
-    {
-      name: 'build temporal-server',
-      phase: 'before-start',
-      async run() {
-        const r = await ensureTemporalServer(root);
-        return r.built ? `built v${r.version} in ${(r.ms / 1000).toFixed(0)} s` : `v${r.version} already built`;
-      },
-    },
-    ...(withUi
-      ? [
-          {
-            name: 'build temporal-ui-server',
-            phase: 'before-start' as const,
-            async run() {
-              const r = await ensureUiServer(root);
-              return r.built ? `built v${r.version} in ${(r.ms / 1000).toFixed(0)} s` : `v${r.version} already built`;
-            },
-          },
-        ]
-      : []),
-    {
-      name: 'initdb',
-      phase: 'before-start',
-      run() {
-        const existed = existsSync(join(pgDir, 'PG_VERSION'));
-        initPostgres(pgOptions);
-        return Promise.resolve(existed ? `${pgDir} exists` : `created ${pgDir}`);
-      },
-    },
-    {
-      name: 'config',
-      phase: 'before-start',
-      run() {
-        for (const p of processes) {
-          if (p.role === 'postgres' || p.role === 'ui') continue;
-          const own = p.role === 'history' ? ports.history[historyNames.indexOf(p.name)]! : ports[p.role];
-          writeJson(join(temporalDir, `${p.name}.yaml`), serverConfig(configInput, p.role, own));
-        }
-        writeJson(configInput.dynamicConfigFile, dynamicConfig());
-        if (withUi) writeJson(join(uiDir, 'config', 'cluster.yaml'), uiConfig(ports, namespace));
-        return Promise.resolve(`wrote ${temporalDir}`);
-      },
-    },
+const built = (r: BuildResult & { version: string }) =>
+  r.built ? `built v${r.version} in ${(r.ms / 1000).toFixed(0)} s` : `v${r.version} already built`;
+
+/** Before anything starts: the binaries, the database's folder, every process's config file. */
+function preparationSteps(l: Layout, processes: ClusterProcess[]): SetupStep[] {
+  const step = (name: string, run: () => Promise<string>): SetupStep => ({ name, phase: 'before-start', run });
+  return [
+    step('build temporal-server', async () => built(await ensureTemporalServer(l.root))),
+    ...(l.withUi ? [step('build temporal-ui-server', async () => built(await ensureUiServer(l.root)))] : []),
+    step('initdb', () => {
+      const existed = existsSync(join(l.pgDir, 'PG_VERSION'));
+      initPostgres(l.pgOptions);
+      return Promise.resolve(existed ? `${l.pgDir} exists` : `created ${l.pgDir}`);
+    }),
+    step('config', () => {
+      for (const p of processes) {
+        if (p.role === 'postgres' || p.role === 'ui') continue;
+        const own = p.role === 'history' ? l.ports.history[l.historyNames.indexOf(p.name)]! : l.ports[p.role];
+        writeJson(join(l.temporalDir, `${p.name}.yaml`), serverConfig(l.configInput, p.role, own));
+      }
+      writeJson(l.configInput.dynamicConfigFile, dynamicConfig());
+      if (l.withUi) writeJson(join(l.uiDir, 'config', 'cluster.yaml'), uiConfig(l.ports, l.namespace));
+      return Promise.resolve(`wrote ${l.temporalDir}`);
+    }),
+  ];
+}
+
+/** Once PostgreSQL is up: Temporal's schema and the API instances' database; once all is up: the namespace. */
+function databaseSteps(l: Layout): SetupStep[] {
+  return [
     {
       name: 'schema',
       phase: 'postgres-ready',
       async run() {
-        const results = await ensureSchema(bins.sqlTool, ports.postgres);
+        const results = await ensureSchema(l.bins.sqlTool, l.ports.postgres);
         return results.map((r) => `${r.database} ${r.created ? 'created at' : 'at'} v${r.version}`).join(', ');
       },
     },
@@ -261,7 +292,7 @@ export function defineCluster(opts: ClusterOptions): ClusterDefinition {
       name: 'limits database',
       phase: 'postgres-ready',
       run() {
-        ensureDatabase(ports.postgres, LIMITS_DATABASE);
+        ensureDatabase(l.ports.postgres, LIMITS_DATABASE);
         return Promise.resolve(`${LIMITS_DATABASE} for the API instances' rate windows`);
       },
     },
@@ -269,29 +300,33 @@ export function defineCluster(opts: ClusterOptions): ClusterDefinition {
       name: 'namespace',
       phase: 'cluster-ready',
       async run() {
-        const r = await ensureNamespace(frontendAddress, namespace, retentionMs);
+        const r = await ensureNamespace(l.frontendAddress, l.namespace, l.retentionMs);
         const what = [
           r.registered ? 'registered' : 'exists',
           r.added.length ? `added ${r.added.join(', ')}` : 'search attributes present',
         ];
-        return `${namespace}: ${what.join(', ')}, retention ${r.retentionSeconds} s`;
+        return `${l.namespace}: ${what.join(', ')}, retention ${r.retentionSeconds} s`;
       },
     },
   ];
+}
 
+export function defineCluster(opts: ClusterOptions): ClusterDefinition {
+  const l = layoutOf(opts);
+  const processes = [postgresProcess(l), ...temporalProcesses(l), ...(l.withUi ? [uiProcess(l)] : [])];
   return {
     processes,
-    setup,
-    ports,
-    frontendAddress,
-    namespace,
-    uiUrl: withUi ? uiUrl : undefined,
-    dataDir,
-    limitsUrl: postgresUrl(ports.postgres, LIMITS_DATABASE),
+    setup: [...preparationSteps(l, processes), ...databaseSteps(l)],
+    ports: l.ports,
+    frontendAddress: l.frontendAddress,
+    namespace: l.namespace,
+    uiUrl: l.withUi ? l.uiUrl : undefined,
+    dataDir: l.dataDir,
+    limitsUrl: postgresUrl(l.ports.postgres, LIMITS_DATABASE),
     clientEnv: {
-      TEMPORAL_ADDRESS: frontendAddress,
-      TEMPORAL_NAMESPACE: namespace,
-      ...(withUi ? { TEMPORAL_UI_URL: uiUrl } : {}),
+      TEMPORAL_ADDRESS: l.frontendAddress,
+      TEMPORAL_NAMESPACE: l.namespace,
+      ...(l.withUi ? { TEMPORAL_UI_URL: l.uiUrl } : {}),
     },
   };
 }

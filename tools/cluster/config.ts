@@ -129,6 +129,11 @@ export function dynamicConfig(): Record<string, { value: unknown }[]> {
     // Task queues dispatch per fairness key (the API starts each operation with its tenant
     // as the key), so one tenant's flood cannot starve another's operations. Off by default.
     'matching.enableFairness': [{ value: true }],
+    // How soon a build that stopped being current is seen drained (its pinned operations all
+    // closed): after a grace period for visibility to catch up, then at each refresh. Both are
+    // 3 minutes by default; a rehearsal of a roll should see it within a minute.
+    'matching.wv.VersionDrainageStatusVisibilityGracePeriod': [{ value: '30s' }],
+    'matching.wv.VersionDrainageStatusRefreshInterval': [{ value: '10s' }],
   };
 }
 
