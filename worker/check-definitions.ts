@@ -80,7 +80,9 @@ async function run(argv: readonly string[]): Promise<number> {
   const temporal = loadTemporalSettings();
   const connection = await Connection.connect(temporal.connectionOptions);
   try {
-    const open = await openOperations(new Client({ connection, namespace: temporal.namespace }), taskQueue, [...versions.keys()]);
+    const open = await openOperations(new Client({ connection, namespace: temporal.namespace }), taskQueue, {
+      types: [...versions.keys()],
+    });
     const report = definitionsReport(taskQueue, versions, open, has);
     console.log(args.json ? JSON.stringify(report, null, 2) : describeReport(report));
     return report.unrunnable.length === 0 ? 0 : 1;

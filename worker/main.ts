@@ -27,8 +27,15 @@ async function run(): Promise<void> {
   const has = { services: [...config.services.keys()], activities: stepActivityNames(operationActivities) };
   const problems = definitionProblems(registry, has);
   if (problems.length > 0) throw new ConfigError(problems);
-  await checkOpenOperations(temporal.connectionOptions, temporal.namespace, config.RETRYSAFE_TASK_QUEUE, has, registry, (m) =>
-    logger.warn(m),
+  // Versioned, the build ID defaults to the bundle's content hash: a new interpreter is a new build by itself.
+  const deployment = config.versioning && {
+    deploymentName: config.versioning.deploymentName,
+    buildId: config.versioning.buildId ?? workflowSourceHash(modules),
+  };
+  await checkOpenOperations(
+    { connection: temporal.connectionOptions, namespace: temporal.namespace, taskQueue: config.RETRYSAFE_TASK_QUEUE },
+    { has, registry, ...(deployment ? { deployment } : {}) },
+    (m) => logger.warn(m),
   );
 
   Runtime.install({
@@ -48,11 +55,6 @@ async function run(): Promise<void> {
     },
   });
 
-  // Versioned, the build ID defaults to the bundle's content hash: a new interpreter is a new build by itself.
-  const deployment = config.versioning && {
-    deploymentName: config.versioning.deploymentName,
-    buildId: config.versioning.buildId ?? workflowSourceHash(modules),
-  };
   const connection = await NativeConnection.connect(temporal.nativeConnectionOptions);
   const worker = await createWorker({
     connection,

@@ -7,6 +7,7 @@
 import type { Client } from '@temporalio/client';
 import { SearchAttributes, type DefinitionMemo } from '../workflows/contracts.js';
 import type { ProgramNeeds } from '../workflows/program.js';
+import type { DeploymentVersion } from './versioning.js';
 
 /** Versions looked up at most: a queue with more in flight is reported as such, not scanned forever. */
 export const MAX_VERSIONS = 50;
@@ -41,12 +42,23 @@ function definitionMemo(memo: Record<string, unknown> | undefined): DefinitionMe
   };
 }
 
-export async function openOperations(client: Client, taskQueue: string, types?: readonly string[]): Promise<OpenOperations> {
+/** Which open operations to read: of these types only; those a worker of this build may run only. */
+export interface OpenScope {
+  types?: readonly string[];
+  deployment?: DeploymentVersion;
+}
+
+export async function openOperations(client: Client, taskQueue: string, scope: OpenScope = {}): Promise<OpenOperations> {
   const V = SearchAttributes.DefinitionVersion.name;
   const T = SearchAttributes.OperationType.name;
+  const { types, deployment } = scope;
+  // Pinned to another build, an operation never reaches this worker: its own build finishes it.
+  const pinned = deployment
+    ? ` AND (TemporalWorkerDeploymentVersion IS NULL OR TemporalWorkerDeploymentVersion = ${quote(`${deployment.deploymentName}:${deployment.buildId}`)})`
+    : '';
   const open = `ExecutionStatus = "Running" AND TaskQueue = ${quote(taskQueue)}${
     types ? ` AND ${T} IN (${types.map(quote).join(', ')})` : ` AND ${T} IS NOT NULL`
-  }`;
+  }${pinned}`;
   const versions: OpenVersion[] = [];
   let truncated = false;
   for (;;) {

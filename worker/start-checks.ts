@@ -12,6 +12,7 @@ import { ConfigError } from '../common/env.js';
 import type { ProgramNeeds } from '../workflows/program.js';
 import type { OperationRegistry } from '../workflows/registry.js';
 import { openOperations, unrunnable } from './open-operations.js';
+import type { DeploymentVersion } from './versioning.js';
 
 /** The worker's own definitions against what it has. */
 export function definitionProblems(registry: OperationRegistry, has: ProgramNeeds): string[] {
@@ -30,19 +31,20 @@ const LOOKUP_PATIENCE_MS = 30_000;
 
 /**
  * Refuses to start when an open operation of the task queue needs what this worker lacks
- * (one visibility query per version in flight). An engine that does not answer in time is
+ * (one visibility query per version in flight). A versioned worker answers only for the
+ * operations it may get: unversioned ones and those pinned to its own build (the others
+ * stay on theirs). An engine that does not answer in time is
  * no reason to refuse: `warn` says the look-up was skipped, and the first call of each
  * operation still checks the worker against what its program needs.
  */
 export async function checkOpenOperations(
-  connection: ConnectionOptions,
-  namespace: string,
-  taskQueue: string,
-  has: ProgramNeeds,
-  registry: OperationRegistry,
+  where: { connection: ConnectionOptions; namespace: string; taskQueue: string },
+  worker: { has: ProgramNeeds; registry: OperationRegistry; deployment?: DeploymentVersion },
   warn: (message: string) => void,
 ): Promise<void> {
-  const open = await lookUp(connection, namespace, taskQueue).catch((err: unknown) => {
+  const { connection, namespace, taskQueue } = where;
+  const { has, registry, deployment } = worker;
+  const open = await lookUp(connection, namespace, taskQueue, deployment).catch((err: unknown) => {
     warn(`could not look up the open operations' definitions (${(err as Error).message}); starting without that check`);
     return undefined;
   });
@@ -57,13 +59,15 @@ export async function checkOpenOperations(
 }
 
 /** The open operations, read as soon as the engine answers (within LOOKUP_PATIENCE_MS). */
-async function lookUp(connection: ConnectionOptions, namespace: string, taskQueue: string) {
+async function lookUp(connection: ConnectionOptions, namespace: string, taskQueue: string, deployment?: DeploymentVersion) {
   const until = Date.now() + LOOKUP_PATIENCE_MS;
   for (let wait = 250; ; wait = Math.min(wait * 2, 4_000)) {
     try {
       const conn = await Connection.connect({ ...connection, connectTimeout: 5_000 });
       try {
-        return await openOperations(new Client({ connection: conn, namespace }), taskQueue);
+        return await openOperations(new Client({ connection: conn, namespace }), taskQueue, {
+          ...(deployment ? { deployment } : {}),
+        });
       } finally {
         await conn.close();
       }
