@@ -3,7 +3,8 @@
 import { NativeConnection, Runtime, makeTelemetryFilterString } from '@temporalio/worker';
 import { ConfigError } from '../common/env.js';
 import { createLogger } from '../common/logger.js';
-import { loadOperationActivities, loadOperations } from '../common/operations.js';
+import { loadOperationActivities, loadOperations } from '../common/definition-folders.js';
+import { builtInCatalog } from '../workflows/catalog.js';
 import { loadTemporalSettings } from '../common/temporal.js';
 import { stepActivityNames } from '../activities/index.js';
 import { startTracing, stopTracing } from '../common/tracing/start.js';
@@ -17,7 +18,7 @@ async function run(): Promise<void> {
   const config = loadWorkerConfig();
   const temporal = loadTemporalSettings();
   const logger = createLogger('worker', { level: config.LOG_LEVEL });
-  const { registry, modules } = await loadOperations();
+  const { catalog: registry, modules } = await loadOperations(builtInCatalog);
   const operationActivities = await loadOperationActivities(modules);
   // A call to a service this worker cannot reach, or to an activity it lacks, would only fail
   // at run time, retried until its step is fenced: refuse to start instead.

@@ -10,11 +10,11 @@
 import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
 import { ConfigError } from '../common/env.js';
 import type { ProgramNeeds } from '../workflows/program.js';
-import type { OperationRegistry } from '../workflows/registry.js';
+import type { DefinitionCatalog } from '../workflows/catalog.js';
 import { openOperations, unrunnable } from './open-operations.js';
 
 /** The worker's own definitions against what it has. */
-export function definitionProblems(registry: OperationRegistry, has: ProgramNeeds): string[] {
+export function definitionProblems(registry: DefinitionCatalog, has: ProgramNeeds): string[] {
   return [
     ...registry.declaredServices
       .filter((s) => !has.services.includes(s))
@@ -39,7 +39,7 @@ export async function checkOpenOperations(
   namespace: string,
   taskQueue: string,
   has: ProgramNeeds,
-  registry: OperationRegistry,
+  registry: DefinitionCatalog,
   warn: (message: string) => void,
 ): Promise<void> {
   const open = await lookUp(connection, namespace, taskQueue).catch((err: unknown) => {

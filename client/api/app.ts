@@ -10,7 +10,7 @@ import { RequestEventLog } from '../../common/http/request-log.js';
 import { createLogger, type Logger } from '../../common/logger.js';
 import { programsOf } from '../../common/programs.js';
 import { installRequestTracing } from '../../common/tracing/fastify.js';
-import { builtInRegistry, type OperationRegistry } from '../../workflows/registry.js';
+import { builtInCatalog, type DefinitionCatalog } from '../../workflows/catalog.js';
 import { AdaptiveLimit } from './admission/adaptive-limit.js';
 import { InFlight } from './admission/in-flight.js';
 import { MemoryWindows } from './admission/memory-windows.js';
@@ -25,7 +25,7 @@ import { createAuthenticator } from './auth.js';
 import { DEV_TENANT, type ApiConfig } from './config.js';
 import { errorHandler, notFoundHandler, replyWithProblem, toProblem } from './error-handler.js';
 import { createMetrics, type ApiMetrics } from './metrics.js';
-import { OperationService } from './operations/service.js';
+import { OperationService } from './engine/service.js';
 import { cachedReadiness } from './readiness.js';
 import type { ApiInstance } from './instance.js';
 import { installAdmission, type AdmissionDeps } from './plugins/admission.js';
@@ -49,7 +49,7 @@ export interface AppDeps {
   client: Client;
   namespace: string;
   /** The operations this API starts: the built-in ones unless given (server.ts adds RETRYSAFE_OPERATIONS). */
-  operations?: OperationRegistry;
+  operations?: DefinitionCatalog;
   logger?: Logger;
   registry?: Registry;
   now?: () => Date;
@@ -79,7 +79,7 @@ export function buildApp(deps: AppDeps) {
   const metrics = createMetrics(registry);
   metrics.devMode.set(config.devMode ? 1 : 0);
   const now = deps.now ?? (() => new Date());
-  const operations = deps.operations ?? builtInRegistry;
+  const operations = deps.operations ?? builtInCatalog;
   const programs = programsOf(operations.all, config.settings);
   const service = new OperationService({ client, registry: operations, programs, namespace, config, metrics, logger, now });
   registerStuckGauge(registry, () => service.countStuck());

@@ -18,7 +18,7 @@ import {
 } from './args.js';
 import type { ConnectionOpts } from './commands.js';
 import { EXIT } from './exit-codes.js';
-import { operationCommand, usageLine } from './operation-commands.js';
+import { operationCommand, usageLine } from './type-commands.js';
 
 // By the package's own name, so the same line reads the version from the source in a
 // checkout and from the compiled files of an installed package.

@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { ConfigError, duration, httpUrl, parseEnv, port, problemCollector } from '../../common/env.js';
 import { portBlockSize } from '../cluster/ports.js';
-import { operationFolders, type OperationFolder } from './operations.js';
+import { operationFolders, type OperationFolder } from './definition-folders.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;

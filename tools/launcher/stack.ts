@@ -14,7 +14,7 @@ import type { Output } from './output.js';
 import { renderBanner } from './banner.js';
 import { claimDataDir, resetDataDir, takeOverDataDir, type DataDirClaim } from './data-dir.js';
 import { stackParts, validateParts, type ServiceSettings, type StackPart, type StackSpec } from './parts.js';
-import { answers, displayOrigin, type OutsideOperations } from './operations.js';
+import { answers, displayOrigin, type OutsideOperations } from './definition-folders.js';
 import { clusterDefinition, startTemporal } from './temporal.js';
 import { startZipkin, zipkinJar } from './traces.js';
 import { zipkinUrls } from '../zipkin.js';

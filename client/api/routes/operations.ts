@@ -9,10 +9,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { OperationDefinition } from '../../../workflows/definition.js';
 import { operationRef, type OperationRef } from '../../../workflows/identity.js';
-import type { OperationRegistry } from '../../../workflows/registry.js';
+import type { DefinitionCatalog } from '../../../workflows/catalog.js';
 import { isValidKey, parseClientKey } from '../idempotency-key.js';
-import type { OperationService } from '../operations/service.js';
-import { crossFieldErrors, normaliseRequest } from '../operation-requests.js';
+import type { OperationService } from '../engine/service.js';
+import { crossFieldErrors, normaliseRequest } from '../requests.js';
 import { parsePrefer } from '../prefer.js';
 import { problems } from '../problems.js';
 import { bindLog } from '../request-log.js';
@@ -40,7 +40,7 @@ declare module 'fastify' {
 export interface OperationRoutesOptions {
   service: OperationService;
   /** The operations started here: one `POST /<plural>` route each. */
-  registry: OperationRegistry;
+  registry: DefinitionCatalog;
   defaultWaitMs: number;
   /** The methods a path supports (for a 405 from a route that serves only some of its paths). */
   allowedMethods: (path: string) => string[];
