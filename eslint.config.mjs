@@ -15,14 +15,14 @@ const fence = (files, regex, message) => ({
 });
 const UP = '^(\\.\\./)+';
 
-// What tools/ may use of the product: the registry and its definitions, the shared
+// What tools/ may use of the product: the catalog and its definitions, the shared
 // modules of common/, the worker's and the API's entry points and configuration (with how
 // the API claims a key, which the bench does without the API), the activities' entry, the
 // sandboxes' configuration and fault vocabulary, and the published client's library (with
 // the CLI's argument parsers and exit codes, which the demo's command line shares).
 const TOOLS_SURFACE =
   UP +
-  '(workflows/(?!(registry|definition|program|identity|contracts|failures)\\.js$|operations/)' +
+  '(workflows/(?!(catalog|definition|program|identity|contracts|failures)\\.js$|definitions/)' +
   '|activities/(?!index\\.js$)' +
   '|worker/(?!(create|config)\\.js$)' +
   '|client/api/(?!(app|config|start-options|fingerprint)\\.js$)' +
@@ -46,6 +46,27 @@ export default tseslint.config(
     UP + '(tools|test|client/api|downstream)/',
     "The worker's side and common/ import neither the API, the sandboxes, the tooling nor the tests.",
   ),
+  // common/ is the ground floor: the catalog of definitions is handed to it, never imported.
+  {
+    files: ['common/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: UP + '(tools|test|client/api|downstream)/',
+              message: "The worker's side and common/ import neither the API, the sandboxes, the tooling nor the tests.",
+            },
+            {
+              regex: UP + 'workflows/(catalog\\.js$|definitions/)',
+              message: 'common/ is the ground floor: it is handed the catalog of definitions, it does not import it.',
+            },
+          ],
+        },
+      ],
+    },
+  },
   fence(
     ['client/api/**/*.ts'],
     UP + '(tools|test|downstream|activities|worker)/',
@@ -116,7 +137,7 @@ export default tseslint.config(
   },
   {
     // Definitions one folder down import the workflow modules beside them (../definition.js), nothing further up.
-    files: ['workflows/operations/**/*.ts'],
+    files: ['workflows/definitions/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',

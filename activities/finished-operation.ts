@@ -2,8 +2,8 @@
 // API's own resource mapping, so the event's `data` is what a GET of the key answers (the
 // notification itself aside: the event is the notification).
 import { WorkflowFailedError, type Client } from '@temporalio/client';
-import { toOperation } from '../common/operation-resource.js';
-import type { Operation } from '../common/operation-schema.js';
+import { toOperation } from '../common/resource.js';
+import type { Operation } from '../common/resource-schema.js';
 import { describeRetention, type RetentionCache } from '../common/retention.js';
 import type { NotificationInput } from '../workflows/contracts.js';
 

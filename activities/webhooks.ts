@@ -32,26 +32,55 @@ function notDelivered(message: string, attempt: number): ApplicationFailure {
   return ApplicationFailure.retryable(message, 'WebhookNotDelivered', { attempt });
 }
 
+/** The event of a finished operation: its resource as the API answers it. */
+async function completionEvent(input: NotificationInput, retention: RetentionCache): Promise<CompletionEvent> {
+  const ctx = Context.current();
+  const namespace = ctx.info.workflowNamespace ?? ctx.client.options.namespace;
+  const operation = await readFinishedOperation(ctx.client, namespace, retention, input);
+  if (!operation) throw ApplicationFailure.retryable(`${input.operation.workflowId} is still running`, 'OperationRunning');
+  // The event is the notification: its state would only ever read "pending" here.
+  const { notification: _notification, ...data } = operation;
+  const event = {
+    type: data.status === 'succeeded' ? 'operation.succeeded' : 'operation.failed',
+    timestamp: data.completedAt,
+    data,
+  };
+  return { body: JSON.stringify(event) };
+}
+
+/** One POST of `body`, signed by every signer, never following a redirect; resolves with its status. */
+async function postSigned(
+  url: string,
+  signers: readonly Webhook[],
+  id: string,
+  sentAt: Date,
+  body: string,
+  timeoutMs: number,
+): Promise<number> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'user-agent': 'retrysafe-webhooks',
+      'webhook-id': id,
+      'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
+      'webhook-signature': signers.map((signer) => signer.sign(id, sentAt, body)).join(' '),
+    },
+    body,
+    signal: AbortSignal.timeout(timeoutMs),
+    redirect: 'manual',
+  });
+  await res.body?.cancel().catch(() => undefined);
+  return res.status;
+}
+
 export function createWebhookActivities(deps: WebhookDeps | undefined) {
   const signers = new Map([...(deps?.secrets ?? [])].map(([tenant, secrets]) => [tenant, secrets.map((s) => new Webhook(s))]));
   const retention = new RetentionCache();
 
   return {
     /** The event's body, from the operation as the API answers it; retried while it still runs. */
-    async prepareCompletionEvent(input: NotificationInput): Promise<CompletionEvent> {
-      const ctx = Context.current();
-      const namespace = ctx.info.workflowNamespace ?? ctx.client.options.namespace;
-      const operation = await readFinishedOperation(ctx.client, namespace, retention, input);
-      if (!operation) throw ApplicationFailure.retryable(`${input.operation.workflowId} is still running`, 'OperationRunning');
-      // The event is the notification: its state would only ever read "pending" here.
-      const { notification: _notification, ...data } = operation;
-      const event = {
-        type: data.status === 'succeeded' ? 'operation.succeeded' : 'operation.failed',
-        timestamp: data.completedAt,
-        data,
-      };
-      return { body: JSON.stringify(event) };
-    },
+    prepareCompletionEvent: (input: NotificationInput) => completionEvent(input, retention),
 
     /**
      * One POST of the event; any non-2xx (a redirect included: it is not followed), timeout or
@@ -83,21 +112,7 @@ export function createWebhookActivities(deps: WebhookDeps | undefined) {
       const meta = { tenant: operation.tenant, key: operation.key, workflowId: operation.workflowId, webhookId: id, attempt };
       let status: number;
       try {
-        const res = await fetch(url, {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            'user-agent': 'retrysafe-webhooks',
-            'webhook-id': id,
-            'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
-            'webhook-signature': tenantSigners.map((signer) => signer.sign(id, sentAt, event.body)).join(' '),
-          },
-          body: event.body,
-          signal: AbortSignal.timeout(deps.timeoutMs),
-          redirect: 'manual',
-        });
-        status = res.status;
-        await res.body?.cancel().catch(() => undefined);
+        status = await postSigned(url, tenantSigners, id, sentAt, event.body, deps.timeoutMs);
       } catch (err) {
         const timedOut = (err as Error).name === 'TimeoutError';
         count(timedOut ? 'timeout' : 'unreachable');

@@ -10,6 +10,22 @@ export class ConfigError extends Error {
   }
 }
 
+/**
+ * Gathers the problems of several parsers, so one ConfigError can name them all:
+ * `collect(parse)` answers what `parse` returns, or undefined once it has kept its problems.
+ */
+export function problemCollector(problems: string[]) {
+  return <T>(parse: () => T): T | undefined => {
+    try {
+      return parse();
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      problems.push(...err.problems);
+      return undefined;
+    }
+  };
+}
+
 /** A duration such as `60s`, `5m`, `7d` or plain milliseconds, as a number of milliseconds. */
 export function duration(opts: { min?: number; max?: number } = {}) {
   return z.string().transform((raw, ctx) => {

@@ -88,6 +88,103 @@ async function measure(batch: Batch): Promise<{ msPerRequest: number; statuses: 
   return { msPerRequest: (used.user + used.system) / 1000 / batch.count, statuses };
 }
 
+/** A dev server, the sandbox bank (with the account every payment charges) and a worker, as processes. */
+async function startEngine(dir: string, supervisor: Supervisor): Promise<string> {
+  const temporal = await startDevServer({
+    bin: ensureTemporalCli(),
+    dbFile: join(dir, 'temporal.db'),
+    port: await freePort(),
+    headless: true,
+    logLevel: 'error',
+    retentionMs: 24 * 3_600_000,
+    supervisor,
+  });
+  const bankPort = await freePort();
+  const stack = {
+    temporal: { address: temporal.address, namespace: 'default' },
+    taskQueue: 'admission-cpu',
+    bank: { host: '127.0.0.1', port: bankPort, db: join(dir, 'bank.db') },
+    reservations: { port: 9 },
+    worker: { metricsAddress: 'off' },
+  };
+  const bank = supervisor.add({
+    name: 'bank',
+    command: { entry: PART_ENTRY.bank },
+    env: partEnv(stack, 'bank'),
+    ready: lineProbe('bank listening'),
+  });
+  const worker = supervisor.add({
+    name: 'worker',
+    command: { entry: PART_ENTRY.worker },
+    env: partEnv(stack, 'worker'),
+    ready: lineProbe('worker ready'),
+    readyTimeoutMs: 180_000,
+  });
+  await bank.start();
+  await worker.start();
+  await fetch(`http://127.0.0.1:${bankPort}/accounts`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ id: ACCOUNT, balance: 1_000_000_000, currency: 'EUR' }),
+  });
+  return temporal.address;
+}
+
+/** Starts an API here (this process's CPU is what is measured) on `taskQueue`; resolves with its URL. */
+type StartApi = (taskQueue: string, env: Record<string, string>) => Promise<string>;
+
+function apiStarter(dir: string, client: Client, closers: (() => Promise<unknown>)[]): StartApi {
+  return async (taskQueue, env) => {
+    const config = loadApiConfig({
+      RETRYSAFE_API_KEYS: API_KEYS,
+      RETRYSAFE_TASK_QUEUE: taskQueue,
+      RETRYSAFE_LIMITS_DB: join(dir, `limits-${taskQueue}.db`),
+      LOG_LEVEL: 'info',
+      ...env,
+    });
+    // Info level, as shipped: each request's log lines are part of its cost (written to /dev/null).
+    const logger = pino({ name: 'api', level: 'info' }, pino.destination({ dest: '/dev/null', sync: false }));
+    const app = buildApp({ config, client, namespace: 'default', logger });
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    closers.push(() => app.close());
+    return `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+  };
+}
+
+type Report = (what: string, m: { msPerRequest: number; statuses: Record<string, number> }) => void;
+
+/** The refusals: the floor (a malformed key), the flood over its rate, the flood at its share of an in-flight limit of one. */
+async function measureRefusals(api: StartApi, refusals: number, report: Report): Promise<string> {
+  // A fixed in-flight limit here (floor = ceiling): what is measured is the cost of a request,
+  // not where this machine's load moves the limit.
+  const rated = await api('admission-cpu', { RETRYSAFE_TENANT_LIMITS: 'flood=1/h', RETRYSAFE_IN_FLIGHT_FLOOR: '64' });
+  // Warm-up: JIT, connections, the flood's one operation of the hour.
+  await measure({ url: rated, tenant: 'flood', count: 300, concurrency: 16, prefer: 'wait=10', tag: 'warm-flood' });
+  await measure({ url: rated, tenant: 'steady', count: 20, concurrency: 1, prefer: 'wait=10', tag: 'warm-steady' });
+  const flood = { url: rated, tenant: 'flood', count: refusals, concurrency: 16, prefer: 'wait=10' } as const;
+  // The floor: the same auth and header checks, refused by the route before admission (a key with a space).
+  report('400 idempotency_key_invalid (floor), c=16', await measure({ ...flood, tag: 'not a key' }));
+  report('429 rate_limited (flood over 1/h), c=16', await measure({ ...flood, tag: 'rated' }));
+
+  // An in-flight limit of one, held by an operation on a queue no worker polls.
+  const bounded = await api('admission-cpu-idle', { RETRYSAFE_IN_FLIGHT_FLOOR: '1', RETRYSAFE_IN_FLIGHT_CEILING: '1' });
+  const holder = fetch(`${bounded}/v1/payments`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${SECRETS.flood}`,
+      'idempotency-key': 'holder',
+      'content-type': 'application/json',
+      prefer: 'wait=60',
+    },
+    body: JSON.stringify({ account: ACCOUNT, amount: 1, currency: 'EUR' }),
+  });
+  await new Promise((r) => setTimeout(r, 1_000));
+  await measure({ ...flood, url: bounded, count: 300, tag: 'warm-busy' });
+  report('503 engine_busy (flood at its share), c=16', await measure({ ...flood, url: bounded, tag: 'busy' }));
+  void holder.catch(() => undefined);
+  return rated;
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: { refusals: { type: 'string', default: '3000' }, accepted: { type: 'string', default: '200' } },
@@ -98,104 +195,14 @@ async function main(): Promise<void> {
   const supervisor = new Supervisor();
   const closers: (() => Promise<unknown>)[] = [];
   try {
-    const temporal = await startDevServer({
-      bin: ensureTemporalCli(),
-      dbFile: join(dir, 'temporal.db'),
-      port: await freePort(),
-      headless: true,
-      logLevel: 'error',
-      retentionMs: 24 * 3_600_000,
-      supervisor,
-    });
-    const bankPort = await freePort();
-    const stack = {
-      temporal: { address: temporal.address, namespace: 'default' },
-      taskQueue: 'admission-cpu',
-      bank: { host: '127.0.0.1', port: bankPort, db: join(dir, 'bank.db') },
-      reservations: { port: 9 },
-      worker: { metricsAddress: 'off' },
-    };
-    const bank = supervisor.add({
-      name: 'bank',
-      command: { entry: PART_ENTRY.bank },
-      env: partEnv(stack, 'bank'),
-      ready: lineProbe('bank listening'),
-    });
-    const worker = supervisor.add({
-      name: 'worker',
-      command: { entry: PART_ENTRY.worker },
-      env: partEnv(stack, 'worker'),
-      ready: lineProbe('worker ready'),
-      readyTimeoutMs: 180_000,
-    });
-    await bank.start();
-    await worker.start();
-    await fetch(`http://127.0.0.1:${bankPort}/accounts`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ id: ACCOUNT, balance: 1_000_000_000, currency: 'EUR' }),
-    });
-
-    const connection = await Connection.connect({ address: temporal.address });
+    const connection = await Connection.connect({ address: await startEngine(dir, supervisor) });
     closers.push(() => connection.close());
-    const client = new Client({ connection, namespace: 'default' });
-    const api = async (taskQueue: string, env: Record<string, string>) => {
-      const config = loadApiConfig({
-        RETRYSAFE_API_KEYS: API_KEYS,
-        RETRYSAFE_TASK_QUEUE: taskQueue,
-        RETRYSAFE_LIMITS_DB: join(dir, `limits-${taskQueue}.db`),
-        LOG_LEVEL: 'info',
-        ...env,
-      });
-      // Info level, as shipped: each request's log lines are part of its cost (written to /dev/null).
-      const logger = pino({ name: 'api', level: 'info' }, pino.destination({ dest: '/dev/null', sync: false }));
-      const app = buildApp({ config, client, namespace: 'default', logger });
-      await app.listen({ host: '127.0.0.1', port: 0 });
-      closers.push(() => app.close());
-      return `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
-    };
-
-    // A fixed in-flight limit here (floor = ceiling): what is measured is the cost of a request,
-    // not where this machine's load moves the limit.
-    const rated = await api('admission-cpu', { RETRYSAFE_TENANT_LIMITS: 'flood=1/h', RETRYSAFE_IN_FLIGHT_FLOOR: '64' });
-    // Warm-up: JIT, connections, the flood's one operation of the hour.
-    await measure({ url: rated, tenant: 'flood', count: 300, concurrency: 16, prefer: 'wait=10', tag: 'warm-flood' });
-    await measure({ url: rated, tenant: 'steady', count: 20, concurrency: 1, prefer: 'wait=10', tag: 'warm-steady' });
-
+    const api = apiStarter(dir, new Client({ connection, namespace: 'default' }), closers);
     const rows: string[] = [];
-    const report = (what: string, m: { msPerRequest: number; statuses: Record<string, number> }) =>
+    const report: Report = (what, m) =>
       rows.push(`${what.padEnd(44)} ${m.msPerRequest.toFixed(3).padStart(7)} ms CPU/request   ${JSON.stringify(m.statuses)}`);
 
-    // The floor: the same auth and header checks, refused by the route before admission (a key with a space).
-    report(
-      '400 idempotency_key_invalid (floor), c=16',
-      await measure({ url: rated, tenant: 'flood', count: refusals, concurrency: 16, prefer: 'wait=10', tag: 'not a key' }),
-    );
-    report(
-      '429 rate_limited (flood over 1/h), c=16',
-      await measure({ url: rated, tenant: 'flood', count: refusals, concurrency: 16, prefer: 'wait=10', tag: 'rated' }),
-    );
-
-    // An in-flight limit of one, held by an operation on a queue no worker polls.
-    const bounded = await api('admission-cpu-idle', { RETRYSAFE_IN_FLIGHT_FLOOR: '1', RETRYSAFE_IN_FLIGHT_CEILING: '1' });
-    const holder = fetch(`${bounded}/v1/payments`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${SECRETS.flood}`,
-        'idempotency-key': 'holder',
-        'content-type': 'application/json',
-        prefer: 'wait=60',
-      },
-      body: JSON.stringify({ account: ACCOUNT, amount: 1, currency: 'EUR' }),
-    });
-    await new Promise((r) => setTimeout(r, 1_000));
-    await measure({ url: bounded, tenant: 'flood', count: 300, concurrency: 16, prefer: 'wait=10', tag: 'warm-busy' });
-    report(
-      '503 engine_busy (flood at its share), c=16',
-      await measure({ url: bounded, tenant: 'flood', count: refusals, concurrency: 16, prefer: 'wait=10', tag: 'busy' }),
-    );
-    void holder.catch(() => undefined);
-
+    const rated = await measureRefusals(api, refusals, report);
     for (const c of [1, 8]) {
       report(
         `accepted new payment (steady), c=${c}`,

@@ -66,7 +66,7 @@ export const DEV_SERVER_TUNING: readonly DevServerSetting[] = [
   {
     name: 'stuck-after-two-failures',
     args: dynamicConfig('system.numConsecutiveWorkflowTaskProblemsToTriggerSearchAttribute', 2),
-    why: "an operation whose workflow tasks keep failing is flagged (TemporalReportedProblems: its resource, the list and retrysafe_operations_stuck say so) after two failures in a row instead of five, within seconds rather than half a minute",
+    why: 'an operation whose workflow tasks keep failing is flagged (TemporalReportedProblems: its resource, the list and retrysafe_operations_stuck say so) after two failures in a row instead of five, within seconds rather than half a minute',
   },
   {
     name: 'sqlite-wal',

@@ -13,9 +13,9 @@
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import prettier from 'prettier';
-import { Operation, resultFields } from '../common/operation-schema.js';
+import { Operation, resultFields } from '../common/resource-schema.js';
 import type { OperationDefinition } from '../workflows/definition.js';
-import { builtInRegistry, type OperationRegistry } from '../workflows/registry.js';
+import { builtInCatalog, type DefinitionCatalog } from '../workflows/catalog.js';
 
 export const CLIENT_OPERATIONS_FILE = fileURLToPath(new URL('../client/lib/operations.ts', import.meta.url));
 export const CLIENT_OPERATIONS_TABLE_FILE = fileURLToPath(new URL('../client/lib/operations.json', import.meta.url));
@@ -103,11 +103,11 @@ async function formatted(file: string, text: string): Promise<string> {
   return prettier.format(text, { ...options, filepath: file });
 }
 
-export async function clientOperationsSource(registry: OperationRegistry = builtInRegistry): Promise<string> {
+export async function clientOperationsSource(registry: DefinitionCatalog = builtInCatalog): Promise<string> {
   return formatted(CLIENT_OPERATIONS_FILE, renderClientOperations(registry));
 }
 
-export async function clientOperationsTableSource(registry: OperationRegistry = builtInRegistry): Promise<string> {
+export async function clientOperationsTableSource(registry: DefinitionCatalog = builtInCatalog): Promise<string> {
   return formatted(CLIENT_OPERATIONS_TABLE_FILE, renderClientOperationsTable(registry));
 }
 
@@ -141,11 +141,11 @@ export function renderResourceSchema(): string {
   ].join('\n');
 }
 
-export function renderClientOperationsTable(registry: OperationRegistry = builtInRegistry): string {
+export function renderClientOperationsTable(registry: DefinitionCatalog = builtInCatalog): string {
   return `${JSON.stringify(Object.fromEntries(registry.all.map((d) => [d.type, describe(d)])), null, 2)}\n`;
 }
 
-export function renderClientOperations(registry: OperationRegistry = builtInRegistry): string {
+export function renderClientOperations(registry: DefinitionCatalog = builtInCatalog): string {
   const types = registry.all.map((d) => {
     const name = `${pascal(d.type)}Params`;
     return `/** \`POST /v1/${d.plural}\` body: ${d.description} */\nexport type ${name} = ${typeOf(d.request as Schema)};`;

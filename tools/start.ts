@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../common/env.js';
 import { DataDirError } from './launcher/data-dir.js';
-import { checkOutsideOperations } from './launcher/operations.js';
+import { checkOutsideOperations } from './launcher/definition-folders.js';
 import { loadLauncherConfig, parseFlags, UsageError, USAGE } from './launcher/options.js';
 import { Output } from './launcher/output.js';
 import { runStack } from './launcher/stack.js';

@@ -14,7 +14,8 @@ import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { stepActivityNames } from '../activities/index.js';
 import { ConfigError } from '../common/env.js';
-import { loadOperationActivities, loadOperations } from '../common/operations.js';
+import { loadOperationActivities, loadOperations } from '../common/definition-folders.js';
+import { builtInCatalog } from '../workflows/catalog.js';
 import { parseSettingOverrides, programsOf } from '../common/programs.js';
 import { loadTemporalSettings } from '../common/temporal.js';
 import type { ProgramNeeds } from '../workflows/program.js';
@@ -65,7 +66,7 @@ async function run(argv: readonly string[]): Promise<number> {
   try {
     const env: Record<string, string | undefined> = { ...process.env, RETRYSAFE_OPERATIONS: args.operations.join(',') };
     // npm runs scripts from the package's folder; a relative folder is the caller's.
-    const { registry, modules } = await loadOperations(env, process.env.INIT_CWD ?? process.cwd());
+    const { catalog: registry, modules } = await loadOperations(builtInCatalog, env, process.env.INIT_CWD ?? process.cwd());
     const programs = programsOf(registry.all, parseSettingOverrides(env.RETRYSAFE_SETTINGS));
     versions = new Map([...programs].map(([type, program]) => [type, program.version]));
     has = {

@@ -7,7 +7,7 @@ import { createActivities } from '../activities/index.js';
 import type { StepActivity } from '../activities/steps.js';
 import { traceLogAttributes } from '../activities/tracing.js';
 import { activeTracing } from '../common/tracing/start.js';
-import type { OperationModule } from '../common/operations.js';
+import type { OperationModule } from '../common/definition-folders.js';
 import { BUNDLE_CACHE_DIR, cachedWorkflowBundle, workflowBundleOptions } from './bundle.js';
 import { WEBHOOK_TIMEOUT_MS, type WorkerWebhooks } from './config.js';
 import { deploymentOptions, type DeploymentVersion } from './versioning.js';

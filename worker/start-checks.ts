@@ -10,12 +10,12 @@
 import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
 import { ConfigError } from '../common/env.js';
 import type { ProgramNeeds } from '../workflows/program.js';
-import type { OperationRegistry } from '../workflows/registry.js';
+import type { DefinitionCatalog } from '../workflows/catalog.js';
 import { openOperations, unrunnable } from './open-operations.js';
 import type { DeploymentVersion } from './versioning.js';
 
 /** The worker's own definitions against what it has. */
-export function definitionProblems(registry: OperationRegistry, has: ProgramNeeds): string[] {
+export function definitionProblems(registry: DefinitionCatalog, has: ProgramNeeds): string[] {
   return [
     ...registry.declaredServices
       .filter((s) => !has.services.includes(s))
@@ -39,7 +39,7 @@ const LOOKUP_PATIENCE_MS = 30_000;
  */
 export async function checkOpenOperations(
   where: { connection: ConnectionOptions; namespace: string; taskQueue: string },
-  worker: { has: ProgramNeeds; registry: OperationRegistry; deployment?: DeploymentVersion },
+  worker: { has: ProgramNeeds; registry: DefinitionCatalog; deployment?: DeploymentVersion },
   warn: (message: string) => void,
 ): Promise<void> {
   const { connection, namespace, taskQueue } = where;

@@ -1,6 +1,6 @@
 // The shapes every part agrees on: workflow inputs and outcomes, memo and search attribute
 // keys. Which operations, steps and compensations exist is the registry's to say
-// (registry.ts); here they are strings. Imported by workflows (so it must stay
+// (catalog.ts); here they are strings. Imported by workflows (so it must stay
 // deterministic: no Node built-ins, no I/O), activities, the worker and the API.
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import type { OperationRef } from './identity.js';

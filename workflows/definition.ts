@@ -12,7 +12,7 @@
 //
 // Imported by workflow code, so it must stay deterministic: plain data, pure functions, no
 // I/O. A definition may live outside this repository's source folders and be loaded by
-// configuration (see registry.ts); outside code imports it as `retrysafe-server/define`.
+// configuration (see catalog.ts); outside code imports it as `retrysafe-server/define`.
 import type { Static, TObject } from 'typebox';
 import { programProblems, stepsProgram, type FieldMap, type FieldSource, type StepCall } from './program.js';
 

@@ -1,6 +1,6 @@
 // An operation's program: the workflow-facing part of its definition, as plain data. The
 // API compiles it from the definition once, records it in every operation's input at the
-// start, and the generic workflow interprets that recorded program (operation.ts), never
+// start, and the generic workflow interprets that recorded program (interpreter.ts), never
 // the worker's current definition: an operation finishes with exactly the steps, keys,
 // bodies and compensations it started with, whatever the definition says by then.
 //

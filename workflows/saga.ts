@@ -1,4 +1,4 @@
-// The saga every operation runs through; operation.ts walks a definition's steps with it:
+// The saga every operation runs through; interpreter.ts walks a definition's steps with it:
 //
 //   try {
 //     return await saga.forward(async () => {

@@ -4,13 +4,13 @@
 // engine_busy) for a request that would start an operation.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Client } from '@temporalio/client';
-import Fastify from 'fastify';
+import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { Registry } from 'prom-client';
 import { RequestEventLog } from '../../common/http/request-log.js';
 import { createLogger, type Logger } from '../../common/logger.js';
 import { programsOf } from '../../common/programs.js';
 import { installRequestTracing } from '../../common/tracing/fastify.js';
-import { builtInRegistry, type OperationRegistry } from '../../workflows/registry.js';
+import { builtInCatalog, type DefinitionCatalog } from '../../workflows/catalog.js';
 import { AdaptiveLimit } from './admission/adaptive-limit.js';
 import { InFlight } from './admission/in-flight.js';
 import { MemoryWindows } from './admission/memory-windows.js';
@@ -24,10 +24,11 @@ import type { WindowStore } from './admission/window-store.js';
 import { createAuthenticator } from './auth.js';
 import { DEV_TENANT, type ApiConfig } from './config.js';
 import { errorHandler, notFoundHandler, replyWithProblem, toProblem } from './error-handler.js';
-import { createMetrics } from './metrics.js';
-import { OperationService } from './operations/service.js';
+import { createMetrics, type ApiMetrics } from './metrics.js';
+import { OperationService } from './engine/service.js';
 import { cachedReadiness } from './readiness.js';
-import { installAdmission } from './plugins/admission.js';
+import type { ApiInstance } from './instance.js';
+import { installAdmission, type AdmissionDeps } from './plugins/admission.js';
 import { AllowedMethods } from './plugins/allowed-methods.js';
 import { installAuth } from './plugins/auth.js';
 import { clientErrorHandler } from './plugins/client-errors.js';
@@ -48,7 +49,7 @@ export interface AppDeps {
   client: Client;
   namespace: string;
   /** The operations this API starts: the built-in ones unless given (server.ts adds RETRYSAFE_OPERATIONS). */
-  operations?: OperationRegistry;
+  operations?: DefinitionCatalog;
   logger?: Logger;
   registry?: Registry;
   now?: () => Date;
@@ -78,14 +79,47 @@ export function buildApp(deps: AppDeps) {
   const metrics = createMetrics(registry);
   metrics.devMode.set(config.devMode ? 1 : 0);
   const now = deps.now ?? (() => new Date());
-  const operations = deps.operations ?? builtInRegistry;
+  const operations = deps.operations ?? builtInCatalog;
   const programs = programsOf(operations.all, config.settings);
   const service = new OperationService({ client, registry: operations, programs, namespace, config, metrics, logger, now });
   registerStuckGauge(registry, () => service.countStuck());
   const limits = { ...HTTP_LIMITS, ...deps.httpLimits };
 
-  const app = Fastify({
-    loggerInstance: logger,
+  const app = Fastify({ loggerInstance: logger, ...fastifyOptions(config) }).withTypeProvider<TypeBoxTypeProvider>();
+  // First, so the request span covers every hook (when tracing is on).
+  installRequestTracing(app);
+  guardSlowClients(app.server, limits, app.initialConfig.keepAliveTimeout ?? KEEP_ALIVE_TIMEOUT_MS);
+
+  installJsonBody(app);
+  installDraining(app, () => service.close());
+  app.setErrorHandler(errorHandler);
+  installAuth(app, createAuthenticator(config.apiKeys), config.metricsToken);
+  const allowedMethods = new AllowedMethods();
+  allowedMethods.install(app);
+  app.setNotFoundHandler(notFoundHandler);
+  installHttpMetrics(app, metrics);
+  installAdmission(app, admissionDeps(app, config, metrics, service, logger));
+
+  installOpenApi(app, { registry: operations, devMode: config.apiKeys === null });
+  const readinessTimeoutMs = Math.min(READINESS_TIMEOUT_MS, config.engineTimeoutMs);
+  void app.register(systemRoutes, {
+    registry,
+    ready: cachedReadiness(() => service.ready(readinessTimeoutMs), READINESS_INTERVAL_MS),
+    devMode: config.devMode,
+  });
+  void app.register(operationRoutes, {
+    prefix: '/v1',
+    service,
+    registry: operations,
+    defaultWaitMs: config.defaultWaitMs,
+    allowedMethods: (path) => allowedMethods.of(path),
+  });
+  return app;
+}
+
+/** Fastify's settings: limits, the validator's, the answers of its own errors. */
+function fastifyOptions(config: ApiConfig) {
+  return {
     // Request lines carry an `event` field: tools count requests in flight by it.
     logController: new RequestEventLog(),
     // Requests arriving while the instance closes get a problem document (draining), not
@@ -108,24 +142,21 @@ export function buildApp(deps: AppDeps) {
       },
     },
     schemaErrorFormatter: formatValidationErrors,
-    frameworkErrors: (error, request, reply) => {
+    frameworkErrors: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
       replyWithProblem(request, reply, toProblem(error));
     },
-  }).withTypeProvider<TypeBoxTypeProvider>();
-  // First, so the request span covers every hook (when tracing is on).
-  installRequestTracing(app);
-  guardSlowClients(app.server, limits, app.initialConfig.keepAliveTimeout ?? KEEP_ALIVE_TIMEOUT_MS);
+  } satisfies FastifyServerOptions;
+}
 
-  installJsonBody(app);
-  installDraining(app, () => service.close());
-  app.setErrorHandler(errorHandler);
-  installAuth(app, createAuthenticator(config.apiKeys), config.metricsToken);
-  const allowedMethods = new AllowedMethods();
-  allowedMethods.install(app);
-  app.setNotFoundHandler(notFoundHandler);
-  installHttpMetrics(app, metrics);
+/** What admission counts with: the tenants' shared rate windows (opened only when some tenant is limited), the in-flight limit. */
+function admissionDeps(
+  app: ApiInstance,
+  config: ApiConfig,
+  metrics: ApiMetrics,
+  service: OperationService,
+  logger: Logger,
+): AdmissionDeps {
   const { admission } = config;
-  // Opened only when some tenant's new operations are limited: else nothing is counted.
   const windows = limitsAnyone(admission.tenantLimits)
     ? new RateWindows(windowStore(admission), {
         timeoutMs: admission.storeTimeoutMs,
@@ -140,7 +171,7 @@ export function buildApp(deps: AppDeps) {
     app.addHook('onClose', () => windows.close());
   }
   const limit = new AdaptiveLimit(admission.inFlight);
-  installAdmission(app, {
+  return {
     tenantLimits: admission.tenantLimits,
     readLimits: admission.readLimits,
     windows,
@@ -150,23 +181,7 @@ export function buildApp(deps: AppDeps) {
     cached: (ref) => service.answersFromCache(ref),
     tenants: config.apiKeys === null ? [DEV_TENANT] : [...new Set(config.apiKeys.map((k) => k.tenant))],
     metrics,
-  });
-
-  installOpenApi(app, { registry: operations, devMode: config.apiKeys === null });
-  const readinessTimeoutMs = Math.min(READINESS_TIMEOUT_MS, config.engineTimeoutMs);
-  void app.register(systemRoutes, {
-    registry,
-    ready: cachedReadiness(() => service.ready(readinessTimeoutMs), READINESS_INTERVAL_MS),
-    devMode: config.devMode,
-  });
-  void app.register(operationRoutes, {
-    prefix: '/v1',
-    service,
-    registry: operations,
-    defaultWaitMs: config.defaultWaitMs,
-    allowedMethods: (path) => allowedMethods.of(path),
-  });
-  return app;
+  };
 }
 
 export type App = ReturnType<typeof buildApp>;

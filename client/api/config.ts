@@ -8,7 +8,7 @@
 // mount) or malformed refuses to start; only its absence means dev mode, and dev mode
 // listens on a loopback address unless RETRYSAFE_DEV_MODE=on says it is meant.
 import { z } from 'zod';
-import { ConfigError, duration, httpUrl, logLevel, parseEnv, port } from '../../common/env.js';
+import { ConfigError, duration, httpUrl, logLevel, parseEnv, port, problemCollector } from '../../common/env.js';
 import { parseSettingOverrides, type SettingOverride } from '../../common/programs.js';
 import { parseWebhookUrls, refuseOldWebhookSecret, webhookDeadline } from '../../common/webhooks.js';
 import { TENANT_PATTERN } from '../../workflows/identity.js';
@@ -184,47 +184,20 @@ export function parseApiKeys(raw: string | undefined): ApiKeyEntry[] | null {
 
 export function loadApiConfig(env: Record<string, string | undefined> = process.env): ApiConfig {
   const problems: string[] = [];
-  let apiKeys: ApiKeyEntry[] | null = null;
-  let apiKeysRead = false;
-  try {
-    apiKeys = parseApiKeys(env.RETRYSAFE_API_KEYS);
-    apiKeysRead = true;
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    problems.push(...err.problems);
-  }
-  let webhookTenants = new Set<string>();
-  try {
-    webhookTenants = new Set(parseWebhookUrls(env.RETRYSAFE_WEBHOOKS).keys());
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    problems.push(...err.problems);
-  }
-  let admission: AdmissionSettings | undefined;
-  try {
-    // Which tenants exist is known only once the API keys were read.
-    const known = apiKeysRead ? new Set(apiKeys === null ? [DEV_TENANT] : apiKeys.map((k) => k.tenant)) : undefined;
-    admission = parseAdmissionSettings(env, known);
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    problems.push(...err.problems);
-  }
-  let settings: SettingOverride[] = [];
-  try {
-    settings = parseSettingOverrides(env.RETRYSAFE_SETTINGS);
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    problems.push(...err.problems);
-  }
-  let metricsToken: string | undefined;
-  try {
-    metricsToken = parseMetricsToken(env.RETRYSAFE_METRICS_TOKEN, apiKeys);
+  const collect = problemCollector(problems);
+  // undefined: not read (its problems are kept); null: dev mode.
+  const apiKeys = collect(() => parseApiKeys(env.RETRYSAFE_API_KEYS));
+  const webhookTenants = collect(() => new Set(parseWebhookUrls(env.RETRYSAFE_WEBHOOKS).keys())) ?? new Set<string>();
+  // Which tenants exist is known only once the API keys were read.
+  const known = apiKeys === undefined ? undefined : new Set(apiKeys === null ? [DEV_TENANT] : apiKeys.map((k) => k.tenant));
+  const admission = collect(() => parseAdmissionSettings(env, known));
+  const settings = collect(() => parseSettingOverrides(env.RETRYSAFE_SETTINGS)) ?? [];
+  const metricsToken = collect(() => {
+    const token = parseMetricsToken(env.RETRYSAFE_METRICS_TOKEN, apiKeys ?? null);
     // The API never reads a signing secret; the old shared one set here is a mistake all the same.
     refuseOldWebhookSecret(env);
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    problems.push(...err.problems);
-  }
+    return token;
+  });
   // Read by earlier releases; silently ignoring it would change every checkout's hold.
   if (env.RETRYSAFE_HOLD_TTL !== undefined) {
     problems.push(
@@ -232,15 +205,11 @@ export function loadApiConfig(env: Record<string, string | undefined> = process.
         'set RETRYSAFE_SETTINGS=checkout.holdTtlSeconds=<seconds> instead',
     );
   }
-  let parsed: z.infer<z.ZodObject<typeof shape>> | undefined;
-  try {
-    parsed = parseEnv(shape, env);
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    problems.push(...err.problems);
+  const parsed = collect(() => parseEnv(shape, env));
+  if (parsed && apiKeys !== undefined) problems.push(...devModeProblems(apiKeys, parsed.API_HOST, parsed.RETRYSAFE_DEV_MODE));
+  if (problems.length > 0 || parsed === undefined || admission === undefined || apiKeys === undefined) {
+    throw new ConfigError(problems);
   }
-  if (parsed && apiKeysRead) problems.push(...devModeProblems(apiKeys, parsed.API_HOST, parsed.RETRYSAFE_DEV_MODE));
-  if (problems.length > 0 || parsed === undefined || admission === undefined) throw new ConfigError(problems);
   const devMode = apiKeys === null;
   return {
     host: parsed.API_HOST,

@@ -31,116 +31,69 @@ function getOrCreate<T>(registry: Registry, name: string, make: () => T): T {
   return (registry.getSingleMetric(name) as T | undefined) ?? make();
 }
 
-export function createMetrics(registry: Registry = new Registry()): ApiMetrics {
-  const registers = [registry];
-  const tenantShares = shareSources.get(registry) ?? {};
-  shareSources.set(registry, tenantShares);
+function counter<L extends string = never>(registry: Registry, name: string, help: string, labelNames: L[] = []): Counter<L> {
+  return getOrCreate(registry, name, () => new Counter({ name, help, labelNames, registers: [registry] }));
+}
+
+function gauge(registry: Registry, name: string, help: string): Gauge {
+  return getOrCreate(registry, name, () => new Gauge({ name, help, registers: [registry] }));
+}
+
+/** What happens to the operations this instance starts and answers. */
+function operationMetrics(registry: Registry) {
   return {
-    tenantShares,
-    registry,
-    operationsStarted: getOrCreate(
-      registry,
-      'retrysafe_operations_started_total',
-      () =>
-        new Counter({
-          name: 'retrysafe_operations_started_total',
-          help: 'Operations this API started (claims won)',
-          labelNames: ['type'],
-          registers,
-        }),
-    ),
-    replays: getOrCreate(
+    operationsStarted: counter(registry, 'retrysafe_operations_started_total', 'Operations this API started (claims won)', [
+      'type',
+    ]),
+    replays: counter(
       registry,
       'retrysafe_replays_total',
-      () =>
-        new Counter({
-          name: 'retrysafe_replays_total',
-          help: 'Requests answered from an existing operation (retries, concurrent duplicates)',
-          labelNames: ['type'],
-          registers,
-        }),
+      'Requests answered from an existing operation (retries, concurrent duplicates)',
+      ['type'],
     ),
-    fingerprintConflicts: getOrCreate(
+    fingerprintConflicts: counter(
       registry,
       'retrysafe_fingerprint_conflicts_total',
-      () =>
-        new Counter({
-          name: 'retrysafe_fingerprint_conflicts_total',
-          help: 'Keys reused with a different request (422)',
-          registers,
-        }),
+      'Keys reused with a different request (422)',
     ),
-    waitsTimedOut: getOrCreate(
+    waitsTimedOut: counter(
       registry,
       'retrysafe_waits_timed_out_total',
-      () =>
-        new Counter({
-          name: 'retrysafe_waits_timed_out_total',
-          help: 'POSTs that waited for the outcome (Prefer: wait above 0) and answered 202 because the operation was still running',
-          registers,
-        }),
+      'POSTs that waited for the outcome (Prefer: wait above 0) and answered 202 because the operation was still running',
     ),
-    cacheHits: getOrCreate(
-      registry,
-      'retrysafe_cache_hits_total',
-      () =>
-        new Counter({
-          name: 'retrysafe_cache_hits_total',
-          help: 'Terminal operations answered from the in-memory cache',
-          registers,
-        }),
-    ),
-    cancellations: getOrCreate(
+    cacheHits: counter(registry, 'retrysafe_cache_hits_total', 'Terminal operations answered from the in-memory cache'),
+    cancellations: counter(
       registry,
       'retrysafe_cancellations_total',
-      () =>
-        new Counter({
-          name: 'retrysafe_cancellations_total',
-          help: 'Cancel requests by result: requested, repeated (already requested), already_completed (409), not_found (404)',
-          labelNames: ['result'],
-          registers,
-        }),
+      'Cancel requests by result: requested, repeated (already requested), already_completed (409), not_found (404)',
+      ['result'],
     ),
-    admissionRefused: getOrCreate(
+  };
+}
+
+/** What admission decides: its refusals, the in-flight limit and the tenants' shares of it, the rate windows' store. */
+function admissionMetrics(registry: Registry, tenantShares: { read?: () => ReadonlyMap<string, number> }) {
+  return {
+    admissionRefused: counter(
       registry,
       'retrysafe_admission_refused_total',
-      () =>
-        new Counter({
-          name: 'retrysafe_admission_refused_total',
-          help: 'Requests refused before their body was read, by reason: rate_limited (429, new operations), engine_busy (503, the tenant at its share of the in-flight limit), waiters (429, too many duplicates waiting on one key), reads_limited (429, reads, lists and cancels)',
-          labelNames: ['reason'],
-          registers,
-        }),
+      'Requests refused before their body was read, by reason: rate_limited (429, new operations), engine_busy (503, the tenant at its share of the in-flight limit), waiters (429, too many duplicates waiting on one key), reads_limited (429, reads, lists and cancels)',
+      ['reason'],
     ),
-    operationsInFlight: getOrCreate(
+    operationsInFlight: gauge(
       registry,
       'retrysafe_operations_in_flight',
-      () =>
-        new Gauge({
-          name: 'retrysafe_operations_in_flight',
-          help: 'New operations this instance is starting or waiting on (bounded by retrysafe_in_flight_limit)',
-          registers,
-        }),
+      'New operations this instance is starting or waiting on (bounded by retrysafe_in_flight_limit)',
     ),
-    inFlightLimit: getOrCreate(
+    inFlightLimit: gauge(
       registry,
       'retrysafe_in_flight_limit',
-      () =>
-        new Gauge({
-          name: 'retrysafe_in_flight_limit',
-          help: "This instance's adaptive limit on new operations in flight (between RETRYSAFE_IN_FLIGHT_FLOOR and RETRYSAFE_IN_FLIGHT_CEILING)",
-          registers,
-        }),
+      "This instance's adaptive limit on new operations in flight (between RETRYSAFE_IN_FLIGHT_FLOOR and RETRYSAFE_IN_FLIGHT_CEILING)",
     ),
-    engineLatencyRatio: getOrCreate(
+    engineLatencyRatio: gauge(
       registry,
       'retrysafe_engine_latency_ratio',
-      () =>
-        new Gauge({
-          name: 'retrysafe_engine_latency_ratio',
-          help: 'The latest latency of new operations over their unloaded latency, as the in-flight limit saw it (it aims at RETRYSAFE_LATENCY_TARGET)',
-          registers,
-        }),
+      'The latest latency of new operations over their unloaded latency, as the in-flight limit saw it (it aims at RETRYSAFE_LATENCY_TARGET)',
     ),
     tenantShare: getOrCreate(
       registry,
@@ -150,7 +103,7 @@ export function createMetrics(registry: Registry = new Registry()): ApiMetrics {
           name: 'retrysafe_tenant_share',
           help: "Each tenant's max-min fair share of the in-flight limit if it asked now (an idle tenant's share is lent to the busy ones until it asks)",
           labelNames: ['tenant'],
-          registers,
+          registers: [registry],
           collect() {
             const shares = tenantShares.read?.();
             if (!shares) return;
@@ -159,25 +112,21 @@ export function createMetrics(registry: Registry = new Registry()): ApiMetrics {
           },
         }),
     ),
-    rateWindowsShared: getOrCreate(
+    rateWindowsShared: gauge(
       registry,
       'retrysafe_rate_windows_shared',
-      () =>
-        new Gauge({
-          name: 'retrysafe_rate_windows_shared',
-          help: "1 while the tenants' rate windows are counted in the shared store; 0 while it cannot answer and this instance counts them on its own",
-          registers,
-        }),
+      "1 while the tenants' rate windows are counted in the shared store; 0 while it cannot answer and this instance counts them on its own",
     ),
-    devMode: getOrCreate(
+  };
+}
+
+/** The instance itself: its mode and its HTTP answers' durations. */
+function instanceMetrics(registry: Registry) {
+  return {
+    devMode: gauge(
       registry,
       'retrysafe_api_dev_mode',
-      () =>
-        new Gauge({
-          name: 'retrysafe_api_dev_mode',
-          help: '1 when this API runs in dev mode (RETRYSAFE_API_KEYS unset: no authentication, one tenant), else 0',
-          registers,
-        }),
+      '1 when this API runs in dev mode (RETRYSAFE_API_KEYS unset: no authentication, one tenant), else 0',
     ),
     httpDuration: getOrCreate(
       registry,
@@ -188,8 +137,20 @@ export function createMetrics(registry: Registry = new Registry()): ApiMetrics {
           help: 'HTTP request duration by route pattern',
           labelNames: ['route', 'method', 'status'],
           buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
-          registers,
+          registers: [registry],
         }),
     ),
+  };
+}
+
+export function createMetrics(registry: Registry = new Registry()): ApiMetrics {
+  const tenantShares = shareSources.get(registry) ?? {};
+  shareSources.set(registry, tenantShares);
+  return {
+    tenantShares,
+    registry,
+    ...operationMetrics(registry),
+    ...admissionMetrics(registry, tenantShares),
+    ...instanceMetrics(registry),
   };
 }

@@ -5,9 +5,9 @@
 // (serialiseAs), both made from the one list of the resource's fields.
 import fastJson from 'fast-json-stringify';
 import { Type, type TSchema } from 'typebox';
-import type { OperationRegistry } from '../../workflows/registry.js';
+import type { DefinitionCatalog } from '../../workflows/catalog.js';
 import { OPERATION_STATUSES } from '../../workflows/contracts.js';
-import { Operation, RESOURCE_PARTS, resultFields, typedOperationSchema } from '../../common/operation-schema.js';
+import { Operation, RESOURCE_PARTS, resultFields, typedOperationSchema } from '../../common/resource-schema.js';
 import { PROBLEM_CONTENT_TYPE } from '../../common/http/problem.js';
 import { MAX_KEY_LENGTH } from './idempotency-key.js';
 import { MAX_WAIT_SECONDS } from './prefer.js';
@@ -48,7 +48,7 @@ const ref = (name: string) => Type.Ref(name);
  * `type`), the list, the resource's nested parts and the problem document. Generated
  * clients get one class or type for each.
  */
-export function documentSchemas(registry: OperationRegistry): TSchema[] {
+export function documentSchemas(registry: DefinitionCatalog): TSchema[] {
   const parts = {
     OperationStep: ref('OperationStep'),
     OperationError: ref('OperationError'),

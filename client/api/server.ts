@@ -3,7 +3,8 @@
 // /readyz 503) while Temporal is still down, instead of crashing in a restart loop.
 import { Client, Connection } from '@temporalio/client';
 import { createLogger } from '../../common/logger.js';
-import { loadOperations } from '../../common/operations.js';
+import { loadOperations } from '../../common/definition-folders.js';
+import { builtInCatalog } from '../../workflows/catalog.js';
 import { loadTemporalSettings } from '../../common/temporal.js';
 import { startTracing, stopTracing } from '../../common/tracing/start.js';
 import { buildApp } from './app.js';
@@ -16,7 +17,7 @@ async function run(): Promise<void> {
   const config = loadApiConfig();
   const temporal = loadTemporalSettings();
   const logger = createLogger('api', { level: config.logLevel });
-  const { registry: operations } = await loadOperations();
+  const { catalog: operations } = await loadOperations(builtInCatalog);
 
   const connection = Connection.lazy({ ...temporal.connectionOptions, interceptors: [engineRetryInterceptor()] });
   const client = new Client({ connection, namespace: temporal.namespace });

@@ -15,7 +15,7 @@ import type { OperationDefinition } from '../../workflows/definition.js';
 import type { OperationRef } from '../../workflows/identity.js';
 import { programNeeds, type OperationProgram } from '../../workflows/program.js';
 import { recordedTraceId } from '../../common/tracing/traceparent.js';
-import { staticDetails, staticSummary } from './operation-requests.js';
+import { staticDetails, staticSummary } from './requests.js';
 
 /** What a key is bound to: enough to tell a replay from a reuse without asking Temporal. */
 export interface Claim {

@@ -18,7 +18,7 @@ import {
 } from './args.js';
 import type { ConnectionOpts } from './commands.js';
 import { EXIT } from './exit-codes.js';
-import { operationCommand, usageLine } from './operation-commands.js';
+import { operationCommand, usageLine } from './type-commands.js';
 
 // By the package's own name, so the same line reads the version from the source in a
 // checkout and from the compiled files of an installed package.
@@ -80,6 +80,15 @@ Every call carries an idempotency key (--key, or a new UUID). Retries of network
 timeouts, 429 and 502/503/504 reuse it, so a retry can never charge twice; to repeat a
 call yourself, pass the same --key.`;
 
+const LISTEN_HELP = `
+Each event is answered 204 when its Standard Webhooks signature holds, 400 when it does
+not (wrong secret, altered body, timestamp more than 5 minutes away); the sender retries
+what was not answered 2xx, and a redelivery (same webhook-id) is marked as such. Events
+are signed with your tenant's own secrets, so another tenant's secret verifies nothing.
+
+Exit codes:
+  0  stopped with Ctrl-C     2  usage error     4  the port is taken (or cannot be used)`;
+
 /**
  * The whole command line. `operations` are the operation types it has a command for: the
  * built-in ones, and those an API adds (found in its /openapi.json by runCli).
@@ -101,7 +110,32 @@ export function buildProgram(
     .addHelpText('after', EXIT_CODES_HELP);
   const names = [...operations.entries()].map(([type, d]) => [...d.aliases, type].join('|'));
   usage(program, `retrysafe <${[...names, 'status', 'wait', 'list', 'cancel', 'webhooks'].join('|')}> [options]`);
+  addStartCommands(program, operations, setExit, invokedAs);
+  addKeyCommand(program, setExit, 'status', 'Show an operation as it is now (exit code follows its status)', {
+    exitCodes: EXIT_CODES_HELP,
+    synopsis: '[--json]',
+  });
+  addKeyCommand(program, setExit, 'wait', 'Wait for an operation to finish (resumes a pay or checkout that timed out)', {
+    exitCodes: EXIT_CODES_HELP,
+    synopsis: '[--timeout 30s] [--json]',
+    timeout: 'stop waiting after this long (exit 3)',
+  });
+  addListCommand(program, [...operations.keys()], setExit);
+  addKeyCommand(program, setExit, 'cancel', 'Cancel an operation: it stops at its next step boundary and undoes what it did', {
+    exitCodes: CANCEL_EXIT_CODES_HELP,
+    synopsis: '[--json]',
+  });
+  addWebhooksCommand(program, setExit);
+  return program;
+}
 
+/** One command per operation type (and its aliases): start one, or replay it with the same --key. */
+function addStartCommands(
+  program: Command,
+  operations: ReadonlyMap<string, OperationDescription>,
+  setExit: (code: number) => void,
+  invokedAs: string | undefined,
+): void {
   for (const [type, description] of operations) {
     const command = operationCommand(type, description, async (body, args, o) => {
       const opts = o as unknown as ConnectionOpts & { key?: string };
@@ -119,71 +153,60 @@ export function buildProgram(
     command.addHelpText('after', START_HELP + EXIT_CODES_HELP);
     usage(command, usageLine(type, description));
   }
+}
 
-  /** A command on one operation's key (status, wait, cancel): the same argument, options and action. */
-  const keyCommand = (
-    name: 'status' | 'wait' | 'cancel',
-    description: string,
-    o: { exitCodes: string; synopsis: string; timeout?: string },
-  ) => {
-    const command = withConnection(
-      program.command(name).description(description).argument('<key>', 'the idempotency key', parseKey),
-      { timeout: o.timeout },
-    )
-      .addHelpText('after', o.exitCodes)
-      .action(async (key: string, c: ConnectionOpts) => setExit(await (await loadCommands())[name](key, c)));
-    usage(command, `retrysafe ${name} <key> ${o.synopsis}`);
-  };
+/** A command on one operation's key (status, wait, cancel): the same argument, options and action. */
+function addKeyCommand(
+  program: Command,
+  setExit: (code: number) => void,
+  name: 'status' | 'wait' | 'cancel',
+  description: string,
+  o: { exitCodes: string; synopsis: string; timeout?: string },
+): void {
+  const command = withConnection(
+    program.command(name).description(description).argument('<key>', 'the idempotency key', parseKey),
+    { timeout: o.timeout },
+  )
+    .addHelpText('after', o.exitCodes)
+    .action(async (key: string, c: ConnectionOpts) => setExit(await (await loadCommands())[name](key, c)));
+  usage(command, `retrysafe ${name} <key> ${o.synopsis}`);
+}
 
-  keyCommand('status', 'Show an operation as it is now (exit code follows its status)', {
-    exitCodes: EXIT_CODES_HELP,
-    synopsis: '[--json]',
-  });
-  keyCommand('wait', 'Wait for an operation to finish (resumes a pay or checkout that timed out)', {
-    exitCodes: EXIT_CODES_HELP,
-    synopsis: '[--timeout 30s] [--json]',
-    timeout: 'stop waiting after this long (exit 3)',
-  });
+interface ListOptions extends ConnectionOpts {
+  status?: 'processing' | 'succeeded' | 'failed';
+  type?: string;
+  definition?: string;
+  limit: number;
+  cursor?: string;
+}
 
+function addListCommand(program: Command, types: readonly string[], setExit: (code: number) => void): void {
   const list = withConnection(
     program
       .command('list')
       .description('List your operations, newest first')
       .addOption(new Option('--status <status>', 'only these').choices(['processing', 'succeeded', 'failed']))
-      .addOption(
-        new Option('--type <type>', `only these (${[...operations.keys()].join(', ')}, ...)`).argParser(parseOperationType),
-      )
+      .addOption(new Option('--type <type>', `only these (${types.join(', ')}, ...)`).argParser(parseOperationType))
       .option('--definition <version>', 'only those started on this definition version', parseDefinitionVersion)
       .option('--limit <n>', 'page size, 1-100', parseLimit, 20)
       .option('--cursor <cursor>', 'the next page, as printed after the previous one', parseCursor),
   )
     .addHelpText('after', EXIT_CODES_HELP)
-    .action(
-      async (
-        o: ConnectionOpts & {
-          status?: 'processing' | 'succeeded' | 'failed';
-          type?: string;
-          definition?: string;
-          limit: number;
-          cursor?: string;
-        },
-      ) =>
-        setExit(
-          await (
-            await loadCommands()
-          ).list({ status: o.status, type: o.type, version: o.definition, limit: o.limit, cursor: o.cursor }, o),
-        ),
+    .action(async (o: ListOptions) =>
+      setExit(
+        await (
+          await loadCommands()
+        ).list({ status: o.status, type: o.type, version: o.definition, limit: o.limit, cursor: o.cursor }, o),
+      ),
     );
   usage(
     list,
-    `retrysafe list [--status processing|succeeded|failed] [--type ${[...operations.keys()].join('|')}] [--definition <version>] [--limit n] [--json]`,
+    `retrysafe list [--status processing|succeeded|failed] [--type ${types.join('|')}] [--definition <version>] [--limit n] [--json]`,
   );
+}
 
-  keyCommand('cancel', 'Cancel an operation: it stops at its next step boundary and undoes what it did', {
-    exitCodes: CANCEL_EXIT_CODES_HELP,
-    synopsis: '[--json]',
-  });
-
+/** `retrysafe webhooks listen`: a receiver of completion webhooks on this machine. */
+function addWebhooksCommand(program: Command, setExit: (code: number) => void): void {
   const webhooks = program
     .command('webhooks')
     .description('Completion webhooks: receive them on this machine')
@@ -202,17 +225,7 @@ export function buildProgram(
       ).env('RETRYSAFE_TENANT_WEBHOOK_SECRET'),
     )
     .option('--json', 'one JSON line per event (for scripts) instead of one line of text')
-    .addHelpText(
-      'after',
-      `
-Each event is answered 204 when its Standard Webhooks signature holds, 400 when it does
-not (wrong secret, altered body, timestamp more than 5 minutes away); the sender retries
-what was not answered 2xx, and a redelivery (same webhook-id) is marked as such. Events
-are signed with your tenant's own secret(s), so another tenant's secret verifies nothing.
-
-Exit codes:
-  0  stopped with Ctrl-C     2  usage error     4  the port is taken (or cannot be used)`,
-    )
+    .addHelpText('after', LISTEN_HELP)
     .action(async (o: { port: number; secret?: string; json?: boolean }) => {
       const secret = o.secret?.trim();
       if (secret !== undefined) {
@@ -222,8 +235,6 @@ Exit codes:
       setExit(await (await import('./webhooks.js')).listen({ port: o.port, secret, json: o.json }));
     });
   usage(listen, 'retrysafe webhooks listen [--port <n>] [--secret <whsec_key>] [--json]');
-
-  return program;
 }
 
 /** A field the API would refuse: reported like any other bad argument. */

@@ -7,10 +7,10 @@ import { describe, expect, it } from 'vitest';
 import { buildApp } from '../../client/api/app.js';
 import { loadApiConfig } from '../../client/api/config.js';
 import { asOperation, asOperationList } from '../../client/api/schemas.js';
-import { toOperation } from '../../common/operation-resource.js';
+import { toOperation } from '../../common/resource.js';
 import { defineOperation, keyedHttpStep } from '../../workflows/definition.js';
-import { BUILT_IN_OPERATIONS } from '../../workflows/operations/index.js';
-import { OperationRegistry } from '../../workflows/registry.js';
+import { BUILT_IN_DEFINITIONS } from '../../workflows/definitions/index.js';
+import { DefinitionCatalog } from '../../workflows/catalog.js';
 import { deadEngine } from '../support/dead-engine.js';
 import { dereference } from '../support/openapi.js';
 import { auth, useEdgeApps } from './edge.js';
@@ -162,7 +162,7 @@ describe('documents', () => {
       config: loadApiConfig({ LOG_LEVEL: 'silent' }),
       client: engine.client,
       namespace: 'default',
-      operations: new OperationRegistry([...BUILT_IN_OPERATIONS, fulfilment]),
+      operations: new DefinitionCatalog([...BUILT_IN_DEFINITIONS, fulfilment]),
     });
     try {
       await app.ready();

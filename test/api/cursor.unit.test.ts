@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeCursor, encodeCursor } from '../../client/api/operations/cursor.js';
+import { decodeCursor, encodeCursor } from '../../client/api/engine/cursor.js';
 
 describe('list cursor', () => {
   const token = Buffer.from('{"StartTime":"2026-01-01T00:00:00Z"}');

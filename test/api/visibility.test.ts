@@ -6,13 +6,13 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection, type WorkflowExecutionDescription } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { engineDeadline } from '../../client/api/operations/engine-deadline.js';
-import { listPage, visibilityQuery, type VisibleExecution } from '../../client/api/operations/visibility.js';
+import { engineDeadline } from '../../client/api/engine/deadline.js';
+import { listPage, visibilityQuery, type VisibleExecution } from '../../client/api/engine/visibility.js';
 import { workflowStartOptions } from '../../client/api/start-options.js';
 import { SearchAttributes } from '../../workflows/contracts.js';
 import { programFor } from '../../common/programs.js';
-import { checkout } from '../../workflows/operations/checkout.js';
-import { payment } from '../../workflows/operations/payment.js';
+import { checkout } from '../../workflows/definitions/checkout.js';
+import { payment } from '../../workflows/definitions/payment.js';
 import { operationRef } from '../../workflows/identity.js';
 
 let connection: Connection;

@@ -17,7 +17,7 @@ import { fingerprint } from '../../client/api/fingerprint.js';
 import { workflowStartOptions } from '../../client/api/start-options.js';
 import type { OperationOutcome } from '../../workflows/contracts.js';
 import { downstreamKey, operationRef } from '../../workflows/identity.js';
-import { builtInRegistry } from '../../workflows/registry.js';
+import { builtInCatalog } from '../../workflows/catalog.js';
 import {
   startBank,
   startReservations,
@@ -73,7 +73,7 @@ describe('the same-work baseline (bareHttp)', () => {
 
   /** A request of `type` naming accounts and SKUs of this test alone, opened with BALANCE and STOCK. */
   async function prepared(type: string) {
-    const definition = builtInRegistry.get(type)!;
+    const definition = builtInCatalog.get(type)!;
     const request = sampleRequest(definition, `fair_${randomUUID().slice(0, 8)}`);
     const resources = resourcesOf(definition, request);
     for (const [account, { currency }] of resources.accounts) await bank.openAccount(account, BALANCE, currency);
@@ -101,7 +101,7 @@ describe('the same-work baseline (bareHttp)', () => {
     });
   }
 
-  it.each(builtInRegistry.types)(
+  it.each(builtInCatalog.types)(
     '%s: makes each step once under the key retrysafe derives, and retrysafe then finds them all done',
     async (type) => {
       const { definition, request, resources } = await prepared(type);

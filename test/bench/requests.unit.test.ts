@@ -5,24 +5,24 @@ import { Value } from 'typebox/value';
 import { describe, expect, it } from 'vitest';
 import { resourcesOf, sampleRequest } from '../../tools/bench/workload.js';
 import { defineOperation } from '../../workflows/definition.js';
-import { builtInRegistry } from '../../workflows/registry.js';
+import { builtInCatalog } from '../../workflows/catalog.js';
 
 describe('the bench requests', () => {
-  it.each(builtInRegistry.types)('%s: a request its schema and rules accept, naming the bench resources', (type) => {
-    const definition = builtInRegistry.get(type)!;
+  it.each(builtInCatalog.types)('%s: a request its schema and rules accept, naming the bench resources', (type) => {
+    const definition = builtInCatalog.get(type)!;
     const request = sampleRequest(definition, 'bench');
     expect(Value.Check(definition.request, request)).toBe(true);
     expect(definition.check?.(request as never) ?? []).toEqual([]);
   });
 
   it('names each free string after its field, so distinct fields name distinct resources', () => {
-    expect(sampleRequest(builtInRegistry.get('transfer')!, 'b')).toEqual({
+    expect(sampleRequest(builtInCatalog.get('transfer')!, 'b')).toEqual({
       from: 'b_from',
       to: 'b_to',
       amount: 1250,
       currency: 'EUR',
     });
-    expect(sampleRequest(builtInRegistry.get('checkout')!, 'b')).toEqual({
+    expect(sampleRequest(builtInCatalog.get('checkout')!, 'b')).toEqual({
       account: 'b_account',
       amount: 1250,
       currency: 'EUR',
@@ -31,8 +31,8 @@ describe('the bench requests', () => {
   });
 
   it("reads the accounts and SKUs off what the steps send: a hold's SKU, each bank movement's account and amount", () => {
-    const checkout = builtInRegistry.get('checkout')!;
-    const transfer = builtInRegistry.get('transfer')!;
+    const checkout = builtInCatalog.get('checkout')!;
+    const transfer = builtInCatalog.get('transfer')!;
     const c = resourcesOf(checkout, sampleRequest(checkout, 'c'));
     expect([...c.accounts]).toEqual([['c_account', { amount: 1250, currency: 'EUR' }]]);
     expect([...c.skus]).toEqual([['c_items_sku', 1]]);

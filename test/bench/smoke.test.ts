@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { benchRun } from './bench-run.js';
-import { builtInRegistry } from '../../workflows/registry.js';
+import { builtInCatalog } from '../../workflows/catalog.js';
 
 describe('npm run bench -- --smoke', () => {
   const bench = benchRun('smoke', ['--smoke'], 240_000);
@@ -54,7 +54,7 @@ describe('npm run bench -- --smoke', () => {
   it('judges every verdict from the run, and leaves the peer and overload figures unmeasured without them', () => {
     const verdicts = bench.results.verdicts!;
     // Two peer figures, R1, R1′, CPU per operation of each type, the API's CPU, R2, the peers' replay, contention, and three of the overload.
-    expect(verdicts).toHaveLength(11 + builtInRegistry.types.length);
+    expect(verdicts).toHaveLength(11 + builtInCatalog.types.length);
     expect(verdicts.filter((v) => v.met === 'not measured').map((v) => v.figure)).toEqual([
       "checkout c=1 p50 ÷ Restate's (same run)",
       "checkout c=4 ops/s ÷ DBOS's (same run)",
@@ -65,13 +65,13 @@ describe('npm run bench -- --smoke', () => {
     ]);
     for (const v of verdicts.filter((x) => /^(R|CPU|API)/.test(x.figure))) expect(v.value, v.figure).not.toBeNull();
     expect(verdicts.map((v) => v.figure)).toContain('R1′: ops/s ÷ bare Temporal making the same HTTP calls, c = 1, 4 (worst)');
-    for (const type of builtInRegistry.types)
+    for (const type of builtInCatalog.types)
       expect(verdicts.map((v) => v.figure)).toContain(`CPU per ${type} ÷ bare Temporal making the same HTTP calls (worst c)`);
     expect(verdicts.find((v) => v.figure.startsWith('contention'))).toMatchObject({ now: '1, 1', met: 'moonshot' });
   });
 
   it('under 100 identical concurrent requests, starts one execution and moves money once, for every type', () => {
-    expect(bench.results.contention.map((t) => t.type).sort()).toEqual([...builtInRegistry.types].sort());
+    expect(bench.results.contention.map((t) => t.type).sort()).toEqual([...builtInCatalog.types].sort());
     for (const trial of bench.results.contention) {
       expect(trial.requests).toBe(100);
       expect(trial.statuses).toEqual({ 200: 100 });
@@ -93,7 +93,7 @@ describe('npm run bench -- --smoke', () => {
   it('measures every scenario without errors, and replays make no Temporal call', () => {
     const kinds = new Set(bench.results.scenarios.map((s) => `${s.kind}@${s.concurrency}`));
     // Every type of the registry, each beside its no-op floor and the same work on bare Temporal.
-    expect(bench.results.operations!.map((o) => o.own)).toEqual(builtInRegistry.types);
+    expect(bench.results.operations!.map((o) => o.own)).toEqual(builtInCatalog.types);
     expect(bench.results.operations!.find((o) => o.own === 'transfer')).toMatchObject({
       bare: 'bare2',
       fair: 'bare-http-transfer',

@@ -16,7 +16,7 @@ import { PROCESS_FAULT_RATES } from '../../tools/chaos/fault-schedule.js';
 import { buildPlan } from '../../tools/chaos/plan.js';
 import { TENANTS } from '../../tools/chaos/settings.js';
 import type { ChaosReport } from '../../tools/chaos/report.js';
-import { builtInRegistry } from '../../workflows/registry.js';
+import { builtInCatalog } from '../../workflows/catalog.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -163,12 +163,12 @@ describe('a one-minute chaos run', () => {
       );
       expect(outcomes.succeeded).toBeGreaterThan(0);
       // Every type of the registry ran, and each succeeded at least once.
-      expect(Object.keys(report.operations.byType)).toEqual(builtInRegistry.types);
-      for (const type of builtInRegistry.types) expect(outcomes.byType[type]?.succeeded, type).toBeGreaterThan(0);
+      expect(Object.keys(report.operations.byType)).toEqual(builtInCatalog.types);
+      for (const type of builtInCatalog.types) expect(outcomes.byType[type]?.succeeded, type).toBeGreaterThan(0);
       expect(report.conservation.money.movedBetweenAccounts).toBeGreaterThan(0);
       expect(report.conservation.money.fell).toBe(report.conservation.money.chargedOut);
       const unavailable = new Set(
-        builtInRegistry.all.flatMap((d) => [d.unavailableCode, ...d.steps.flatMap((s) => s.unavailableCode ?? [])]),
+        builtInCatalog.all.flatMap((d) => [d.unavailableCode, ...d.steps.flatMap((s) => s.unavailableCode ?? [])]),
       );
       expect([...unavailable].reduce((n, code) => n + (outcomes.byCode[code] ?? 0), 0)).toBeGreaterThan(0);
       expect(outcomes.byCode.insufficient_funds ?? 0).toBeGreaterThan(0);

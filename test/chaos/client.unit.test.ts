@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runOperation } from '../../tools/chaos/client.js';
 import { newClientStats, type ClientContext } from '../../tools/chaos/records.js';
-import { builtInRegistry } from '../../workflows/registry.js';
+import { builtInCatalog } from '../../workflows/catalog.js';
 import { plannedOp } from './fixtures.js';
 
 interface Scripted {
@@ -50,7 +50,7 @@ const op = plannedOp({
 function context(): ClientContext {
   return {
     apiUrls: [url, url],
-    registry: builtInRegistry,
+    registry: builtInCatalog,
     authorization: { flood: 'Bearer sk_flood_0123456789abcdef' },
     deadline: Date.now() + 30_000,
     stats: newClientStats(),

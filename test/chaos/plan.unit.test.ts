@@ -10,7 +10,7 @@ import { FLOOD, TENANTS } from '../../tools/chaos/settings.js';
 import { AMPLE_ACCOUNTS, MISSING_ACCOUNT, moneyOf } from '../../tools/chaos/vocabulary.js';
 import { defineOperation, type OperationDefinition } from '../../workflows/definition.js';
 import { operationRef } from '../../workflows/identity.js';
-import { builtInRegistry, OperationRegistry } from '../../workflows/registry.js';
+import { builtInCatalog, DefinitionCatalog } from '../../workflows/catalog.js';
 
 const plan = buildPlan({ seed: 7, durationMs: 300_000, ops: 600, topology: 'embedded' });
 
@@ -37,14 +37,14 @@ function outside(type: string, request: ReturnType<typeof Type.Object>): Operati
 describe('the chaos plan', () => {
   it('draws every type of the registry, and says how many of each', () => {
     const counts = countByType(plan.ops);
-    expect(Object.keys(counts)).toEqual(builtInRegistry.types);
-    for (const type of builtInRegistry.types) expect(counts[type], type).toBeGreaterThan(100);
+    expect(Object.keys(counts)).toEqual(builtInCatalog.types);
+    for (const type of builtInCatalog.types) expect(counts[type], type).toBeGreaterThan(100);
     expect(Object.values(counts).reduce((a, b) => a + b, 0)).toBe(600);
   });
 
   it("fills each request from its definition's schema, valid by it and by the definition's own rules", () => {
     for (const op of allOps(plan)) {
-      const definition = builtInRegistry.get(op.type)!;
+      const definition = builtInCatalog.get(op.type)!;
       expect([...Value.Errors(definition.request, op.body)], `${op.key} ${JSON.stringify(op.body)}`).toEqual([]);
       expect(definition.check?.(op.body as never) ?? [], op.key).toEqual([]);
     }
@@ -97,7 +97,7 @@ describe('the chaos plan', () => {
   });
 
   it('refuses to plan a definition with a required field the sandboxes have no word for, naming the field', () => {
-    const registry = new OperationRegistry([
+    const registry = new DefinitionCatalog([
       outside('parcel', Type.Object({ amount: Type.Integer({ minimum: 1 }), parcelId: Type.String() })),
     ]);
     expect(() => buildPlan({ seed: 1, durationMs: 60_000, ops: 10, topology: 'embedded' }, registry)).toThrow(
@@ -106,7 +106,7 @@ describe('the chaos plan', () => {
   });
 
   it('plans a definition without an account or a SKU only to succeed, and its optional fields are left out', () => {
-    const registry = new OperationRegistry([
+    const registry = new DefinitionCatalog([
       outside(
         'tip',
         Type.Object({ amount: Type.Integer({ minimum: 1 }), currency: Type.String(), note: Type.Optional(Type.String()) }),

@@ -1,6 +1,6 @@
 // Bad arguments to the CLI, with no stack: one line naming the problem, then a usage line,
 // exit 2, and nothing sent. An operation's command is made from its request schema
-// (client/cli/operation-commands.ts), so what the schema refuses is a usage error too.
+// (client/cli/type-commands.ts), so what the schema refuses is a usage error too.
 import { describe, expect, it, vi } from 'vitest';
 import { runCli } from '../client/helpers.js';
 import { useRequestCounter } from '../support/loopback.js';

@@ -1,6 +1,6 @@
 // `retrysafe --help` and every command's help, as a process and in process: each command
 // is listed, and its help names its options (the request's fields for an operation's
-// command, made from its schema: client/cli/operation-commands.ts) and its exit codes. The
+// command, made from its schema: client/cli/type-commands.ts) and its exit codes. The
 // sandbox demo is repository tooling (npm run demo), not a command of the published CLI.
 import { describe, expect, it } from 'vitest';
 import type { Command } from 'commander';

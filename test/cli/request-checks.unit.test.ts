@@ -5,11 +5,11 @@
 import fc from 'fast-check';
 import { Value } from 'typebox/value';
 import { describe, expect, it } from 'vitest';
-import { requestProblem } from '../../client/cli/operation-commands.js';
+import { requestProblem } from '../../client/cli/type-commands.js';
 import { BUILT_IN_OPERATIONS } from '../../client/lib/discovery.js';
 import { PATTERN_RULES } from '../../client/lib/schema-check.js';
 import { FREE_TEXT_PATTERN, FREE_TEXT_RULE, IDENTIFIER_PATTERN, IDENTIFIER_RULE } from '../../workflows/fields.js';
-import { builtInRegistry } from '../../workflows/registry.js';
+import { builtInCatalog } from '../../workflows/catalog.js';
 
 const AMOUNT_MAX = 1_000_000_000_000;
 
@@ -45,14 +45,14 @@ const bodies = {
 
 describe('the CLI request checks agree with the API schemas', () => {
   it('cover every built-in operation', () => {
-    expect(Object.keys(bodies).sort()).toEqual([...builtInRegistry.types].sort());
+    expect(Object.keys(bodies).sort()).toEqual([...builtInCatalog.types].sort());
   });
 
   it.each(Object.keys(bodies) as Array<keyof typeof bodies>)(
     '%s: refused by the CLI exactly when the API schema refuses',
     (type) => {
       const client = BUILT_IN_OPERATIONS[type]!.request;
-      const api = builtInRegistry.get(type)!.request;
+      const api = builtInCatalog.get(type)!.request;
       fc.assert(
         fc.property(bodies[type], (body) => (requestProblem(client, body) === undefined) === Value.Check(api, body)),
         { numRuns: 800 },

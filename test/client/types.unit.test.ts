@@ -8,13 +8,13 @@ import { describe, expect, expectTypeOf, it } from 'vitest';
 import type { PROBLEM_TITLES } from '../../client/api/problems.js';
 import type * as Api from '../../client/api/schemas.js';
 import { isOperation, isOperationList, OPERATIONS } from '../../client/lib/index.js';
-import { resultFields } from '../../common/operation-schema.js';
-import { builtInRegistry as registry } from '../../workflows/registry.js';
+import { resultFields } from '../../common/resource-schema.js';
+import { builtInCatalog as registry } from '../../workflows/catalog.js';
 import type * as Client from '../../client/lib/index.js';
 import type { StepStatus } from '../../workflows/contracts.js';
-import type { CheckoutRequest } from '../../workflows/operations/checkout.js';
-import type { PaymentRequest } from '../../workflows/operations/payment.js';
-import type { TransferRequest } from '../../workflows/operations/transfer.js';
+import type { CheckoutRequest } from '../../workflows/definitions/checkout.js';
+import type { PaymentRequest } from '../../workflows/definitions/payment.js';
+import type { TransferRequest } from '../../workflows/definitions/transfer.js';
 
 type ApiOperation = Static<typeof Api.Operation>;
 

@@ -7,7 +7,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { loadApiConfig } from '../../client/api/config.js';
-import { loadOperations } from '../../common/operations.js';
+import { loadOperations } from '../../common/definition-folders.js';
+import { builtInCatalog } from '../../workflows/catalog.js';
 import { TEMPORAL_CONNECTION_VARS } from '../../common/temporal.js';
 import { loadBankConfig } from '../../downstream/bank/config.js';
 import { loadReservationsConfig } from '../../downstream/reservations/config.js';
@@ -22,7 +23,7 @@ type Env = Record<string, string | undefined>;
 type Loader = (env: Env) => unknown;
 
 /** What each process runs on its environment at start-up, by the names the table's "used by" gives them. */
-const outsideOperations: Loader = (env) => loadOperations(env, ROOT);
+const outsideOperations: Loader = (env) => loadOperations(builtInCatalog, env, ROOT);
 /** Every process reads the OpenTelemetry variables first (common/tracing/start.ts). */
 const tracing =
   (process: string): Loader =>

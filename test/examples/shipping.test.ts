@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createClient, OperationFailedError } from '../../client/lib/index.js';
-import { loadOperations } from '../../common/operations.js';
+import { loadOperations } from '../../common/definition-folders.js';
+import { builtInCatalog } from '../../workflows/catalog.js';
 import { freePort } from '../../tools/supervisor/ports.js';
 import { runCli } from '../client/helpers.js';
 import { expectFailedOperation, expectReplayed, expectSucceeded } from '../support/api.js';
@@ -48,7 +49,7 @@ beforeAll(async () => {
     env: { RETRYSAFE_OPERATIONS: 'examples/shipping' },
     services: `shipping=${shippingUrl}`,
   });
-  const { registry } = await loadOperations({ RETRYSAFE_OPERATIONS: 'examples/shipping' });
+  const { catalog: registry } = await loadOperations(builtInCatalog, { RETRYSAFE_OPERATIONS: 'examples/shipping' });
   outside = { registry, services: { shipping: shippingUrl } };
 });
 

@@ -22,7 +22,7 @@ import { fingerprint } from '../../client/api/fingerprint.js';
 import { workflowStartOptions } from '../../client/api/start-options.js';
 import { programFor } from '../../common/programs.js';
 import { notificationWorkflowId, operationRef } from '../../workflows/identity.js';
-import { builtInRegistry } from '../../workflows/registry.js';
+import { builtInCatalog } from '../../workflows/catalog.js';
 import type { OperationOutcome, OperationSettings, OperationType } from '../../workflows/contracts.js';
 import { useFullStack } from '../support/full-stack.js';
 import { uniqueId } from '../support/stack.js';
@@ -65,8 +65,8 @@ async function start(
   const handle = await stack.temporal.workflow.start(
     type,
     workflowStartOptions(
-      builtInRegistry.get(type)!,
-      programFor(builtInRegistry.get(type)!),
+      builtInCatalog.get(type)!,
+      programFor(builtInCatalog.get(type)!),
       operation,
       { type, fingerprint: fingerprint(type, request), request },
       settings,

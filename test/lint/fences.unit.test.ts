@@ -20,6 +20,8 @@ async function importErrors(filePath: string, specifier: string): Promise<string
 describe('folder fences', () => {
   it.each([
     ['common/x.ts', '../tools/dev-server.js', 'tooling'],
+    ['common/x.ts', '../workflows/catalog.js', 'ground floor'],
+    ['common/tracing/x.ts', '../../workflows/definitions/payment.js', 'ground floor'],
     ['activities/x.ts', '../client/api/app.js', 'the API'],
     ['worker/x.ts', '../test/support/stack.js', 'the tests'],
     ['client/api/x.ts', '../../worker/create.js', 'the worker'],
@@ -39,8 +41,8 @@ describe('folder fences', () => {
   });
 
   it.each([
-    ['tools/bench/x.ts', '../../workflows/registry.js'],
-    ['tools/chaos/x.ts', '../../workflows/operations/transfer.js'],
+    ['tools/bench/x.ts', '../../workflows/catalog.js'],
+    ['tools/chaos/x.ts', '../../workflows/definitions/transfer.js'],
     ['tools/x.ts', '../common/env.js'],
     ['tools/x.ts', '../activities/index.js'],
     ['tools/x.ts', '../client/api/app.js'],
@@ -48,7 +50,8 @@ describe('folder fences', () => {
     ['tools/demo/x.ts', '../../client/cli/args.js'],
     ['tools/demo/x.ts', '../../client/lib/index.js'],
     ['downstream/bank/x.ts', '../../workflows/identity.js'],
-    ['worker/x.ts', '../common/operation-resource.js'],
+    ['worker/x.ts', '../common/resource.js'],
+    ['common/x.ts', '../workflows/definition.js'],
     ['test/x.unit.test.ts', '../tools/bench/stack.js'],
   ])('%s may import %s', async (file, specifier) => {
     expect(await importErrors(file, specifier)).toEqual([]);

@@ -3,8 +3,8 @@
 // alone (up to 10 M entries) would bound nothing. Past the byte bound the least recently
 // used entries go; an entry larger than the whole bound is not kept at all.
 import { describe, expect, it } from 'vitest';
-import { entryBytes, OutcomeCache } from '../../client/api/operations/outcome-cache.js';
-import { toOperation } from '../../common/operation-resource.js';
+import { entryBytes, OutcomeCache } from '../../client/api/engine/outcome-cache.js';
+import { toOperation } from '../../common/resource.js';
 
 function finished(key: string, description: string) {
   const operation = toOperation(

@@ -9,11 +9,11 @@ import { describe, expect, it } from 'vitest';
 import { fingerprint } from '../../client/api/fingerprint.js';
 import { isValidKey as apiAcceptsKey } from '../../client/api/idempotency-key.js';
 import { isValidKey as clientAcceptsKey } from '../../client/lib/keys.js';
-import { boundRequest, normaliseRequest } from '../../client/api/operation-requests.js';
+import { boundRequest, normaliseRequest } from '../../client/api/requests.js';
 import { checkKey } from '../../common/http/idempotency-key.js';
 import { DOWNSTREAM_KEY_RULES, keyFromPath, requireKey } from '../../downstream/shared/idempotency-key.js';
 import { downstreamKey } from '../../workflows/identity.js';
-import { builtInRegistry } from '../../workflows/registry.js';
+import { builtInCatalog } from '../../workflows/catalog.js';
 import { auth, checkout, expectProblem, payment, useEdgeApps } from '../api/edge.js';
 
 const edge = useEdgeApps();
@@ -108,7 +108,7 @@ describe('free text', () => {
 
 describe('Unicode normalisation', () => {
   it('makes one request of text typed composed (NFC) or decomposed (NFD): one fingerprint, stored composed', () => {
-    const definition = builtInRegistry.get('payment')!;
+    const definition = builtInCatalog.get('payment')!;
     const composed = normaliseRequest(definition, { ...payment, description: 'Caf\u00e9 Zo\u00eb' });
     const decomposed = normaliseRequest(definition, { ...payment, description: 'Cafe\u0301 Zoe\u0308' });
     expect(decomposed.description).toBe('Caf\u00e9 Zo\u00eb');

@@ -6,9 +6,9 @@
 import fc from 'fast-check';
 import { marked } from 'marked';
 import { describe, expect, it } from 'vitest';
-import { staticDetails, staticSummary } from '../../client/api/operation-requests.js';
+import { staticDetails, staticSummary } from '../../client/api/requests.js';
 import { markdownCode, markdownText } from '../../workflows/markdown.js';
-import { builtInRegistry } from '../../workflows/registry.js';
+import { builtInCatalog } from '../../workflows/catalog.js';
 
 /** A definition version, as every operation's details end with it. */
 const VERSION = '0123456789abcdef';
@@ -80,8 +80,8 @@ describe('markdownCode', () => {
 });
 
 describe("an operation's summary and details in the Web UI", () => {
-  const payment = builtInRegistry.get('payment')!;
-  const checkout = builtInRegistry.get('checkout')!;
+  const payment = builtInCatalog.get('payment')!;
+  const checkout = builtInCatalog.get('checkout')!;
 
   it('keep a hostile key and description inert, and show both in full', () => {
     const key = 'x`](https://evil.example) [click](https://evil.example)';

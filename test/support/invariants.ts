@@ -4,7 +4,7 @@
 // happened), not against what the API says happened. Which ledger rows to read, and what
 // counts as an effect in force, comes from each step's definition (its `effect`): a
 // succeeded operation has every step's effect in force, a failed one none.
-import { builtInRegistry, type OperationRegistry } from '../../workflows/registry.js';
+import { builtInCatalog, type DefinitionCatalog } from '../../workflows/catalog.js';
 import type { BankHandle, ReservationsHandle } from './stack.js';
 
 export interface AuditedOperation {
@@ -17,7 +17,7 @@ export interface AuditedOperation {
 
 /** Operations loaded from outside the repository, and the base URLs of the services they call. */
 export interface OutsideAudit {
-  registry: OperationRegistry;
+  registry: DefinitionCatalog;
   services: Record<string, string>;
 }
 
@@ -34,7 +34,7 @@ export async function auditOperation(
   if (status !== 'succeeded' && status !== 'failed' && !needsAttention) {
     violations.push(`${op.workflowId}: not terminal (${String(status)})`);
   }
-  const definition = (outside?.registry ?? builtInRegistry).get(op.type);
+  const definition = (outside?.registry ?? builtInCatalog).get(op.type);
   if (!definition) return [...violations, `${op.workflowId}: no definition of ${op.type}`];
   const urls: Record<string, string | undefined> = { ...outside?.services, bank: bank.url, reservations: reservations?.url };
   for (const step of definition.steps) {

@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
-import { loadOperations } from '../../common/operations.js';
+import { loadOperations } from '../../common/definition-folders.js';
+import { builtInCatalog } from '../../workflows/catalog.js';
 import { quietLogger } from '../../tools/quiet-logger.js';
 import { workflowBundleOptions } from '../../worker/bundle.js';
 
@@ -16,7 +17,9 @@ afterAll(() => rmSync(cacheDir, { recursive: true, force: true }));
 
 describe('a workflow bundle with operations from outside', () => {
   it('runs several executions in one worker: the outside definitions are registered once, beside the shared registry', async () => {
-    const { modules, registry } = await loadOperations({ RETRYSAFE_OPERATIONS: new URL('./outside', import.meta.url).pathname });
+    const { modules, catalog: registry } = await loadOperations(builtInCatalog, {
+      RETRYSAFE_OPERATIONS: new URL('./outside', import.meta.url).pathname,
+    });
     expect(registry.has('ping')).toBe(true);
     const options = workflowBundleOptions(modules, cacheDir);
     const { code } = await bundleWorkflowCode({ ...options, logger: quietLogger('error') });

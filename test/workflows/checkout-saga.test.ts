@@ -4,7 +4,7 @@
 // current details). Deadlines, back-offs and the attention timer pass in server time.
 import { describe, expect, it } from 'vitest';
 import { programFor } from '../../common/programs.js';
-import { checkout } from '../../workflows/operations/checkout.js';
+import { checkout } from '../../workflows/definitions/checkout.js';
 import {
   activityOrder,
   CHECKOUT_RAN_THEN_UNDONE,

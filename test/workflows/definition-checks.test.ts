@@ -17,7 +17,8 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { fingerprint } from '../../client/api/fingerprint.js';
 import { workflowStartOptions } from '../../client/api/start-options.js';
-import { loadOperations } from '../../common/operations.js';
+import { loadOperations } from '../../common/definition-folders.js';
+import { builtInCatalog } from '../../workflows/catalog.js';
 import { programFor } from '../../common/programs.js';
 import { operationRef } from '../../workflows/identity.js';
 import { ROOT } from '../launcher/harness.js';
@@ -56,7 +57,7 @@ beforeAll(async () => {
   writeParcelFolder(after, false);
   connection = await Connection.connect({ address: inject('temporalAddress') });
   const client = new Client({ connection, namespace: 'default' });
-  const { registry } = await loadOperations({ RETRYSAFE_OPERATIONS: before });
+  const { catalog: registry } = await loadOperations(builtInCatalog, { RETRYSAFE_OPERATIONS: before });
   const parcel = registry.get('parcel')!;
   const program = programFor(parcel);
   openVersion = program.version;

@@ -1,7 +1,7 @@
 // Every branch of the payment saga, on the time-skipping test server with scripted
 // activities: the step's retries and its deadline pass in server time.
 import { programFor } from '../../common/programs.js';
-import { payment } from '../../workflows/operations/payment.js';
+import { payment } from '../../workflows/definitions/payment.js';
 import { describe, expect, it } from 'vitest';
 import { activityOrder, CHARGE, runSaga, useTimeSkipping } from './time-skipping.js';
 

@@ -4,8 +4,8 @@
 // On Temporal's time-skipping test server, with scripted activities (time-skipping.ts).
 import { describe, expect, it } from 'vitest';
 import { programFor } from '../../common/programs.js';
-import { checkout } from '../../workflows/operations/checkout.js';
-import { payment } from '../../workflows/operations/payment.js';
+import { checkout } from '../../workflows/definitions/checkout.js';
+import { payment } from '../../workflows/definitions/payment.js';
 import { activityOrder, CART, CHARGE, expectFailed, runSaga, statuses, useTimeSkipping } from './time-skipping.js';
 
 const env = useTimeSkipping();

@@ -13,7 +13,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { loadOperations } from '../../common/operations.js';
+import { loadOperations } from '../../common/definition-folders.js';
+import { builtInCatalog } from '../../workflows/catalog.js';
 import { quietLogger } from '../../tools/quiet-logger.js';
 import { freePort } from '../../tools/supervisor/ports.js';
 import { workflowBundleOptions } from '../../worker/bundle.js';
@@ -40,7 +41,7 @@ const auth = { headers: { authorization: `Bearer ${SECRET}` } };
 
 async function bundleOf(name: string, withShipment: boolean) {
   const dir = writeParcelFolder(join(root, name), withShipment);
-  const { modules } = await loadOperations({ RETRYSAFE_OPERATIONS: dir });
+  const { modules } = await loadOperations(builtInCatalog, { RETRYSAFE_OPERATIONS: dir });
   const { code } = await bundleWorkflowCode({
     ...workflowBundleOptions(modules, join(root, `${name}-cache`)),
     logger: quietLogger('error'),

@@ -29,10 +29,10 @@ import {
   type OperationType,
   type ProgressMemo,
 } from '../../workflows/contracts.js';
-import type { CheckoutRequest } from '../../workflows/operations/checkout.js';
-import type { PaymentRequest } from '../../workflows/operations/payment.js';
+import type { CheckoutRequest } from '../../workflows/definitions/checkout.js';
+import type { PaymentRequest } from '../../workflows/definitions/payment.js';
 import { operationRef, type OperationRef } from '../../workflows/identity.js';
-import { builtInRegistry } from '../../workflows/registry.js';
+import { builtInCatalog } from '../../workflows/catalog.js';
 import { programFor } from '../../common/programs.js';
 
 /**
@@ -270,7 +270,7 @@ export async function runSaga(
     activities,
   });
   const settings = { ...SETTINGS, ...opts.settings };
-  const definition = builtInRegistry.get(type);
+  const definition = builtInCatalog.get(type);
   if (!definition) throw new Error(`no built-in operation ${type}`);
   const program = opts.legacy ? {} : { program: opts.program ?? programFor(definition, opts.definitionSettings) };
   const handle = await env.client.workflow.start(type, {

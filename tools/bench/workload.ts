@@ -8,17 +8,17 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Value } from 'typebox/value';
 import { defaultSettings, type OperationDefinition } from '../../workflows/definition.js';
 import { fieldsOf } from '../../workflows/program.js';
-import { builtInRegistry } from '../../workflows/registry.js';
+import { builtInCatalog } from '../../workflows/catalog.js';
 import type { HttpClient, Tally } from './load.js';
 
 /** One tenant, as retrysafe runs without API keys: the peers' contract says so for every engine. */
 export { TENANT } from './peers/contract.js';
 
 /** The operation types the bench runs, in the registry's order. */
-export const DEFINITIONS: readonly OperationDefinition[] = builtInRegistry.all;
+export const DEFINITIONS: readonly OperationDefinition[] = builtInCatalog.all;
 
 export function definitionOf(type: string): OperationDefinition {
-  const definition = builtInRegistry.get(type);
+  const definition = builtInCatalog.get(type);
   if (!definition) throw new Error(`no operation type ${type} in the registry`);
   return definition;
 }

@@ -20,7 +20,7 @@ import { canonicalJson } from '../../common/http/fingerprint.js';
 import { CANCELLED_CODE } from '../../workflows/contracts.js';
 import type { OperationDefinition, StepDefinition } from '../../workflows/definition.js';
 import { completionEventId, downstreamKey, operationRef } from '../../workflows/identity.js';
-import { builtInRegistry, type OperationRegistry } from '../../workflows/registry.js';
+import { builtInCatalog, type DefinitionCatalog } from '../../workflows/catalog.js';
 import { checkConservation, LedgerTally, type Conservation, type InitialLedgers } from './audit-conservation.js';
 import type { PlannedOp } from './plan.js';
 import { outcomeSignature, type OpRecord, type Violation } from './records.js';
@@ -32,7 +32,7 @@ export interface AuditInput extends InitialLedgers {
   /** Base URL of each sandbox, by the service name steps use. */
   services: Readonly<Record<Service, string>>;
   /** The definitions the plan was drawn from (the built-in ones unless given). */
-  registry?: OperationRegistry;
+  registry?: DefinitionCatalog;
   /** The Authorization header of each tenant; none in dev mode. */
   authorization?: Readonly<Record<string, string>>;
   ops: PlannedOp[];
@@ -166,7 +166,7 @@ class Audit {
 
   constructor(
     private readonly input: AuditInput,
-    private readonly registry: OperationRegistry,
+    private readonly registry: DefinitionCatalog,
   ) {
     const byType = Object.fromEntries(registry.types.map((t) => [t, { succeeded: 0, failed: 0 }]));
     this.outcomes = {
@@ -356,7 +356,7 @@ class Audit {
 }
 
 export async function audit(input: AuditInput): Promise<AuditResult> {
-  const a = new Audit(input, input.registry ?? builtInRegistry);
+  const a = new Audit(input, input.registry ?? builtInCatalog);
   const queue = [...input.ops];
   await Promise.all(
     Array.from({ length: 8 }, async () => {

@@ -8,7 +8,7 @@
 // filled from each definition's request schema with the sandboxes' vocabulary
 // (vocabulary.ts), so a definition added to the registry joins the mix by itself.
 import { createHash } from 'node:crypto';
-import { builtInRegistry, type OperationRegistry } from '../../workflows/registry.js';
+import { builtInCatalog, type DefinitionCatalog } from '../../workflows/catalog.js';
 import {
   planProcessFaults,
   planSandboxFaults,
@@ -98,13 +98,13 @@ export function allOps(plan: Pick<ChaosPlan, 'ops' | 'flood'>): PlannedOp[] {
 }
 
 /** How many operations of each type of the registry a list holds (every type named, zeros too). */
-export function countByType(ops: readonly PlannedOp[], registry: OperationRegistry = builtInRegistry): Record<string, number> {
+export function countByType(ops: readonly PlannedOp[], registry: DefinitionCatalog = builtInCatalog): Record<string, number> {
   const counts = Object.fromEntries(registry.types.map((t) => [t, 0]));
   for (const op of ops) counts[op.type] = (counts[op.type] ?? 0) + 1;
   return counts;
 }
 
-export function buildPlan(opts: PlanOptions, registry: OperationRegistry = builtInRegistry): ChaosPlan {
+export function buildPlan(opts: PlanOptions, registry: DefinitionCatalog = builtInCatalog): ChaosPlan {
   const root = createRng(opts.seed);
   const ops = planOperations(root.fork('operations'), opts, registry);
   const flood = planFlood(root.fork('flood'), opts, registry);
@@ -144,7 +144,7 @@ function keyWidth(count: number): number {
   return String(Math.max(0, count - 1)).length;
 }
 
-function planOperations(rng: Rng, opts: PlanOptions, registry: OperationRegistry): PlannedOp[] {
+function planOperations(rng: Rng, opts: PlanOptions, registry: DefinitionCatalog): PlannedOp[] {
   // Arrivals spread over the first 95% of the run, so the last ones still meet faults.
   const span = opts.durationMs * 0.95;
   const times = Array.from({ length: opts.ops }, () => Math.floor(rng.next() * span)).sort((a, b) => a - b);
@@ -201,7 +201,7 @@ function planOperations(rng: Rng, opts: PlanOptions, registry: OperationRegistry
  * The flood: within the fault phase, one tenant sends many new operations at once, each
  * by one client that retries a 429 or a 503 after Retry-After with the same key.
  */
-function planFlood(rng: Rng, opts: PlanOptions, registry: OperationRegistry): FloodPlan {
+function planFlood(rng: Rng, opts: PlanOptions, registry: DefinitionCatalog): FloodPlan {
   const atMs = rng.int(Math.round(opts.durationMs * 0.3), Math.round(opts.durationMs * 0.5));
   const count = FLOOD.size;
   const width = keyWidth(count);

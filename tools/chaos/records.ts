@@ -2,7 +2,7 @@
 // they saw (per tenant), every terminal outcome of each operation with where it came from,
 // every cancel's answer, and the violations of the API contract they met on the way.
 import { canonicalJson } from '../../common/http/fingerprint.js';
-import type { OperationRegistry } from '../../workflows/registry.js';
+import type { DefinitionCatalog } from '../../workflows/catalog.js';
 import type { PlannedOp } from './plan.js';
 
 export interface Violation {
@@ -46,7 +46,7 @@ export interface OpRecord {
 export interface ClientContext {
   apiUrls: readonly [string, string];
   /** The operations the plan was drawn from: the collection each type is started in. */
-  registry: OperationRegistry;
+  registry: DefinitionCatalog;
   /** The Authorization header of each tenant. */
   authorization: Readonly<Record<string, string>>;
   /**

@@ -6,7 +6,7 @@ import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { completionEventId, operationRef } from '../../workflows/identity.js';
-import { builtInRegistry } from '../../workflows/registry.js';
+import { builtInCatalog } from '../../workflows/catalog.js';
 import { audit } from './auditor.js';
 import { runOperation } from './client.js';
 import { describePlan } from './describe.js';
@@ -132,7 +132,7 @@ async function auditRun(
   const auditStart = Date.now();
   const result = await audit({
     ...{ apiUrls: stack.apiUrls, services: { bank: stack.bankUrl, reservations: stack.reservationsUrl }, authorization },
-    ...{ registry: builtInRegistry, ops: allOps(plan), records: new Map(records.map((r) => [r.op.key, r])), webhooks: receiver },
+    ...{ registry: builtInCatalog, ops: allOps(plan), records: new Map(records.map((r) => [r.op.key, r])), webhooks: receiver },
     ...{ initialBalances: stack.initialBalances, initialStock: stack.initialStock },
   });
   return { result, auditMs: Date.now() - auditStart };
@@ -166,7 +166,7 @@ export async function runChaos(opts: ChaosOptions, print: (line: string) => void
       `stack up (${where}): temporal ${stack.temporalAddress}, api ${stack.apiUrls.join(' ')}, bank ${stack.bankUrl}, reservations ${stack.reservationsUrl}`,
     );
     const ctx: ClientContext = {
-      ...{ apiUrls: stack.apiUrls, registry: builtInRegistry, authorization },
+      ...{ apiUrls: stack.apiUrls, registry: builtInCatalog, authorization },
       ...{ deadline: Number.POSITIVE_INFINITY, stats: newClientStats(), violations: [] },
     };
     const load = await loadAndFaults(opts, plan, stack, receiver, ctx, log);

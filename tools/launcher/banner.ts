@@ -1,7 +1,7 @@
 // The one banner printed when the whole stack is ready: where everything is, and a curl
 // that makes a payment right away.
 import ms from 'ms';
-import { displayFolder, displayOrigin, type OutsideOperations } from './operations.js';
+import { displayFolder, displayOrigin, type OutsideOperations } from './definition-folders.js';
 import type { LauncherConfig } from './options.js';
 import type { Output } from './output.js';
 import { apiUrls, type ServiceSettings, type StackPart, type StackTemporalInfo } from './parts.js';

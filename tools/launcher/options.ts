@@ -5,9 +5,9 @@
 import { isAbsolute, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { ConfigError, duration, httpUrl, parseEnv, port } from '../../common/env.js';
+import { ConfigError, duration, httpUrl, parseEnv, port, problemCollector } from '../../common/env.js';
 import { portBlockSize } from '../cluster/ports.js';
-import { operationFolders, type OperationFolder } from './operations.js';
+import { operationFolders, type OperationFolder } from './definition-folders.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -150,6 +150,8 @@ export interface LauncherConfig {
   traces?: { zipkinPort: number };
 }
 
+type LauncherEnv = z.infer<z.ZodObject<typeof launcherEnv>>;
+
 export function loadLauncherConfig(
   root: string,
   env: Record<string, string | undefined> = process.env,
@@ -163,21 +165,7 @@ export function loadLauncherConfig(
     cwd?: string;
   } = {},
 ): LauncherConfig {
-  let e: z.infer<z.ZodObject<typeof launcherEnv>>;
-  try {
-    e = parseEnv(launcherEnv, env);
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      throw new ConfigError(
-        err.problems.map((p) =>
-          p.startsWith('RETRYSAFE_RETENTION=') && p.includes('below the minimum')
-            ? `${p} (Temporal's floor for a namespace's retention)`
-            : p,
-        ),
-      );
-    }
-    throw err;
-  }
+  const e = parseLauncherEnv(env);
   if (opts.cluster && e.TEMPORAL_ADDRESS) {
     throw new ConfigError([
       `TEMPORAL_ADDRESS=${e.TEMPORAL_ADDRESS}: --cluster starts a cluster of its own; unset TEMPORAL_ADDRESS, or use npm start to use that one`,
@@ -190,41 +178,11 @@ export function loadLauncherConfig(
       ? { mode: 'cluster', ...local }
       : { mode: 'embedded', ...local };
   const instances = opts.cluster ? 2 : 1;
-
-  // Two parts on one port would fail half-way through the start: refuse it up front.
-  const claims: [string, number][] = [
-    ['BANK_PORT', e.BANK_PORT],
-    ['RESERVATIONS_PORT', e.RESERVATIONS_PORT],
-  ];
-  for (let i = 0; i < instances; i++) {
-    const plus = i === 0 ? '' : `+${i}`;
-    claims.push([`WORKER_METRICS_PORT${plus}`, e.WORKER_METRICS_PORT + i], [`API_PORT${plus}`, e.API_PORT + i]);
-  }
-  if (temporal.mode !== 'external') claims.unshift(['TEMPORAL_PORT', e.TEMPORAL_PORT], ['TEMPORAL_UI_PORT', e.TEMPORAL_UI_PORT]);
-  if (opts.traces) claims.push(['ZIPKIN_PORT', e.ZIPKIN_PORT]);
-  const problems: string[] = [];
-  const seen = new Map<number, string>();
-  for (const [name, value] of claims) {
-    const other = seen.get(value);
-    if (other) problems.push(`${other} and ${name} are both ${value}: each part needs its own port`);
-    else seen.set(value, name);
-  }
-  if (temporal.mode === 'cluster') {
-    // The cluster's processes take a block of ports after the frontend's (see tools/cluster/ports.ts).
-    const last = e.TEMPORAL_PORT + portBlockSize() - 1;
-    for (const [name, value] of claims) {
-      if (name !== 'TEMPORAL_PORT' && value >= e.TEMPORAL_PORT && value <= last)
-        problems.push(`${name}=${value} is inside the cluster's ports ${e.TEMPORAL_PORT}-${last} (from TEMPORAL_PORT)`);
-    }
-    if (last > 65535) problems.push(`TEMPORAL_PORT=${e.TEMPORAL_PORT}: the cluster needs ports up to ${last}`);
-  }
-  let operations: OperationFolder[] = [];
-  try {
-    operations = operationFolders(opts.operations ?? [], env.RETRYSAFE_OPERATIONS, opts.cwd ?? env.INIT_CWD ?? process.cwd());
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    problems.push(...err.problems);
-  }
+  const problems = portProblems(e, temporal.mode, instances, opts.traces ?? false);
+  const operations =
+    problemCollector(problems)(() =>
+      operationFolders(opts.operations ?? [], env.RETRYSAFE_OPERATIONS, opts.cwd ?? env.INIT_CWD ?? process.cwd()),
+    ) ?? [];
   if (problems.length > 0) throw new ConfigError(problems);
 
   const dataDir = e.RETRYSAFE_DATA_DIR
@@ -250,4 +208,51 @@ export function loadLauncherConfig(
     operations,
     ...(opts.traces ? { traces: { zipkinPort: e.ZIPKIN_PORT } } : {}),
   };
+}
+
+/** The launcher's variables; a retention below Temporal's floor says whose floor it is. */
+function parseLauncherEnv(env: Record<string, string | undefined>): LauncherEnv {
+  try {
+    return parseEnv(launcherEnv, env);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    throw new ConfigError(
+      err.problems.map((p) =>
+        p.startsWith('RETRYSAFE_RETENTION=') && p.includes('below the minimum')
+          ? `${p} (Temporal's floor for a namespace's retention)`
+          : p,
+      ),
+    );
+  }
+}
+
+/** Two parts on one port would fail half-way through the start: refused up front, as are ports inside the cluster's block. */
+function portProblems(e: LauncherEnv, mode: TemporalTarget['mode'], instances: number, traces: boolean): string[] {
+  const claims: [string, number][] = [
+    ['BANK_PORT', e.BANK_PORT],
+    ['RESERVATIONS_PORT', e.RESERVATIONS_PORT],
+  ];
+  for (let i = 0; i < instances; i++) {
+    const plus = i === 0 ? '' : `+${i}`;
+    claims.push([`WORKER_METRICS_PORT${plus}`, e.WORKER_METRICS_PORT + i], [`API_PORT${plus}`, e.API_PORT + i]);
+  }
+  if (mode !== 'external') claims.unshift(['TEMPORAL_PORT', e.TEMPORAL_PORT], ['TEMPORAL_UI_PORT', e.TEMPORAL_UI_PORT]);
+  if (traces) claims.push(['ZIPKIN_PORT', e.ZIPKIN_PORT]);
+  const problems: string[] = [];
+  const seen = new Map<number, string>();
+  for (const [name, value] of claims) {
+    const other = seen.get(value);
+    if (other) problems.push(`${other} and ${name} are both ${value}: each part needs its own port`);
+    else seen.set(value, name);
+  }
+  if (mode === 'cluster') {
+    // The cluster's processes take a block of ports after the frontend's (see tools/cluster/ports.ts).
+    const last = e.TEMPORAL_PORT + portBlockSize() - 1;
+    for (const [name, value] of claims) {
+      if (name !== 'TEMPORAL_PORT' && value >= e.TEMPORAL_PORT && value <= last)
+        problems.push(`${name}=${value} is inside the cluster's ports ${e.TEMPORAL_PORT}-${last} (from TEMPORAL_PORT)`);
+    }
+    if (last > 65535) problems.push(`TEMPORAL_PORT=${e.TEMPORAL_PORT}: the cluster needs ports up to ${last}`);
+  }
+  return problems;
 }

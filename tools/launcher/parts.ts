@@ -101,34 +101,53 @@ function instanceName(role: string, i: number, count: number): string {
   return count === 1 ? role : `${role}-${i + 1}`;
 }
 
+/** What every part's entry is made from: the stack, its description for stack-env, the variables all parts share. */
+interface PartsContext {
+  stack: StackSpec;
+  described: StackDescription;
+  /** Every part gets the Temporal variables, the sandboxes included. */
+  common: Record<string, string>;
+  unsetEnv: string[];
+  /** RETRYSAFE_OPERATIONS for the API and the worker, when there are folders of operations. */
+  outside: Record<string, string>;
+}
+
 export function stackParts(stack: StackSpec, settings?: { apiKeys?: (s: ServiceSettings) => void }): StackPart[] {
   const { config } = stack;
-  const bankUrl = `http://${reachHost(config.bank.host)}:${config.bank.port}`;
-  const reservationsUrl = `http://127.0.0.1:${config.reservationsPort}`;
-  const n = config.instances;
-  const each = <T>(make: (i: number) => T): T[] => Array.from({ length: n }, (_, i) => make(i));
   const described: StackDescription = {
     temporal: { address: stack.temporal.address, namespace: stack.temporal.namespace },
     taskQueue: config.taskQueue,
-    bank: { host: config.bank.host, port: config.bank.port, db: `${config.dataDir}/bank.db`, url: bankUrl },
+    bank: { host: config.bank.host, port: config.bank.port, db: `${config.dataDir}/bank.db`, url: bankUrl(config) },
     reservations: { host: '127.0.0.1', port: config.reservationsPort, db: `${config.dataDir}/reservations.db` },
     faults: stack.faults,
     ...(process.env.RETRYSAFE_SERVICES !== undefined ? { services: process.env.RETRYSAFE_SERVICES } : {}),
   };
-  // Every part gets the Temporal variables, the sandboxes included.
-  const common: Record<string, string> = {
-    ...temporalEnv(described),
-    ...(stack.prettyLogs && process.env.LOG_PRETTY === undefined ? { LOG_PRETTY: '1' } : {}),
-    // --traces: every part exports to the Zipkin server the launcher runs.
-    ...(stack.traces ? { OTEL_TRACES_EXPORTER: 'zipkin', OTEL_EXPORTER_ZIPKIN_ENDPOINT: stack.traces.spans } : {}),
+  const ctx: PartsContext = {
+    stack,
+    described,
+    common: {
+      ...temporalEnv(described),
+      ...(stack.prettyLogs && process.env.LOG_PRETTY === undefined ? { LOG_PRETTY: '1' } : {}),
+      // --traces: every part exports to the Zipkin server the launcher runs.
+      ...(stack.traces ? { OTEL_TRACES_EXPORTER: 'zipkin', OTEL_EXPORTER_ZIPKIN_ENDPOINT: stack.traces.spans } : {}),
+    },
+    // With a Temporal of our own, cluster credentials meant for elsewhere must not leak in.
+    unsetEnv: stack.temporal.embedded || stack.temporal.cluster ? TEMPORAL_CONNECTION_VARS : [],
+    // The API routes and validates the outside operations, the worker runs them: both load the same folders.
+    outside: config.operations.length > 0 ? { RETRYSAFE_OPERATIONS: config.operations.map((f) => f.dir).join(',') } : {},
   };
-  // With a Temporal of our own, cluster credentials meant for elsewhere must not leak in.
-  const unsetEnv = stack.temporal.embedded || stack.temporal.cluster ? TEMPORAL_CONNECTION_VARS : [];
-  // The API routes and validates the outside operations, the worker runs them: both load the same folders.
-  const outside: Record<string, string> =
-    config.operations.length > 0 ? { RETRYSAFE_OPERATIONS: config.operations.map((f) => f.dir).join(',') } : {};
-  const faultsNote = stack.faults ? 'fault injection on: PUT /_faults' : undefined;
+  const each = <T>(make: (i: number) => T): T[] => Array.from({ length: config.instances }, (_, i) => make(i));
+  return [...sandboxParts(ctx), ...each((i) => workerPart(ctx, i)), ...each((i) => apiPart(ctx, i, settings))];
+}
 
+function bankUrl(config: LauncherConfig): string {
+  return `http://${reachHost(config.bank.host)}:${config.bank.port}`;
+}
+
+/** The sandbox bank and reservation service. */
+function sandboxParts({ stack, described, common, unsetEnv }: PartsContext): StackPart[] {
+  const { config } = stack;
+  const faultsNote = stack.faults ? 'fault injection on: PUT /_faults' : undefined;
   return [
     {
       name: 'bank',
@@ -139,7 +158,7 @@ export function stackParts(stack: StackSpec, settings?: { apiKeys?: (s: ServiceS
       validate: (env) => void loadBankConfig(env),
       banner: [{ label: 'Sandbox bank', value: `http://${displayHost(config.bank.host)}:${config.bank.port}`, note: faultsNote }],
       dataFiles: ['bank.db'],
-      ready: (ctx) => ctx.http(`${bankUrl}/healthz`),
+      ready: (ctx) => ctx.http(`${bankUrl(config)}/healthz`),
     },
     {
       name: 'reservations',
@@ -158,80 +177,83 @@ export function stackParts(stack: StackSpec, settings?: { apiKeys?: (s: ServiceS
       validate: (env) => void loadReservationsConfig(env),
       banner: [{ label: 'Sandbox reservations', value: `http://localhost:${config.reservationsPort}`, note: faultsNote }],
       dataFiles: ['reservations.db'],
-      ready: (ctx) => ctx.http(`${reservationsUrl}/healthz`),
+      ready: (ctx) => ctx.http(`http://127.0.0.1:${config.reservationsPort}/healthz`),
     },
-    ...each((i): StackPart => {
-      const name = instanceName('worker', i, n);
-      const metricsPort = config.workerMetricsPort + i;
-      const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
-      return {
-        name,
-        entry: PART_ENTRY.worker,
-        env: {
-          ...common,
-          ...partEnv({ ...described, worker: { metricsAddress: `127.0.0.1:${metricsPort}` } }, 'worker', outside),
-        },
-        unsetEnv,
-        ports: [
-          {
-            part: name,
-            what: 'worker metrics',
-            host: '127.0.0.1',
-            port: metricsPort,
-            variable: i === 0 ? 'WORKER_METRICS_PORT' : `WORKER_METRICS_PORT (+${i})`,
-          },
-        ],
-        validate: (env) => void loadWorkerConfig(env),
-        banner: [{ label: n === 1 ? 'Worker metrics' : `Worker ${i + 1} metrics`, value: metricsUrl }],
-        ready: async (ctx) => {
-          // "worker ready" is logged once the worker is built; its poller on the task queue
-          // proves the same even when LOG_LEVEL hides info lines.
-          await Promise.race([ctx.line('its "worker ready" log line', isWorkerReadyLine), pollerProbe(stack, ctx)]);
-          await ctx.http(metricsUrl);
-        },
-      };
-    }),
-    ...each((i): StackPart => {
-      const name = instanceName('api', i, n);
-      const port = config.api.port + i;
-      return {
-        name,
-        entry: PART_ENTRY.api,
-        env: {
-          ...common,
-          ...partEnv(
-            {
-              ...described,
-              api: {
-                host: config.api.host,
-                port,
-                // Every instance counts tenants' rates in one store (used only when RETRYSAFE_TENANT_LIMITS
-                // is set): the cluster's PostgreSQL, else one file; unless the environment names one.
-                ...(process.env.RETRYSAFE_LIMITS_DB || process.env.RETRYSAFE_LIMITS_URL
-                  ? {}
-                  : stack.temporal.cluster?.limitsUrl
-                    ? { limitsUrl: stack.temporal.cluster.limitsUrl }
-                    : { limitsDb: `${config.dataDir}/limits.db` }),
-              },
-            },
-            'api',
-            { ...outside, ...(stack.temporal.uiUrl ? { TEMPORAL_UI_URL: stack.temporal.uiUrl } : {}) },
-          ),
-        },
-        unsetEnv,
-        ports: [
-          { part: name, what: 'API HTTP', host: config.api.host, port, variable: i === 0 ? 'API_PORT' : `API_PORT (+${i})` },
-        ],
-        validate: (env) => {
-          const keys = loadApiConfig(env).apiKeys ?? [];
-          settings?.apiKeys?.({ apiKeyCount: keys.length, tenants: [...new Set(keys.map((k) => k.tenant))] });
-        },
-        // The APIs' own rows (URLs, docs, keys, the curl) lead the banner: see banner.ts.
-        banner: [],
-        ready: (ctx) => ctx.http(`http://${reachHost(config.api.host)}:${port}/readyz`),
-      };
-    }),
   ];
+}
+
+/** Worker `i` of the stack's instances, its metrics on workerMetricsPort + i. */
+function workerPart({ stack, described, common, unsetEnv, outside }: PartsContext, i: number): StackPart {
+  const { config } = stack;
+  const n = config.instances;
+  const name = instanceName('worker', i, n);
+  const metricsPort = config.workerMetricsPort + i;
+  const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
+  return {
+    name,
+    entry: PART_ENTRY.worker,
+    env: {
+      ...common,
+      ...partEnv({ ...described, worker: { metricsAddress: `127.0.0.1:${metricsPort}` } }, 'worker', outside),
+    },
+    unsetEnv,
+    ports: [
+      {
+        part: name,
+        what: 'worker metrics',
+        host: '127.0.0.1',
+        port: metricsPort,
+        variable: i === 0 ? 'WORKER_METRICS_PORT' : `WORKER_METRICS_PORT (+${i})`,
+      },
+    ],
+    validate: (env) => void loadWorkerConfig(env),
+    banner: [{ label: n === 1 ? 'Worker metrics' : `Worker ${i + 1} metrics`, value: metricsUrl }],
+    ready: async (ctx) => {
+      // "worker ready" is logged once the worker is built; its poller on the task queue
+      // proves the same even when LOG_LEVEL hides info lines.
+      await Promise.race([ctx.line('its "worker ready" log line', isWorkerReadyLine), pollerProbe(stack, ctx)]);
+      await ctx.http(metricsUrl);
+    },
+  };
+}
+
+/** API instance `i` of the stack's instances, on api.port + i. */
+function apiPart(
+  { stack, described, common, unsetEnv, outside }: PartsContext,
+  i: number,
+  settings: { apiKeys?: (s: ServiceSettings) => void } | undefined,
+): StackPart {
+  const { config } = stack;
+  const name = instanceName('api', i, config.instances);
+  const port = config.api.port + i;
+  // Every instance counts tenants' rates in one store (used only when RETRYSAFE_TENANT_LIMITS
+  // is set): the cluster's PostgreSQL, else one file; unless the environment names one.
+  const limits =
+    process.env.RETRYSAFE_LIMITS_DB || process.env.RETRYSAFE_LIMITS_URL
+      ? {}
+      : stack.temporal.cluster?.limitsUrl
+        ? { limitsUrl: stack.temporal.cluster.limitsUrl }
+        : { limitsDb: `${config.dataDir}/limits.db` };
+  return {
+    name,
+    entry: PART_ENTRY.api,
+    env: {
+      ...common,
+      ...partEnv({ ...described, api: { host: config.api.host, port, ...limits } }, 'api', {
+        ...outside,
+        ...(stack.temporal.uiUrl ? { TEMPORAL_UI_URL: stack.temporal.uiUrl } : {}),
+      }),
+    },
+    unsetEnv,
+    ports: [{ part: name, what: 'API HTTP', host: config.api.host, port, variable: i === 0 ? 'API_PORT' : `API_PORT (+${i})` }],
+    validate: (env) => {
+      const keys = loadApiConfig(env).apiKeys ?? [];
+      settings?.apiKeys?.({ apiKeyCount: keys.length, tenants: [...new Set(keys.map((k) => k.tenant))] });
+    },
+    // The APIs' own rows (URLs, docs, keys, the curl) lead the banner: see banner.ts.
+    banner: [],
+    ready: (ctx) => ctx.http(`http://${reachHost(config.api.host)}:${port}/readyz`),
+  };
 }
 
 /** `{"msg":"worker ready",...}`, or its pino-pretty form `[12:00:00.000] INFO (worker): worker ready`. */

@@ -11,7 +11,7 @@
 //
 // The store's URL is parsed by hand: a bad URL's message must not echo its credentials.
 import { z } from 'zod';
-import { ConfigError, duration, parseEnv } from '../../../common/env.js';
+import { ConfigError, duration, parseEnv, problemCollector } from '../../../common/env.js';
 import type { AdaptiveLimitSettings } from './adaptive-limit.js';
 import { parseTenantLimits, type Rate, type TenantLimits } from './tenant-limits.js';
 
@@ -97,15 +97,7 @@ export function parseAdmissionSettings(
   knownTenants: ReadonlySet<string> | undefined,
 ): AdmissionSettings {
   const problems: string[] = [];
-  const collect = <T>(parse: () => T): T | undefined => {
-    try {
-      return parse();
-    } catch (err) {
-      if (!(err instanceof ConfigError)) throw err;
-      problems.push(...err.problems);
-      return undefined;
-    }
-  };
+  const collect = problemCollector(problems);
   const tenantLimits = collect(() => parseTenantLimits(env.RETRYSAFE_TENANT_LIMITS, knownTenants));
   const reads = collect(() =>
     parseTenantLimits(env.RETRYSAFE_TENANT_READ_LIMITS, knownTenants, READ_VARIABLE, DEFAULT_READ_RATE),

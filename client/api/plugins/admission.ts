@@ -85,51 +85,38 @@ const CANCEL_SUFFIX = '/cancel';
 const READS: [string, string] = ['read, list or cancel', 'reads, lists and cancels'];
 const WAITERS = { quota: MAX_WAITERS_PER_KEY, windowSeconds: 1 };
 
+/** Sends a refusal from the hook itself: no error path, no body read, nothing else runs. */
+type Refuse = (request: FastifyRequest, reply: FastifyReply, reason: Reason, problem: Problem) => FastifyReply;
+
 export function installAdmission(app: ApiInstance, deps: AdmissionDeps): void {
-  const { inFlight, limit, metrics, windows } = deps;
-  const busyRetryAfter = new BusyRetryAfter();
+  const { inFlight, limit, metrics } = deps;
   app.decorateRequest('startOutcome', null);
   metrics.tenantShares.read = () => inFlight.shares(deps.tenants);
   metrics.inFlightLimit.set(limit.limit);
   metrics.engineLatencyRatio.set(limit.ratio);
-
-  /** Sends the refusal from the hook itself: no error path, no body read, nothing else runs. */
-  const refuse = (request: FastifyRequest, reply: FastifyReply, reason: Reason, problem: Problem): FastifyReply => {
+  const refuse: Refuse = (request, reply, reason, problem) => {
     metrics.admissionRefused.inc({ reason });
     return replyWithProblem(request, reply, problem);
   };
+  const admitStart = startAdmission(deps, refuse);
+  const admitRead = readAdmission(deps, refuse);
 
-  /** Holds the place until the answer is sent, then learns from it (a sample; a unit given back). */
-  const holdUntilAnswered = (request: FastifyRequest, reply: FastifyReply, hold: Hold, started: { rate: Rate | null } | null) => {
-    const done = () => {
-      hold.release();
-      metrics.operationsInFlight.set(inFlight.size);
-      if (started) learn(request, reply, hold, started.rate);
-    };
-    reply.raw.once('close', done);
-    // The client may have gone before this hook ran: its 'close' has been and gone.
-    if (reply.raw.closed) done();
-    metrics.operationsInFlight.set(inFlight.size);
-  };
+  // Each bounded route gets its check last among its onRequest hooks: after auth (an app
+  // hook) and after the route's own header checks, which name the operation.
+  app.addHook('onRoute', (route) => {
+    const kind = route.config?.admission;
+    if (!kind) return;
+    const own = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
+    route.onRequest = [...own, kind === 'start' ? admitStart : admitRead];
+  });
+}
 
-  const learn = (request: FastifyRequest, reply: FastifyReply, hold: Hold, rate: Rate | null) => {
-    const outcome = request.startOutcome;
-    const startedNothing = outcome?.replayed === true || (reply.statusCode >= 400 && reply.statusCode < 500);
-    if (rate && windows && startedNothing) void windows.give(request.tenant, rate);
-    // Only an operation this request started, and waited on, says how long the engine takes.
-    if (!outcome || outcome.replayed || request.waitMs <= 0) return;
-    const terminal = outcome.status !== 'processing';
-    limit.sample({
-      kind: `${outcome.type}:${terminal ? outcome.status : 'succeeded'}:${outcome.code ?? ''}`,
-      latencyMs: performance.now() - hold.since,
-      censored: !terminal,
-      inFlight: inFlight.size + 1,
-    });
-    metrics.inFlightLimit.set(limit.limit);
-    metrics.engineLatencyRatio.set(limit.ratio);
-  };
-
-  const admitStart: onRequestAsyncHookHandler = async (request, reply) => {
+/** A start: its cached outcome, the operation in flight it joins, the tenant's share of the in-flight limit, its rate. */
+function startAdmission(deps: AdmissionDeps, refuse: Refuse): onRequestAsyncHookHandler {
+  const { inFlight, windows } = deps;
+  const busyRetryAfter = new BusyRetryAfter();
+  const holdUntilAnswered = answeredHolds(deps);
+  return async (request, reply) => {
     const ref = request.operation;
     if (deps.cached(ref)) return;
 
@@ -165,18 +152,53 @@ export function installAdmission(app: ApiInstance, deps: AdmissionDeps): void {
     }
     holdUntilAnswered(request, reply, hold, { rate: rate && windows ? rate : null });
   };
+}
 
-  /** The operation a read or a cancel names, when its path names one (a list names none). */
-  const namedOperation = (request: FastifyRequest): OperationRef | undefined => {
-    const params = request.params as Record<string, string | undefined>;
-    let key = params.key ?? params['*'];
-    if (key === undefined) return undefined;
-    if (params.key === undefined && request.method === 'POST' && key.endsWith(CANCEL_SUFFIX))
-      key = key.slice(0, -CANCEL_SUFFIX.length);
-    return isValidKey(key) ? operationRef(request.tenant, key) : undefined;
+/** Holds a place until the answer is sent, then learns from it (a latency sample; a unit of rate given back). */
+function answeredHolds({ inFlight, limit, metrics, windows }: AdmissionDeps) {
+  const learn = (request: FastifyRequest, reply: FastifyReply, hold: Hold, rate: Rate | null) => {
+    const outcome = request.startOutcome;
+    const startedNothing = outcome?.replayed === true || (reply.statusCode >= 400 && reply.statusCode < 500);
+    if (rate && windows && startedNothing) void windows.give(request.tenant, rate);
+    // Only an operation this request started, and waited on, says how long the engine takes.
+    if (!outcome || outcome.replayed || request.waitMs <= 0) return;
+    const terminal = outcome.status !== 'processing';
+    limit.sample({
+      kind: `${outcome.type}:${terminal ? outcome.status : 'succeeded'}:${outcome.code ?? ''}`,
+      latencyMs: performance.now() - hold.since,
+      censored: !terminal,
+      inFlight: inFlight.size + 1,
+    });
+    metrics.inFlightLimit.set(limit.limit);
+    metrics.engineLatencyRatio.set(limit.ratio);
   };
 
-  const admitRead: onRequestAsyncHookHandler = async (request, reply) => {
+  return (request: FastifyRequest, reply: FastifyReply, hold: Hold, started: { rate: Rate | null } | null) => {
+    const done = () => {
+      hold.release();
+      metrics.operationsInFlight.set(inFlight.size);
+      if (started) learn(request, reply, hold, started.rate);
+    };
+    reply.raw.once('close', done);
+    // The client may have gone before this hook ran: its 'close' has been and gone.
+    if (reply.raw.closed) done();
+    metrics.operationsInFlight.set(inFlight.size);
+  };
+}
+
+/** The operation a read or a cancel names, when its path names one (a list names none). */
+function namedOperation(request: FastifyRequest): OperationRef | undefined {
+  const params = request.params as Record<string, string | undefined>;
+  let key = params.key ?? params['*'];
+  if (key === undefined) return undefined;
+  if (params.key === undefined && request.method === 'POST' && key.endsWith(CANCEL_SUFFIX))
+    key = key.slice(0, -CANCEL_SUFFIX.length);
+  return isValidKey(key) ? operationRef(request.tenant, key) : undefined;
+}
+
+/** A read, a list or a cancel: the tenant's read rate, unless its answer is in the outcome cache. */
+function readAdmission(deps: AdmissionDeps, refuse: Refuse): onRequestAsyncHookHandler {
+  return async (request, reply) => {
     const rate = rateFor(deps.readLimits, request.tenant);
     if (!rate) return;
     // A finished operation this instance knows is answered from memory (a cancel of it too,
@@ -193,13 +215,4 @@ export function installAdmission(app: ApiInstance, deps: AdmissionDeps): void {
       problems.readsLimited(request.tenant, describeRate(rate, READS), resetSeconds(decision), fields),
     );
   };
-
-  // Each bounded route gets its check last among its onRequest hooks: after auth (an app
-  // hook) and after the route's own header checks, which name the operation.
-  app.addHook('onRoute', (route) => {
-    const kind = route.config?.admission;
-    if (!kind) return;
-    const own = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
-    route.onRequest = [...own, kind === 'start' ? admitStart : admitRead];
-  });
 }

@@ -8,13 +8,13 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { OperationRegistry } from '../../../workflows/registry.js';
+import type { DefinitionCatalog } from '../../../workflows/catalog.js';
 import type { ApiInstance } from '../instance.js';
 import { authenticatedResponses, documentSchemas, jsonResponse } from '../schemas.js';
 
 export interface OpenApiOptions {
   /** The operations this API starts: a route and a resource schema each. */
-  registry: OperationRegistry;
+  registry: DefinitionCatalog;
   /** No API keys configured: every request is the one dev tenant, with or without a key. */
   devMode: boolean;
 }

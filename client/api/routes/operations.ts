@@ -9,10 +9,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { OperationDefinition } from '../../../workflows/definition.js';
 import { operationRef, type OperationRef } from '../../../workflows/identity.js';
-import type { OperationRegistry } from '../../../workflows/registry.js';
+import type { DefinitionCatalog } from '../../../workflows/catalog.js';
 import { isValidKey, parseClientKey } from '../idempotency-key.js';
-import type { OperationService } from '../operations/service.js';
-import { crossFieldErrors, normaliseRequest } from '../operation-requests.js';
+import type { OperationService } from '../engine/service.js';
+import { crossFieldErrors, normaliseRequest } from '../requests.js';
 import { parsePrefer } from '../prefer.js';
 import { problems } from '../problems.js';
 import { bindLog } from '../request-log.js';
@@ -40,7 +40,7 @@ declare module 'fastify' {
 export interface OperationRoutesOptions {
   service: OperationService;
   /** The operations started here: one `POST /<plural>` route each. */
-  registry: OperationRegistry;
+  registry: DefinitionCatalog;
   defaultWaitMs: number;
   /** The methods a path supports (for a 405 from a route that serves only some of its paths). */
   allowedMethods: (path: string) => string[];
@@ -75,16 +75,22 @@ function callerGone(reply: FastifyReply): AbortSignal {
   return controller.signal;
 }
 
-export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> = async (app, opts) => {
-  const { service, registry, defaultWaitMs, allowedMethods } = opts;
-  const ListQuery = listQuery(registry.types);
+type RoutesApp = Parameters<FastifyPluginAsyncTypebox<OperationRoutesOptions>>[0];
 
+export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> = async (app, opts) => {
   // Set by claimHeaders before the handler runs; the placeholder must not be a shared object.
   app.decorateRequest('operation', null as unknown as OperationRef);
   app.decorateRequest('waitMs', 0);
   app.decorateRequest('preferenceApplied', undefined);
+  startRoutes(app, opts);
+  readRoutes(app, opts.service);
+  cancelRoutes(app, opts);
+  listRoute(app, opts);
+};
 
-  const startRoute = (definition: OperationDefinition) => async (request: FastifyRequest, reply: FastifyReply) => {
+/** The answer to a start: the operation, 202 with where to read it while it runs, 200 once it has ended. */
+const startHandler =
+  (definition: OperationDefinition, service: OperationService) => async (request: FastifyRequest, reply: FastifyReply) => {
     // The normalised request: exactly the accepted fields, optional ones only when sent.
     const normalised = normaliseRequest(definition, request.body);
     const errors = crossFieldErrors(definition, normalised);
@@ -117,6 +123,8 @@ export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> 
     return operation;
   };
 
+/** `POST /<plural>`: one start route per definition. */
+function startRoutes(app: RoutesApp, { service, registry, defaultWaitMs }: OperationRoutesOptions): void {
   for (const definition of registry.all) {
     app.post(
       `/${definition.plural}`,
@@ -134,10 +142,16 @@ export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> 
           response: startResponses(definition.type),
         },
       },
-      startRoute(definition),
+      startHandler(definition, service),
     );
   }
+}
 
+const KeyParams = Type.Object({ key: Type.String({ description: 'The Idempotency-Key, URL-encoded' }) });
+const PathParams = Type.Object({ '*': Type.String() });
+
+/** `GET /operations/{key}`, and the same with an unencoded "/" in the key. */
+function readRoutes(app: RoutesApp, service: OperationService): void {
   const getOperation = async (request: FastifyRequest, reply: FastifyReply, key: string) => {
     // Keys are visible ASCII; anything else cannot name an operation.
     if (!isValidKey(key)) throw problems.operationNotFound();
@@ -156,7 +170,7 @@ export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> 
         description: 'URL-encode the key (a "/" in a key is %2F). Another tenant\'s key is not found.',
         operationId: 'get_operation',
         tags: ['operations'],
-        params: Type.Object({ key: Type.String({ description: 'The Idempotency-Key, URL-encoded' }) }),
+        params: KeyParams,
         response: readResponses,
       },
     },
@@ -172,11 +186,14 @@ export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> 
       // (such a key is read unambiguously %2F-encoded).
       config: { servesPath: (path: string) => !path.endsWith(CANCEL_SUFFIX), admission: 'read' },
       serializerCompiler: asOperation,
-      schema: { hide: true, params: Type.Object({ '*': Type.String() }), response: readResponses },
+      schema: { hide: true, params: PathParams, response: readResponses },
     },
     async (request, reply) => getOperation(request, reply, request.params['*']),
   );
+}
 
+/** `POST /operations/{key}/cancel`, and the same with an unencoded "/" in the key. */
+function cancelRoutes(app: RoutesApp, { service, allowedMethods }: OperationRoutesOptions): void {
   const cancelOperation = async (request: FastifyRequest, reply: FastifyReply, key: string) => {
     if (!isValidKey(key)) throw problems.operationNotFound();
     const ref = operationRef(request.tenant, key);
@@ -201,7 +218,7 @@ export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> 
           'URL-encode the key ("/" is %2F).',
         operationId: 'cancel_operation',
         tags: ['operations'],
-        params: Type.Object({ key: Type.String({ description: 'The Idempotency-Key, URL-encoded' }) }),
+        params: KeyParams,
         response: cancelResponses,
       },
     },
@@ -215,11 +232,7 @@ export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> 
     {
       config: { servesPath: (path: string) => path.endsWith(CANCEL_SUFFIX), admission: 'read' },
       serializerCompiler: asOperation,
-      schema: {
-        hide: true,
-        params: Type.Object({ '*': Type.String() }),
-        response: { ...cancelResponses, 405: problemResponse('method_not_allowed') },
-      },
+      schema: { hide: true, params: PathParams, response: { ...cancelResponses, 405: problemResponse('method_not_allowed') } },
     },
     async (request, reply) => {
       const path = request.params['*'];
@@ -230,7 +243,10 @@ export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> 
       return cancelOperation(request, reply, path.slice(0, -CANCEL_SUFFIX.length));
     },
   );
+}
 
+/** `GET /operations`: the tenant's operations, a page at a time. */
+function listRoute(app: RoutesApp, { service, registry }: OperationRoutesOptions): void {
   app.get(
     '/operations',
     {
@@ -241,7 +257,7 @@ export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> 
         description: 'From the Temporal visibility store (eventually consistent). Page with `cursor`.',
         operationId: 'list_operations',
         tags: ['operations'],
-        querystring: ListQuery,
+        querystring: listQuery(registry.types),
         response: listResponses,
       },
     },
@@ -254,4 +270,4 @@ export const operationRoutes: FastifyPluginAsyncTypebox<OperationRoutesOptions> 
         cursor: request.query.cursor,
       }),
   );
-};
+}

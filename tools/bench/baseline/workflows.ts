@@ -27,7 +27,7 @@ import { defaultSettings } from '../../../workflows/definition.js';
 import { fieldsOf, type StepCall } from '../../../workflows/program.js';
 import { FINAL_FAILURE_TYPES } from '../../../workflows/failures.js';
 import { downstreamKey, operationRef } from '../../../workflows/identity.js';
-import { builtInRegistry } from '../../../workflows/registry.js';
+import { builtInCatalog } from '../../../workflows/catalog.js';
 import type { BaselineActivities } from './activities.js';
 
 // The same start-to-close and retry back-off as a retrysafe step's retries (workflows/activity-options.ts).
@@ -126,7 +126,7 @@ function callOf(
 }
 
 export async function bareHttp(input: BareHttpInput): Promise<{ ok: true }> {
-  const definition = builtInRegistry.get(input.type);
+  const definition = builtInCatalog.get(input.type);
   // Fails the workflow rather than its task: a bench batch must end, not wait on a retry forever.
   if (!definition) throw ApplicationFailure.nonRetryable(`no operation type ${input.type} in the registry`, 'UnknownType');
   const operation = operationRef(input.tenant, input.key);

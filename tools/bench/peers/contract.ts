@@ -5,7 +5,7 @@
 import type { Static } from 'typebox';
 import type { CompensationName, StepName } from '../../../workflows/contracts.js';
 import { downstreamKey, operationRef } from '../../../workflows/identity.js';
-import { checkout, type CheckoutRequest as CheckoutSchema } from '../../../workflows/operations/checkout.js';
+import { checkout, type CheckoutRequest as CheckoutSchema } from '../../../workflows/definitions/checkout.js';
 
 export type CheckoutRequest = Static<typeof CheckoutSchema>;
 export type { CompensationName, StepName };

@@ -4,7 +4,7 @@
 // bounds nothing), and in time well under the namespace retention: an entry must never
 // outlive the key it answers for.
 import { LRUCache } from 'lru-cache';
-import { isTerminal } from '../../../common/operation-resource.js';
+import { isTerminal } from '../../../common/resource.js';
 import type { Operation } from '../schemas.js';
 import type { Claim } from '../start-options.js';
 

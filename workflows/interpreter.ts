@@ -12,14 +12,14 @@ import type { OperationInput, OperationOutcome } from './contracts.js';
 import { operationRef } from './identity.js';
 import { legacyProgram } from './legacy.js';
 import { programProblems, type OperationProgram } from './program.js';
-import { bundledRegistry } from './registry.js';
+import { bundledCatalog } from './catalog.js';
 import { Saga } from './saga.js';
 
 /** The program to run: the recorded one, or, for an operation started before programs were recorded, its type's definition here. */
 function programOf({ program, settings }: OperationInput<unknown>): { program: OperationProgram; legacy: boolean } {
   if (program !== undefined) return { program, legacy: false };
   const { workflowType } = workflowInfo();
-  const definition = bundledRegistry().get(workflowType);
+  const definition = bundledCatalog().get(workflowType);
   // A worker built without this definition: a plain Error fails the workflow task, not the
   // operation, and Temporal retries the task until a worker that has the definition runs it.
   if (!definition) throw new Error(`no operation is defined for workflow type ${workflowType}`);

@@ -8,7 +8,7 @@ import proto from '@temporalio/proto';
 import { LRUCache } from 'lru-cache';
 import { NOTIFICATION_STATUSES, type NotificationState } from '../../../workflows/contracts.js';
 import { notificationWorkflowId, type OperationRef } from '../../../workflows/identity.js';
-import type { EngineCall } from './engine-deadline.js';
+import type { EngineCall } from './deadline.js';
 
 const { PendingActivityState } = proto.temporal.api.enums.v1;
 

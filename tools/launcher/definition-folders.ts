@@ -1,6 +1,6 @@
 // Operations defined outside retrysafe's source folders, for `npm start -- --operations
 // <folder>` (or RETRYSAFE_OPERATIONS): where they are, and what they need from the stack.
-// The API and the worker load the folders themselves (common/operations.ts); the launcher
+// The API and the worker load the folders themselves (common/definition-folders.ts); the launcher
 // hands both the same absolute paths, and before anything starts it loads the definitions
 // once, so a folder or a definition that is wrong is refused in one clear line, and checks
 // that the worker has a base URL (RETRYSAFE_SERVICES) for every service their declared
@@ -9,9 +9,9 @@ import { existsSync, statSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join, relative, resolve } from 'node:path';
 import { ConfigError } from '../../common/env.js';
-import { loadOperations } from '../../common/operations.js';
+import { loadOperations } from '../../common/definition-folders.js';
 import { parseServiceUrls, serviceUrls } from '../../worker/config.js';
-import { builtInRegistry } from '../../workflows/registry.js';
+import { builtInCatalog } from '../../workflows/catalog.js';
 
 /** A folder of operations, as the user named it and as every child is given it. */
 export interface OperationFolder {
@@ -75,8 +75,10 @@ export async function checkOutsideOperations(
   env: Record<string, string | undefined>,
 ): Promise<OutsideOperations> {
   if (folders.length === 0) return { operations: [], services: [] };
-  const { registry } = await loadOperations({ RETRYSAFE_OPERATIONS: folders.map((f) => f.dir).join(',') });
-  const operations = registry.all.filter((d) => !builtInRegistry.has(d.type)).map((d) => ({ type: d.type, plural: d.plural }));
+  const { catalog: registry } = await loadOperations(builtInCatalog, {
+    RETRYSAFE_OPERATIONS: folders.map((f) => f.dir).join(','),
+  });
+  const operations = registry.all.filter((d) => !builtInCatalog.has(d.type)).map((d) => ({ type: d.type, plural: d.plural }));
   let urls: Map<string, string>;
   try {
     urls = parseServiceUrls(env.RETRYSAFE_SERVICES);

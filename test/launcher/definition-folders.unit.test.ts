@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { renderBanner } from '../../tools/launcher/banner.js';
-import { answers, checkOutsideOperations } from '../../tools/launcher/operations.js';
+import { answers, checkOutsideOperations } from '../../tools/launcher/definition-folders.js';
 import { loadLauncherConfig } from '../../tools/launcher/options.js';
 import { Output } from '../../tools/launcher/output.js';
 import { stackParts, validateParts } from '../../tools/launcher/parts.js';

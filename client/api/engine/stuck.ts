@@ -13,7 +13,7 @@
 import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import type proto from '@temporalio/proto';
-import type { EngineCall } from './engine-deadline.js';
+import type { EngineCall } from './deadline.js';
 
 /** The server's search attribute of an execution that cannot make progress. */
 const REPORTED_PROBLEMS = 'TemporalReportedProblems';

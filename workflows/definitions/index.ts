@@ -3,4 +3,4 @@ import { checkout } from './checkout.js';
 import { payment } from './payment.js';
 import { transfer } from './transfer.js';
 
-export const BUILT_IN_OPERATIONS = [payment, checkout, transfer] as const;
+export const BUILT_IN_DEFINITIONS = [payment, checkout, transfer] as const;

@@ -15,7 +15,7 @@ import {
   type StepState,
 } from '../workflows/contracts.js';
 import { parseWorkflowId } from '../workflows/identity.js';
-import type { Operation } from './operation-schema.js';
+import type { Operation } from './resource-schema.js';
 import { recordedTraceId } from './tracing/traceparent.js';
 
 export interface ExecutionView {

@@ -13,7 +13,7 @@ import {
 import type { OperationRef } from '../../../workflows/identity.js';
 import { requestDifferences } from '../fingerprint.js';
 import type { Claim } from '../start-options.js';
-import type { EngineCall } from './engine-deadline.js';
+import type { EngineCall } from './deadline.js';
 
 /** The claim an execution's memo records, or undefined when it was not started by this API. */
 export function claimFromMemo(memo: Record<string, unknown> | undefined): Claim | undefined {

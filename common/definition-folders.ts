@@ -15,7 +15,6 @@ import { register } from 'node:module';
 import { isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { OperationDefinition } from '../workflows/definition.js';
-import { builtInRegistry, OperationRegistry } from '../workflows/registry.js';
 import { COMPILED, PACKAGE_SUBPATHS } from './code-path.js';
 import { ConfigError } from './env.js';
 
@@ -28,8 +27,16 @@ export interface OperationModule {
   activitiesFile?: string;
 }
 
-export interface LoadedOperations {
-  registry: OperationRegistry;
+/**
+ * What the folders' definitions join: the built-ins' catalog, passed in by the worker and
+ * the API (common/ is the ground floor: it does not import the catalog itself).
+ */
+export interface Catalog<C> {
+  with(more: readonly OperationDefinition[]): C;
+}
+
+export interface LoadedOperations<C> {
+  catalog: C;
   modules: OperationModule[];
 }
 
@@ -96,14 +103,15 @@ function hookOutsideFolders(modules: readonly OperationModule[]): void {
   register(`data:text/javascript,${encodeURIComponent(OUTSIDE_FOLDERS_HOOK)}`, { data: { targets, folders } });
 }
 
-/** The built-in operations and those of RETRYSAFE_OPERATIONS, in one registry. */
-export async function loadOperations(
+/** The built-in operations and those of RETRYSAFE_OPERATIONS, in one catalog. */
+export async function loadOperations<C>(
+  builtIns: Catalog<C>,
   env: Record<string, string | undefined> = process.env,
   cwd = process.cwd(),
-): Promise<LoadedOperations> {
+): Promise<LoadedOperations<C>> {
   const modules = findOperationModules(env.RETRYSAFE_OPERATIONS, cwd);
   hookOutsideFolders(modules);
-  const definitions: OperationDefinition[] = [...builtInRegistry.all];
+  const definitions: OperationDefinition[] = [];
   const problems: string[] = [];
   for (const module of modules) {
     const loaded = (await import(pathToFileURL(module.operationsFile).href)) as { operations?: unknown };
@@ -115,7 +123,7 @@ export async function loadOperations(
   }
   if (problems.length > 0) throw new ConfigError(problems);
   try {
-    return { registry: new OperationRegistry(definitions), modules };
+    return { catalog: builtIns.with(definitions), modules };
   } catch (err) {
     throw new ConfigError([`RETRYSAFE_OPERATIONS: ${(err as Error).message}`]);
   }

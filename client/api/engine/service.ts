@@ -11,7 +11,7 @@ import type { OperationSettings } from '../../../workflows/contracts.js';
 import type { OperationDefinition } from '../../../workflows/definition.js';
 import type { OperationRef } from '../../../workflows/identity.js';
 import type { OperationProgram } from '../../../workflows/program.js';
-import type { OperationRegistry } from '../../../workflows/registry.js';
+import type { DefinitionCatalog } from '../../../workflows/catalog.js';
 import type { ApiConfig } from '../config.js';
 import { GrpcCode, grpcCode } from '../engine-errors.js';
 import { fingerprint } from '../fingerprint.js';
@@ -22,15 +22,15 @@ import {
   toOperation,
   type ExecutionView,
   type ResourceContext,
-} from '../../../common/operation-resource.js';
-import { boundRequest } from '../operation-requests.js';
+} from '../../../common/resource.js';
+import { boundRequest } from '../requests.js';
 import { problems } from '../problems.js';
 import type { Operation } from '../schemas.js';
 import { workflowStartOptions, type Claim } from '../start-options.js';
 import { linkReplay, traceStart } from '../tracing.js';
 import { claimConflict, claimFromMemo, claimKey, SharedClaims, type ClaimOutcome } from './claim.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
-import { engineDeadline, type EngineCall } from './engine-deadline.js';
+import { engineDeadline, type EngineCall } from './deadline.js';
 import { OutcomeCache } from './outcome-cache.js';
 import { OutcomeWaits, type KnownOutcome } from './outcome-wait.js';
 import { NotificationReader } from './notification.js';
@@ -51,7 +51,7 @@ export interface ListRequest extends ListFilter {
 export interface OperationServiceDeps {
   client: Client;
   /** The operations this API starts. */
-  registry: OperationRegistry;
+  registry: DefinitionCatalog;
   /** The program each of them starts with now (common/programs.ts). */
   programs: ReadonlyMap<string, OperationProgram>;
   namespace: string;

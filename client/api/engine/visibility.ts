@@ -14,8 +14,8 @@ import {
 } from '@temporalio/common';
 import proto from '@temporalio/proto';
 import { SearchAttributes, type OperationStatus, type OperationType } from '../../../workflows/contracts.js';
-import type { ExecutionView } from '../../../common/operation-resource.js';
-import type { EngineCall } from './engine-deadline.js';
+import type { ExecutionView } from '../../../common/resource.js';
+import type { EngineCall } from './deadline.js';
 import { decodePayload, decodeTimestamp } from './decode.js';
 import { reportedProblem } from './stuck.js';
 

@@ -8,9 +8,9 @@
 // workflow finds every operation by its workflow type. Deterministic: the same definitions,
 // in the same order, in every execution of one bundle.
 import { defineOperation, type OperationDefinition, type StepDefinition } from './definition.js';
-import { BUILT_IN_OPERATIONS } from './operations/index.js';
+import { BUILT_IN_DEFINITIONS } from './definitions/index.js';
 
-export class OperationRegistry {
+export class DefinitionCatalog {
   private readonly byType = new Map<string, OperationDefinition>();
   private readonly byPlural = new Map<string, OperationDefinition>();
 
@@ -27,6 +27,11 @@ export class OperationRegistry {
   }
 
   /** Every definition, built-in ones first, in the order they were given. */
+  /** This catalog and more definitions, checked together as one. */
+  with(more: readonly OperationDefinition[]): DefinitionCatalog {
+    return new DefinitionCatalog([...this.all, ...more]);
+  }
+
   get all(): readonly OperationDefinition[] {
     return [...this.byType.values()];
   }
@@ -90,16 +95,16 @@ export class OperationRegistry {
 }
 
 /** The built-in operations alone (what a repository without configured extensions runs). */
-export const builtInRegistry = new OperationRegistry(BUILT_IN_OPERATIONS);
+export const builtInCatalog = new DefinitionCatalog(BUILT_IN_DEFINITIONS);
 
-let bundled: OperationRegistry = builtInRegistry;
+let bundled: DefinitionCatalog = builtInCatalog;
 
 /** Adds definitions loaded from outside to the workflow bundle's registry; called by the bundle's entry. */
-export function registerOperations(definitions: readonly OperationDefinition[]): void {
-  bundled = new OperationRegistry([...bundled.all, ...definitions]);
+export function registerDefinitions(definitions: readonly OperationDefinition[]): void {
+  bundled = new DefinitionCatalog([...bundled.all, ...definitions]);
 }
 
 /** The registry of the workflow bundle this code runs in. */
-export function bundledRegistry(): OperationRegistry {
+export function bundledCatalog(): DefinitionCatalog {
   return bundled;
 }

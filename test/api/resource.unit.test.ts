@@ -1,6 +1,6 @@
 import { TypedSearchAttributes } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import { operationFromOutcome, toOperation, type ExecutionView } from '../../common/operation-resource.js';
+import { operationFromOutcome, toOperation, type ExecutionView } from '../../common/resource.js';
 import { SearchAttributes } from '../../workflows/contracts.js';
 
 const ctx = { temporalUiUrl: 'http://localhost:8233', namespace: 'default' };
