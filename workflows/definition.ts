@@ -14,7 +14,7 @@
 // I/O. A definition may live outside this repository's source folders and be loaded by
 // configuration (see catalog.ts); outside code imports it as `retrysafe-server/define`.
 import type { Static, TObject } from 'typebox';
-import { programProblems, stepsProgram, type FieldMap, type FieldSource, type StepCall } from './program.js';
+import { programProblems, type FieldMap, type FieldSource, type StepCall } from './program.js';
 
 export type { DeclaredCall, ActivityCall, FieldMap, FieldSource, HttpMethod, StepCall } from './program.js';
 
@@ -106,36 +106,58 @@ function sourcesOf(call: StepCall | undefined): FieldSource[] {
 
 /** Checks a definition's facts at load time; throws on the first that is wrong. */
 export function defineOperation<S extends TObject>(definition: OperationDefinition<S>): OperationDefinition<S> {
+  // Loaded from outside, a definition is whatever a folder exported: check its shape before reading it.
+  if (typeof definition !== 'object' || definition === null || Array.isArray(definition)) {
+    throw new Error(`an operation definition must be an object, not ${JSON.stringify(definition) ?? typeof definition}`);
+  }
   const fail = (why: string): never => {
     throw new Error(`operation ${JSON.stringify(definition.type)}: ${why}`);
   };
-  if (!/^[a-z][a-z0-9_]{0,39}$/.test(definition.type)) fail('its type must match [a-z][a-z0-9_]{0,39}');
-  if (!/^[a-z][a-z0-9-]{0,39}$/.test(definition.plural)) fail('its plural must match [a-z][a-z0-9-]{0,39}');
+  if (typeof definition.type !== 'string' || !/^[a-z][a-z0-9_]{0,39}$/.test(definition.type))
+    fail('its type must match [a-z][a-z0-9_]{0,39}');
+  if (typeof definition.plural !== 'string' || !/^[a-z][a-z0-9-]{0,39}$/.test(definition.plural))
+    fail('its plural must match [a-z][a-z0-9-]{0,39}');
+  if (typeof definition.description !== 'string' || definition.description.trim() === '') fail('it needs a description');
+  const request: unknown = definition.request;
+  if (!isObjectSchema(request)) fail('its request must be an object schema (RequestBody or Type.Object)');
+  for (const hook of ['check', 'summary', 'details'] as const) {
+    if (definition[hook] !== undefined && typeof definition[hook] !== 'function') fail(`its ${hook} must be a function`);
+  }
   if (!Array.isArray(definition.steps) || definition.steps.length === 0) fail('it needs at least one step');
   const settings = definition.settings ?? {};
   for (const [name, s] of Object.entries(settings)) {
     if (!/^[a-z][A-Za-z0-9]{0,39}$/.test(name)) fail(`setting name ${JSON.stringify(name)} must be camel case`);
+    if (typeof s !== 'object' || s === null) fail(`setting ${name} must be { default, minimum, maximum, description }`);
     if (![s.default, s.minimum, s.maximum].every(Number.isSafeInteger) || s.minimum > s.default || s.default > s.maximum) {
       fail(`setting ${name} needs integer minimum <= default <= maximum`);
     }
   }
-  const [problem] = programProblems(stepsProgram(definition, defaultSettings(definition)));
+  // The steps as written, not their program: making it would read a malformed step before it is checked.
+  const { type, unavailableCode, steps } = definition;
+  const [problem] = programProblems({ type, unavailableCode, settings: defaultSettings(definition), steps });
   if (problem) fail(problem);
   const fields = Object.keys(definition.request.properties);
   for (const step of definition.steps) {
     for (const source of [...sourcesOf(step.call), ...sourcesOf(step.compensation?.call)]) {
+      // An undeclared setting is the program's problem above: its settings are the declared ones.
       if (typeof source === 'string' && !fields.includes(source))
         fail(`${step.name} reads ${source}, which is not in the request`);
-      if (typeof source === 'object' && 'setting' in source && !Object.hasOwn(settings, source.setting)) {
-        fail(`${step.name} reads the setting ${source.setting}, which the definition does not declare`);
-      }
     }
-    if (step.effect && !/^\/(?!\/)/.test(step.effect.path)) fail(`${step.name}: its effect path must start with one /`);
+    if (step.effect && (typeof step.effect.path !== 'string' || !/^\/(?!\/)/.test(step.effect.path)))
+      fail(`${step.name}: its effect path must start with one /`);
   }
+  if (definition.fingerprint !== undefined && !Array.isArray(definition.fingerprint))
+    fail('its fingerprint must be a list of request fields');
   for (const field of definition.fingerprint ?? []) {
     if (!fields.includes(field)) fail(`fingerprinted field ${field} is not in the request`);
   }
   return definition;
+}
+
+function isObjectSchema(schema: unknown): schema is TObject {
+  if (typeof schema !== 'object' || schema === null) return false;
+  const { type, properties } = schema as { type?: unknown; properties?: unknown };
+  return type === 'object' && typeof properties === 'object' && properties !== null && !Array.isArray(properties);
 }
 
 /**

@@ -249,7 +249,7 @@ export function programProblems(program: unknown): string[] {
     }
   }
   // An activity type is the name it is scheduled as: a step's own name must not also be a hand-written activity's.
-  for (const step of steps as ProgramStep[]) {
+  for (const step of (steps as unknown[]).filter(isRecord) as unknown as ProgramStep[]) {
     for (const call of [step.call, step.compensation?.call]) {
       if (call?.kind === 'activity' && names.has(call.activity))
         problems.push(`activity ${call.activity} has the name of a step`);
