@@ -1,5 +1,5 @@
 // The registry of operation definitions: the built-in ones and those loaded from outside
-// the repository (worker/operations.ts loads them by configuration). The API, the worker,
+// the repository (common/definition-folders.ts loads them by configuration). The API, the worker,
 // the client generator and the chaos run each hold one and ask it; nothing else lists
 // operation types, step names or compensation names.
 //
@@ -19,19 +19,20 @@ export class DefinitionCatalog {
       // Loaded from outside, a definition may not have gone through defineOperation.
       defineOperation(definition);
       if (this.byType.has(definition.type)) throw new Error(`operation type ${definition.type} is defined twice`);
-      if (this.byPlural.has(definition.plural)) throw new Error(`the collection /v1/${definition.plural} is defined twice`);
+      const other = this.byPlural.get(definition.plural);
+      if (other) throw new Error(`the collection /v1/${definition.plural} of ${definition.type} is already ${other.type}'s`);
       this.byType.set(definition.type, definition);
       this.byPlural.set(definition.plural, definition);
     }
     this.checkSharedNames();
   }
 
-  /** Every definition, built-in ones first, in the order they were given. */
-  /** This catalog and more definitions, checked together as one. */
+  /** This catalog and more definitions, checked together as one (this one is left as it was). */
   with(more: readonly OperationDefinition[]): DefinitionCatalog {
     return new DefinitionCatalog([...this.all, ...more]);
   }
 
+  /** Every definition, built-in ones first, in the order they were given. */
   get all(): readonly OperationDefinition[] {
     return [...this.byType.values()];
   }
@@ -72,8 +73,8 @@ export class DefinitionCatalog {
 
   /**
    * A step shared by several operations (the charge of a payment and of a checkout) is one
-   * thing: the same name must not mean two different calls, or the metrics and the audit
-   * that count by name would mix them.
+   * thing: the same name must not mean another key, service or compensation, or the metrics
+   * and the audit that count by name would mix two different effects.
    */
   private checkSharedNames(): void {
     const seen = new Map<string, { type: string; step: StepDefinition }>();
@@ -88,7 +89,7 @@ export class DefinitionCatalog {
         ) {
           throw new Error(`step ${step.name} of ${definition.type} differs from the step of that name in ${earlier.type}`);
         }
-        seen.set(step.name, { type: definition.type, step });
+        if (!earlier) seen.set(step.name, { type: definition.type, step });
       }
     }
   }
