@@ -2,14 +2,16 @@
 //
 // - a worker about to start refuses, naming them, open operations whose recorded definition
 //   needs a service or an activity it does not have (here: their shipment's service, which
-//   the changed folder no longer calls and the worker is not given);
+//   the changed folder no longer calls and the worker is not given), and its own folder's
+//   steps that name an activity no activities.ts registers (a typo shows at start, not when
+//   the step runs);
 // - `npm run check-definitions -- --operations <folder>` says which version new operations
 //   of each type would run, which open ones keep an older version, and refuses (exit 1) a
 //   folder whose worker could not run them all.
 //
 // The open operations are started exactly as the API starts them, on a task queue no worker
 // polls, so they stay open.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -91,6 +93,33 @@ describe('before a changed definition runs', () => {
     expect(said).toContain(`open operations on task queue ${taskQueue} need what this worker lacks`);
     expect(said).toContain(`2 open parcel operation(s) on definition ${openVersion}`);
     expect(said).toMatch(/need service shipping \(no base URL in RETRYSAFE_SERVICES\)/);
+  });
+
+  it('a worker refuses to start, naming it, when a step of its folder names an activity no activities.ts registers', async () => {
+    const typo = join(root, 'typo');
+    mkdirSync(typo);
+    writeFileSync(
+      join(typo, 'operations.ts'),
+      `import { defineOperation, RequestBody, Type } from 'retrysafe-server/define';
+export const operations = [
+  defineOperation({
+    type: 'weighing',
+    plural: 'weighings',
+    description: 'weigh a parcel',
+    request: RequestBody('a parcel', { grams: Type.Integer() }),
+    steps: [{ name: 'weigh', keySuffix: 'weigh', service: 'scales', call: { kind: 'activity', activity: 'weighParcel', input: { grams: 'grams' } }, businessErrors: {} }],
+    unavailableCode: 'scales_unavailable',
+  }),
+];
+`,
+    );
+    // Registered under another name than the step calls.
+    writeFileSync(join(typo, 'activities.ts'), `export const createActivities = () => ({ weighParcels: async () => ({}) });\n`);
+    const refused = await run('worker/main.ts', [], { RETRYSAFE_OPERATIONS: typo });
+    expect(refused.exitCode, refused.all).not.toBe(0);
+    expect(`${refused.stdout}\n${refused.stderr}`).toContain(
+      'no activities.ts of RETRYSAFE_OPERATIONS registers the activity weighParcel, which an operation calls',
+    );
   });
 
   it('check-definitions says the new version, the open operations that keep theirs, and refuses a worker that could not run them', async () => {
