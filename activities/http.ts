@@ -157,28 +157,8 @@ function currentRequestId(): string | undefined {
 }
 
 /**
- * A hand-written client's two kinds of call to one service: the keyed effect (POST `path`
- * with the key as Idempotency-Key), answered by the one rule; and an action on what was
- * done under a key (`/charges/{key}/reverse`), with no input, answered by the one rule or,
- * for an undo, retried until it succeeds.
- */
-export function keyedService(service: string, opts: HttpOptions) {
-  return {
-    /** The keyed effect as a client method: the new entry's id (under `idName`), and whether it was replayed. */
-    creator:
-      <N extends string>(path: string, idName: N) =>
-      async (key: string, body: unknown): Promise<Record<N, string> & { replayed: boolean }> => {
-        const answer = expectSuccess(service, await callDownstream(opts, 'POST', path, { idempotencyKey: key, body }));
-        return { [idName]: String(answer.body.id), replayed: answer.replayed } as Record<N, string> & { replayed: boolean };
-      },
-    action: async (path: string, key: string, { undo }: { undo: boolean }): Promise<DownstreamAnswer> =>
-      (undo ? expectUndone : expectSuccess)(service, await callDownstream(opts, 'POST', keyedPath(path, key), { body: {} })),
-  };
-}
-
-/**
  * A path with `{key}` filled in by the downstream key, escaped: the one way every call
- * (a hand-written client's or a declared one's) names what was done under a key. Escaped,
+ * names what was done under a key. Escaped,
  * the key holds no `$` that replaceAll would read as a pattern.
  */
 export function keyedPath(path: string, key: string): string {

@@ -28,7 +28,7 @@ describe('folder fences', () => {
     ['client/lib/x.ts', '../../common/env.js', 'published on its own'],
     ['downstream/bank/x.ts', '../../workflows/saga.js', 'only the key grammar'],
     ['tools/bench/x.ts', '../../workflows/saga.js', 'named surface'],
-    ['tools/x.ts', '../activities/bank.js', 'named surface'],
+    ['tools/x.ts', '../activities/http.js', 'named surface'],
     ['tools/chaos/x.ts', '../../client/api/routes/operations.js', 'named surface'],
     ['tools/demo/x.ts', '../../client/cli/commands.js', 'named surface'],
     ['tools/bench/x.ts', '../../worker/bundle.js', 'named surface'],
