@@ -39,7 +39,7 @@ export const DEFAULT_ZIPKIN_ENDPOINT = 'http://localhost:9411/api/v2/spans';
 const OTLP_PROTOCOL = 'http/protobuf';
 
 /** The processes that trace, each under its own service name (`retrysafe-api`, ...). */
-export type TracedProcess = 'api' | 'worker' | 'bank' | 'reservations' | (string & {});
+export type TracedProcess = 'api' | 'worker' | (string & {});
 
 export interface SamplerSettings {
   name: TraceSamplerName;

@@ -14,7 +14,7 @@
 import { Type } from 'typebox';
 import { defineOperation, keyedHttpStep } from '../definition.js';
 import { Account, Amount, Currency, Description, formatAmount, IDENTIFIER_PATTERN, RequestBody } from '../fields.js';
-import { chargePayment } from './payment.js';
+import { paymentCharge } from './payment.js';
 
 export const CheckoutItem = Type.Object(
   {
@@ -58,7 +58,7 @@ export const checkout = defineOperation({
       present: ['held', 'confirmed'],
       unavailableCode: 'inventory_unavailable',
     }),
-    chargePayment,
+    paymentCharge,
     {
       name: 'confirm_reservation',
       // It acts on the hold the reserve step made.

@@ -18,7 +18,7 @@ export const PaymentRequest = RequestBody('A payment: one charge.', {
 });
 
 /** The charge as payment and checkout both make it. */
-export const chargePayment = bankCharge({
+export const paymentCharge = bankCharge({
   name: 'charge_payment',
   keySuffix: 'charge',
   account: 'account',
@@ -32,7 +32,7 @@ export const payment = defineOperation({
   plural: 'payments',
   description: 'One charge. A retry with the same Idempotency-Key and body answers with the same operation.',
   request: PaymentRequest,
-  steps: [chargePayment],
+  steps: [paymentCharge],
   unavailableCode: 'payment_unavailable',
   summary: ({ amount, currency }) => formatAmount(amount, currency),
   details: ({ account, description }) => [`account \`${account}\``, ...(description ? [description.slice(0, 200)] : [])],
