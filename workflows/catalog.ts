@@ -1,9 +1,9 @@
-// The registry of operation definitions: the built-in ones and those loaded from outside
+// The catalog of operation definitions: the built-in ones and those loaded from outside
 // the repository (common/definition-folders.ts loads them by configuration). The API, the worker,
 // the client generator and the chaos run each hold one and ask it; nothing else lists
 // operation types, step names or compensation names.
 //
-// Inside the workflow bundle the registry is module state: the bundle's entry adds the
+// Inside the workflow bundle the catalog is module state: the bundle's entry adds the
 // definitions loaded from outside (worker/bundle.ts writes that entry), so the one generic
 // workflow finds every operation by its workflow type. Deterministic: the same definitions,
 // in the same order, in every execution of one bundle.
@@ -100,12 +100,12 @@ export const builtInCatalog = new DefinitionCatalog(BUILT_IN_DEFINITIONS);
 
 let bundled: DefinitionCatalog = builtInCatalog;
 
-/** Adds definitions loaded from outside to the workflow bundle's registry; called by the bundle's entry. */
+/** Adds definitions loaded from outside to the workflow bundle's catalog; called by the bundle's entry. */
 export function registerDefinitions(definitions: readonly OperationDefinition[]): void {
   bundled = new DefinitionCatalog([...bundled.all, ...definitions]);
 }
 
-/** The registry of the workflow bundle this code runs in. */
+/** The catalog of the workflow bundle this code runs in. */
 export function bundledCatalog(): DefinitionCatalog {
   return bundled;
 }
