@@ -95,7 +95,9 @@ describe('a one-minute chaos run', () => {
     async () => {
       const reportFile = join(mkdtempSync(join(inject('tmpRoot'), 'chaos-')), 'report.json');
       const started = Date.now();
-      const result = await runChaos(['--seed', '1', '--duration', '60s', '--settle', '90s', '--report', reportFile], 340_000);
+      // The suite runs this beside its other stack tests on a small machine, where the engine
+      // can fall minutes behind: the bound on settling is for correctness, not speed.
+      const result = await runChaos(['--seed', '1', '--duration', '60s', '--settle', '180s', '--report', reportFile], 340_000);
       const output = String(result.all).split('\n').slice(-60).join('\n');
       expect(result.exitCode, output).toBe(0);
       const report = JSON.parse(readFileSync(reportFile, 'utf8')) as ChaosReport;
