@@ -66,8 +66,8 @@ async function run(argv: readonly string[]): Promise<number> {
   try {
     const env: Record<string, string | undefined> = { ...process.env, RETRYSAFE_OPERATIONS: args.operations.join(',') };
     // npm runs scripts from the package's folder; a relative folder is the caller's.
-    const { catalog: registry, modules } = await loadOperations(builtInCatalog, env, process.env.INIT_CWD ?? process.cwd());
-    const programs = programsOf(registry.all, parseSettingOverrides(env.RETRYSAFE_SETTINGS));
+    const { catalog, modules } = await loadOperations(builtInCatalog, env, process.env.INIT_CWD ?? process.cwd());
+    const programs = programsOf(catalog.all, parseSettingOverrides(env.RETRYSAFE_SETTINGS));
     versions = new Map([...programs].map(([type, program]) => [type, program.version]));
     has = {
       services: [...serviceUrls(env.RETRYSAFE_SERVICES).keys()],

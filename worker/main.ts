@@ -34,7 +34,7 @@ async function loadCheckedOperations(config: WorkerConfig, temporal: ReturnType<
   };
   await checkOpenOperations(
     { connection: temporal.connectionOptions, namespace: temporal.namespace, taskQueue: config.RETRYSAFE_TASK_QUEUE },
-    { has, registry: catalog, ...(deployment ? { deployment } : {}) },
+    { has, catalog, ...(deployment ? { deployment } : {}) },
     (m) => logger.warn(m),
   );
   return { catalog, modules, operationActivities, deployment: deployment || undefined };

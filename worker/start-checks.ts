@@ -15,12 +15,12 @@ import { openOperations, unrunnable } from './open-operations.js';
 import type { DeploymentVersion } from './versioning.js';
 
 /** The worker's own definitions against what it has. */
-export function definitionProblems(registry: DefinitionCatalog, has: ProgramNeeds): string[] {
+export function definitionProblems(catalog: DefinitionCatalog, has: ProgramNeeds): string[] {
   return [
-    ...registry.declaredServices
+    ...catalog.declaredServices
       .filter((s) => !has.services.includes(s))
       .map((s) => `RETRYSAFE_SERVICES has no base URL for service ${s}, which an operation calls`),
-    ...registry.activityNames
+    ...catalog.activityNames
       .filter((a) => !has.activities.includes(a))
       .map((a) => `no activities.ts of RETRYSAFE_OPERATIONS registers the activity ${a}, which an operation calls`),
   ];
@@ -39,17 +39,17 @@ const LOOKUP_PATIENCE_MS = 30_000;
  */
 export async function checkOpenOperations(
   where: { connection: ConnectionOptions; namespace: string; taskQueue: string },
-  worker: { has: ProgramNeeds; registry: DefinitionCatalog; deployment?: DeploymentVersion },
+  worker: { has: ProgramNeeds; catalog: DefinitionCatalog; deployment?: DeploymentVersion },
   warn: (message: string) => void,
 ): Promise<void> {
   const { connection, namespace, taskQueue } = where;
-  const { has, registry, deployment } = worker;
+  const { has, catalog, deployment } = worker;
   const open = await lookUp(connection, namespace, taskQueue, deployment).catch((err: unknown) => {
     warn(`could not look up the open operations' definitions (${(err as Error).message}); starting without that check`);
     return undefined;
   });
   if (!open) return;
-  const problems = unrunnable(open, has, registry.types);
+  const problems = unrunnable(open, has, catalog.types);
   if (problems.length > 0) {
     throw new ConfigError([
       `open operations on task queue ${taskQueue} need what this worker lacks; give it what they need, or let a worker that has it finish them:`,

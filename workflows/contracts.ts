@@ -1,12 +1,12 @@
 // The shapes every part agrees on: workflow inputs and outcomes, memo and search attribute
-// keys. Which operations, steps and compensations exist is the registry's to say
+// keys. Which operations, steps and compensations exist is the catalog's to say
 // (catalog.ts); here they are strings. Imported by workflows (so it must stay
 // deterministic: no Node built-ins, no I/O), activities, the worker and the API.
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import type { OperationRef } from './identity.js';
 import type { OperationProgram, ProgramNeeds } from './program.js';
 
-/** An operation type the registry defines: `payment`, `checkout`, `transfer`, ... */
+/** An operation type the catalog defines: `payment`, `checkout`, `transfer`, ... */
 export type OperationType = string;
 
 export const OPERATION_STATUSES = ['processing', 'succeeded', 'failed'] as const;

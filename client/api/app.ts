@@ -81,7 +81,7 @@ export function buildApp(deps: AppDeps) {
   const now = deps.now ?? (() => new Date());
   const operations = deps.operations ?? builtInCatalog;
   const programs = programsOf(operations.all, config.settings);
-  const service = new OperationService({ client, registry: operations, programs, namespace, config, metrics, logger, now });
+  const service = new OperationService({ client, catalog: operations, programs, namespace, config, metrics, logger, now });
   registerStuckGauge(registry, () => service.countStuck());
   const limits = { ...HTTP_LIMITS, ...deps.httpLimits };
 
@@ -100,7 +100,7 @@ export function buildApp(deps: AppDeps) {
   installHttpMetrics(app, metrics);
   installAdmission(app, admissionDeps(app, config, metrics, service, logger));
 
-  installOpenApi(app, { registry: operations, devMode: config.apiKeys === null });
+  installOpenApi(app, { catalog: operations, devMode: config.apiKeys === null });
   const readinessTimeoutMs = Math.min(READINESS_TIMEOUT_MS, config.engineTimeoutMs);
   void app.register(systemRoutes, {
     registry,
@@ -110,7 +110,7 @@ export function buildApp(deps: AppDeps) {
   void app.register(operationRoutes, {
     prefix: '/v1',
     service,
-    registry: operations,
+    catalog: operations,
     defaultWaitMs: config.defaultWaitMs,
     allowedMethods: (path) => allowedMethods.of(path),
   });

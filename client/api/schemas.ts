@@ -48,7 +48,7 @@ const ref = (name: string) => Type.Ref(name);
  * `type`), the list, the resource's nested parts and the problem document. Generated
  * clients get one class or type for each.
  */
-export function documentSchemas(registry: DefinitionCatalog): TSchema[] {
+export function documentSchemas(catalog: DefinitionCatalog): TSchema[] {
   const parts = {
     OperationStep: ref('OperationStep'),
     OperationError: ref('OperationError'),
@@ -56,25 +56,25 @@ export function documentSchemas(registry: DefinitionCatalog): TSchema[] {
     OperationLinks: ref('OperationLinks'),
   } satisfies Record<keyof typeof RESOURCE_PARTS, TSchema>;
   const names = new Map<string, string>();
-  for (const type of registry.types) {
+  for (const type of catalog.types) {
     const other = names.get(operationSchemaName(type));
     if (other) throw new Error(`operation types ${other} and ${type} would share the schema name ${operationSchemaName(type)}`);
     names.set(operationSchemaName(type), type);
   }
-  const typed = registry.all.map((definition) =>
+  const typed = catalog.all.map((definition) =>
     typedOperationSchema(definition.type, resultFields(definition), parts, {
       $id: operationSchemaName(definition.type),
       description: `The operation resource of a ${definition.type}: ${definition.description}`,
     }),
   );
-  const mapping = Object.fromEntries(registry.types.map((type) => [type, `#/components/schemas/${operationSchemaName(type)}`]));
+  const mapping = Object.fromEntries(catalog.types.map((type) => [type, `#/components/schemas/${operationSchemaName(type)}`]));
   return [
     ...Object.entries(RESOURCE_PARTS).map(([name, schema]) => ({ ...schema, $id: name })),
     ...typed,
     {
       $id: 'Operation',
       description: 'The operation resource of any type: `type` says which.',
-      oneOf: registry.types.map((type) => ref(operationSchemaName(type))),
+      oneOf: catalog.types.map((type) => ref(operationSchemaName(type))),
       discriminator: { propertyName: 'type', mapping },
     },
     Type.Object(
@@ -105,7 +105,7 @@ export const OperationList = Type.Object({
  * resource of its own type (a payment's answer has `result.chargeId`); the wire form is
  * the resource of any type with any result field, so that nothing an operation carries
  * is dropped or refused: one that started on an earlier definition may have result fields
- * the current one does not, and one the registry no longer has still reads. Only 2xx
+ * the current one does not, and one the catalog no longer has still reads. Only 2xx
  * answers are objects; problems are sent as text (sendProblem).
  */
 export function serialiseAs(schema: TSchema) {

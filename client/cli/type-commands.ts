@@ -2,7 +2,7 @@
 // option (`--account`, `--amount`, `--from`), a list of objects a repeatable option named
 // after one entry (`--item sku_book:2`, the entry's fields in order, `:`-separated). The
 // built-in operations come with the client (lib/operations.ts, generated from the API's
-// registry); one an API adds is described by its /openapi.json. Whatever the options let
+// catalog); one an API adds is described by its /openapi.json. Whatever the options let
 // through, the request's schema checks before anything is sent (a usage error, exit 2).
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { OperationDescription } from '../lib/discovery.js';

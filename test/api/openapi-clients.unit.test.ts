@@ -38,7 +38,7 @@ async function redoclyLint(document: unknown, name: string): Promise<LintReport>
   const file = join(work, `${name}.json`);
   writeFileSync(file, JSON.stringify(document));
   // Its recommended rules, no config file of anyone's (cwd is the empty work folder), no
-  // telemetry or update check: the registry is all this machine reaches. It exits 1 when it
+  // telemetry or update check: the catalog is all this machine reaches. It exits 1 when it
   // finds an error; the report says which.
   const stdout = await new Promise<string>((resolve, reject) => {
     execFile(

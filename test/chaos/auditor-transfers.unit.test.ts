@@ -1,7 +1,7 @@
 // The chaos auditor on transfers: money that moves between two accounts (a debit under
 // one key, a credit under another) changes no total, and a credit without its debit, to
 // another account, or kept after the debit was reversed, is invariant 1 broken. The codes
-// a transfer may fail with come from its definition in the registry.
+// a transfer may fail with come from its definition in the catalog.
 import { describe, expect, it } from 'vitest';
 import { audit } from '../../tools/chaos/auditor.js';
 import { input, resourceOf, stepKey, useAuditWorld, withTransfer, world } from './audit-world.js';
@@ -69,7 +69,7 @@ describe('the chaos auditor, on transfers', () => {
     );
   });
 
-  it("knows the failure codes from the registry: a transfer's destination_not_found is one, an invented code is not", async () => {
+  it("knows the failure codes from the catalog: a transfer's destination_not_found is one, an invented code is not", async () => {
     const { ops, records, balances } = withTransfer();
     const refused = { code: 'destination_not_found', compensations: ['reverse_debit'] };
     resourceOf(records, 'move-1', { key: 'move-1', status: 'failed', error: refused });

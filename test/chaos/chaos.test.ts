@@ -2,7 +2,7 @@
 // as real processes (two APIs, two workers, Temporal restarted and killed outright on its
 // own database file, the sandboxes and an API killed mid-request, sandboxes dropping
 // answers and going down, one tenant flooding the APIs), every operation type of the
-// registry in the mix, audited against the invariants. Here we check that it ran what it
+// catalog in the mix, audited against the invariants. Here we check that it ran what it
 // promised (every fault kind, 503 while Temporal was down, 429 and 503 engine_busy under
 // the flood) and that its report adds up against the ledgers; the auditor itself checks
 // each operation. The same run on the cluster is `npm run chaos -- --cluster`
@@ -164,7 +164,7 @@ describe('a one-minute chaos run', () => {
         report.operations.total,
       );
       expect(outcomes.succeeded).toBeGreaterThan(0);
-      // Every type of the registry ran, and each succeeded at least once.
+      // Every type of the catalog ran, and each succeeded at least once.
       expect(Object.keys(report.operations.byType)).toEqual(builtInCatalog.types);
       for (const type of builtInCatalog.types) expect(outcomes.byType[type]?.succeeded, type).toBeGreaterThan(0);
       expect(report.conservation.money.movedBetweenAccounts).toBeGreaterThan(0);

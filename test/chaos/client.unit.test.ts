@@ -50,7 +50,7 @@ const op = plannedOp({
 function context(): ClientContext {
   return {
     apiUrls: [url, url],
-    registry: builtInCatalog,
+    catalog: builtInCatalog,
     authorization: { flood: 'Bearer sk_flood_0123456789abcdef' },
     deadline: Date.now() + 30_000,
     stats: newClientStats(),

@@ -1,4 +1,4 @@
-// The chaos plan from the registry: every type of it in the mix, each request body filled
+// The chaos plan from the catalog: every type of it in the mix, each request body filled
 // from its definition's schema with the sandboxes' vocabulary (and valid by that schema
 // and the definition's own rules), the failures a doomed operation may meet derived from
 // its steps, and a flood of one tenant's new operations inside the fault phase.
@@ -35,7 +35,7 @@ function outside(type: string, request: ReturnType<typeof Type.Object>): Operati
 }
 
 describe('the chaos plan', () => {
-  it('draws every type of the registry, and says how many of each', () => {
+  it('draws every type of the catalog, and says how many of each', () => {
     const counts = countByType(plan.ops);
     expect(Object.keys(counts)).toEqual(builtInCatalog.types);
     for (const type of builtInCatalog.types) expect(counts[type], type).toBeGreaterThan(100);
@@ -97,22 +97,22 @@ describe('the chaos plan', () => {
   });
 
   it('refuses to plan a definition with a required field the sandboxes have no word for, naming the field', () => {
-    const registry = new DefinitionCatalog([
+    const catalog = new DefinitionCatalog([
       outside('parcel', Type.Object({ amount: Type.Integer({ minimum: 1 }), parcelId: Type.String() })),
     ]);
-    expect(() => buildPlan({ seed: 1, durationMs: 60_000, ops: 10, topology: 'embedded' }, registry)).toThrow(
+    expect(() => buildPlan({ seed: 1, durationMs: 60_000, ops: 10, topology: 'embedded' }, catalog)).toThrow(
       'chaos: cannot fill parcel.parcelId',
     );
   });
 
   it('plans a definition without an account or a SKU only to succeed, and its optional fields are left out', () => {
-    const registry = new DefinitionCatalog([
+    const catalog = new DefinitionCatalog([
       outside(
         'tip',
         Type.Object({ amount: Type.Integer({ minimum: 1 }), currency: Type.String(), note: Type.Optional(Type.String()) }),
       ),
     ]);
-    const tips = buildPlan({ seed: 3, durationMs: 60_000, ops: 200, topology: 'embedded' }, registry);
+    const tips = buildPlan({ seed: 3, durationMs: 60_000, ops: 200, topology: 'embedded' }, catalog);
     expect(new Set(tips.ops.map((o) => o.profile))).toEqual(new Set(['normal']));
     for (const op of tips.ops) expect(Object.keys(op.body).sort()).toEqual(['amount', 'currency']);
   });

@@ -1,5 +1,5 @@
 // The CLI refuses a body the API would refuse before sending it, by checking it against the
-// operation's request schema as the client package carries it (generated from the registry:
+// operation's request schema as the client package carries it (generated from the catalog:
 // lib/operations.ts). The client's check and the API's validation must agree on every
 // body, near every limit, for every built-in operation.
 import fc from 'fast-check';

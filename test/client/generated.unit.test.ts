@@ -1,5 +1,5 @@
 // The client package's table of operations and its schema of the operation resource are
-// generated from the registry and the API's schemas (it is published without the server's
+// generated from the catalog and the API's schemas (it is published without the server's
 // code): this fails when either changed and `npm run generate` was not run, so the client,
 // its types, its guard and the CLI never lag behind the API.
 import { readFileSync } from 'node:fs';
@@ -13,7 +13,7 @@ import {
   clientResourceSchemaSource,
 } from '../../tools/generate-client.js';
 
-it('client/lib/operations.ts and operations.json are what `npm run generate` writes from the registry now', async () => {
+it('client/lib/operations.ts and operations.json are what `npm run generate` writes from the catalog now', async () => {
   expect(readFileSync(CLIENT_OPERATIONS_FILE, 'utf8')).toBe(await clientOperationsSource());
   expect(readFileSync(CLIENT_OPERATIONS_TABLE_FILE, 'utf8')).toBe(await clientOperationsTableSource());
 });

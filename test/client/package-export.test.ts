@@ -2,7 +2,7 @@
 // (whose prepack builds it), the tarball installed into a fresh project outside the
 // repository, then used from plain Node (no tsx, no TypeScript), from a TypeScript file,
 // and through `npx retrysafe`. `npm install` fetches the package's few dependencies from
-// the registry, from npm's cache when it has them. And inside the repository,
+// the catalog, from npm's cache when it has them. And inside the repository,
 // `retrysafe/client` resolves through the workspace link to the source the other tests use.
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, lstatSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';

@@ -9,7 +9,7 @@ import type { PROBLEM_TITLES } from '../../client/api/problems.js';
 import type * as Api from '../../client/api/schemas.js';
 import { isOperation, isOperationList, OPERATIONS } from '../../client/lib/index.js';
 import { resultFields } from '../../common/resource-schema.js';
-import { builtInCatalog as registry } from '../../workflows/catalog.js';
+import { builtInCatalog as catalog } from '../../workflows/catalog.js';
 import type * as Client from '../../client/lib/index.js';
 import type { StepStatus } from '../../workflows/contracts.js';
 import type { CheckoutRequest } from '../../workflows/definitions/checkout.js';
@@ -39,7 +39,7 @@ describe('the client types match the API schemas', () => {
     expectTypeOf<Client.CheckoutParams>().toEqualTypeOf<Static<typeof CheckoutRequest>>();
     expectTypeOf<Client.TransferParams>().toEqualTypeOf<Static<typeof TransferRequest>>();
     // The query string carries `limit` as text; the client takes a number; `type` is any
-    // type the API knows (the API checks it against its registry).
+    // type the API knows (the API checks it against its catalog).
     expectTypeOf<Omit<Client.ListFilter, 'limit' | 'type'>>().toEqualTypeOf<
       Omit<Static<ReturnType<typeof Api.listQuery>>, 'limit' | 'type'>
     >();
@@ -55,7 +55,7 @@ describe('the client types match the API schemas', () => {
     }>();
     // Of a type the client was not built with: any result field.
     expectTypeOf<Client.OperationResult['result']>().toEqualTypeOf<Record<string, string> | undefined>();
-    expect(Object.keys(OPERATIONS).map((type) => [type, resultFields(registry.get(type)!)])).toEqual([
+    expect(Object.keys(OPERATIONS).map((type) => [type, resultFields(catalog.get(type)!)])).toEqual([
       ['payment', ['chargeId']],
       ['checkout', ['reservationId', 'chargeId']],
       ['transfer', ['debitId', 'creditId']],

@@ -49,8 +49,8 @@ beforeAll(async () => {
     env: { RETRYSAFE_OPERATIONS: 'examples/shipping' },
     services: `shipping=${shippingUrl}`,
   });
-  const { catalog: registry } = await loadOperations(builtInCatalog, { RETRYSAFE_OPERATIONS: 'examples/shipping' });
-  outside = { registry, services: { shipping: shippingUrl } };
+  const { catalog } = await loadOperations(builtInCatalog, { RETRYSAFE_OPERATIONS: 'examples/shipping' });
+  outside = { catalog, services: { shipping: shippingUrl } };
 });
 
 afterAll(async () => {

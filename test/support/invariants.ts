@@ -17,7 +17,7 @@ export interface AuditedOperation {
 
 /** Operations loaded from outside the repository, and the base URLs of the services they call. */
 export interface OutsideAudit {
-  registry: DefinitionCatalog;
+  catalog: DefinitionCatalog;
   services: Record<string, string>;
 }
 
@@ -34,7 +34,7 @@ export async function auditOperation(
   if (status !== 'succeeded' && status !== 'failed' && !needsAttention) {
     violations.push(`${op.workflowId}: not terminal (${String(status)})`);
   }
-  const definition = (outside?.registry ?? builtInCatalog).get(op.type);
+  const definition = (outside?.catalog ?? builtInCatalog).get(op.type);
   if (!definition) return [...violations, `${op.workflowId}: no definition of ${op.type}`];
   const urls: Record<string, string | undefined> = { ...outside?.services, bank: bank.url, reservations: reservations?.url };
   for (const step of definition.steps) {

@@ -1,5 +1,5 @@
 // The workflow bundle with operations from outside: its definitions are registered once per
-// V8 context (preloaded with the registry, which every execution shares), so one worker runs
+// V8 context (preloaded with the catalog, which every execution shares), so one worker runs
 // execution after execution of the generic workflow without registering them again. Replay
 // runs them in one worker, in one context, as a live worker does.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -16,11 +16,11 @@ const cacheDir = mkdtempSync(join(tmpdir(), 'retrysafe-bundle-'));
 afterAll(() => rmSync(cacheDir, { recursive: true, force: true }));
 
 describe('a workflow bundle with operations from outside', () => {
-  it('runs several executions in one worker: the outside definitions are registered once, beside the shared registry', async () => {
-    const { modules, catalog: registry } = await loadOperations(builtInCatalog, {
+  it('runs several executions in one worker: the outside definitions are registered once, beside the shared catalog', async () => {
+    const { modules, catalog } = await loadOperations(builtInCatalog, {
       RETRYSAFE_OPERATIONS: new URL('./outside', import.meta.url).pathname,
     });
-    expect(registry.has('ping')).toBe(true);
+    expect(catalog.has('ping')).toBe(true);
     const options = workflowBundleOptions(modules, cacheDir);
     const { code } = await bundleWorkflowCode({ ...options, logger: quietLogger('error') });
     const files = [

@@ -59,8 +59,8 @@ beforeAll(async () => {
   writeParcelFolder(after, false);
   connection = await Connection.connect({ address: inject('temporalAddress') });
   const client = new Client({ connection, namespace: 'default' });
-  const { catalog: registry } = await loadOperations(builtInCatalog, { RETRYSAFE_OPERATIONS: before });
-  const parcel = registry.get('parcel')!;
+  const { catalog } = await loadOperations(builtInCatalog, { RETRYSAFE_OPERATIONS: before });
+  const parcel = catalog.get('parcel')!;
   const program = programFor(parcel);
   openVersion = program.version;
   for (const key of ['p1', 'p2']) {

@@ -32,7 +32,7 @@ export interface AuditInput extends InitialLedgers {
   /** Base URL of each sandbox, by the service name steps use. */
   services: Readonly<Record<Service, string>>;
   /** The definitions the plan was drawn from (the built-in ones unless given). */
-  registry?: DefinitionCatalog;
+  catalog?: DefinitionCatalog;
   /** The Authorization header of each tenant; none in dev mode. */
   authorization?: Readonly<Record<string, string>>;
   ops: PlannedOp[];
@@ -54,7 +54,7 @@ export interface AuditOutcomes extends FinishedCounts {
   /** Never accepted by the API (every attempt answered 503 or failed on the network). */
   neverStarted: number;
   byCode: Record<string, number>;
-  /** Finished operations of each type of the registry. */
+  /** Finished operations of each type of the catalog. */
   byType: Record<string, FinishedCounts>;
   /** Operations whose resource carries needsAttention: true (terminal or not). */
   needsAttention: number;
@@ -166,9 +166,9 @@ class Audit {
 
   constructor(
     private readonly input: AuditInput,
-    private readonly registry: DefinitionCatalog,
+    private readonly catalog: DefinitionCatalog,
   ) {
-    const byType = Object.fromEntries(registry.types.map((t) => [t, { succeeded: 0, failed: 0 }]));
+    const byType = Object.fromEntries(catalog.types.map((t) => [t, { succeeded: 0, failed: 0 }]));
     this.outcomes = {
       succeeded: 0,
       failed: 0,
@@ -180,7 +180,7 @@ class Audit {
       needsAttention: 0,
     };
     // The codes an operation may fail with: its business refusals, the codes of fenced steps, and cancelled.
-    for (const definition of registry.all) {
+    for (const definition of catalog.all) {
       this.unavailable.add(definition.unavailableCode);
       for (const step of definition.steps) {
         for (const code of Object.values(step.businessErrors)) this.business.add(code);
@@ -308,8 +308,8 @@ class Audit {
   async one(op: PlannedOp): Promise<void> {
     const rec = this.input.records.get(op.key);
     const v: Flag = (rule, message) => this.violations.push({ rule, key: op.key, message });
-    const definition = this.registry.get(op.type);
-    if (!definition) return v('plan: a definition per operation', `no definition of ${op.type} in the registry`);
+    const definition = this.catalog.get(op.type);
+    if (!definition) return v('plan: a definition per operation', `no definition of ${op.type} in the catalog`);
     const ref = operationRef(op.tenant, op.key);
     const path = `/v1/operations/${encodeURIComponent(op.key)}`;
     const auth = this.input.authorization?.[op.tenant];
@@ -356,7 +356,7 @@ class Audit {
 }
 
 export async function audit(input: AuditInput): Promise<AuditResult> {
-  const a = new Audit(input, input.registry ?? builtInCatalog);
+  const a = new Audit(input, input.catalog ?? builtInCatalog);
   const queue = [...input.ops];
   await Promise.all(
     Array.from({ length: 8 }, async () => {

@@ -4,7 +4,7 @@ import { countByType, type ChaosPlan } from './plan.js';
 import { PROCESS_FAULT_RATES, type ProcessFault } from './fault-schedule.js';
 import { FLOOD, TENANTS } from './settings.js';
 
-/** `payment 12, checkout 9, transfer 10`: every type of the registry, in its order. */
+/** `payment 12, checkout 9, transfer 10`: every type of the catalog, in its order. */
 function typeCounts(counts: Record<string, number>): string {
   return Object.entries(counts)
     .map(([type, n]) => `${type} ${n}`)

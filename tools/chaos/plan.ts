@@ -1,12 +1,12 @@
 // The seeded plan of a chaos run: which logical operations are sent when (and how their
 // clients retry), a flood of one tenant's new operations, and the schedule of faults.
-// Everything here derives from the seed, the options and the registry of operations only,
+// Everything here derives from the seed, the options and the catalog of operations only,
 // so the same seed gives the same plan and the same hash; what happens at run time
 // (timings, retries after a 503) varies, the plan does not.
 //
-// Operations are drawn from the registry, every type alike; their request bodies are
+// Operations are drawn from the catalog, every type alike; their request bodies are
 // filled from each definition's request schema with the sandboxes' vocabulary
-// (vocabulary.ts), so a definition added to the registry joins the mix by itself.
+// (vocabulary.ts), so a definition added to the catalog joins the mix by itself.
 import { createHash } from 'node:crypto';
 import { builtInCatalog, type DefinitionCatalog } from '../../workflows/catalog.js';
 import {
@@ -32,7 +32,7 @@ export interface PlannedOp {
   index: number;
   key: string;
   tenant: string;
-  /** The operation type: a definition of the registry. */
+  /** The operation type: a definition of the catalog. */
   type: string;
   profile: OpProfile;
   /** The failure codes a doomed operation may end with. */
@@ -97,17 +97,17 @@ export function allOps(plan: Pick<ChaosPlan, 'ops' | 'flood'>): PlannedOp[] {
   return [...plan.ops, ...plan.flood.ops];
 }
 
-/** How many operations of each type of the registry a list holds (every type named, zeros too). */
-export function countByType(ops: readonly PlannedOp[], registry: DefinitionCatalog = builtInCatalog): Record<string, number> {
-  const counts = Object.fromEntries(registry.types.map((t) => [t, 0]));
+/** How many operations of each type of the catalog a list holds (every type named, zeros too). */
+export function countByType(ops: readonly PlannedOp[], catalog: DefinitionCatalog = builtInCatalog): Record<string, number> {
+  const counts = Object.fromEntries(catalog.types.map((t) => [t, 0]));
   for (const op of ops) counts[op.type] = (counts[op.type] ?? 0) + 1;
   return counts;
 }
 
-export function buildPlan(opts: PlanOptions, registry: DefinitionCatalog = builtInCatalog): ChaosPlan {
+export function buildPlan(opts: PlanOptions, catalog: DefinitionCatalog = builtInCatalog): ChaosPlan {
   const root = createRng(opts.seed);
-  const ops = planOperations(root.fork('operations'), opts, registry);
-  const flood = planFlood(root.fork('flood'), opts, registry);
+  const ops = planOperations(root.fork('operations'), opts, catalog);
+  const flood = planFlood(root.fork('flood'), opts, catalog);
   const sandboxFaults = (['bank', 'reservations'] as const).flatMap((service) =>
     planSandboxFaults(root.fork(`faults:${service}`), service, opts.durationMs),
   );
@@ -144,13 +144,13 @@ function keyWidth(count: number): number {
   return String(Math.max(0, count - 1)).length;
 }
 
-function planOperations(rng: Rng, opts: PlanOptions, registry: DefinitionCatalog): PlannedOp[] {
+function planOperations(rng: Rng, opts: PlanOptions, catalog: DefinitionCatalog): PlannedOp[] {
   // Arrivals spread over the first 95% of the run, so the last ones still meet faults.
   const span = opts.durationMs * 0.95;
   const times = Array.from({ length: opts.ops }, () => Math.floor(rng.next() * span)).sort((a, b) => a - b);
   const width = keyWidth(opts.ops);
   return times.map((atMs, index) => {
-    const definition = rng.pick(registry.all);
+    const definition = rng.pick(catalog.all);
     const wanted = rng.weighted<OpProfile>([
       ['normal', 80],
       ['tight', 8],
@@ -201,12 +201,12 @@ function planOperations(rng: Rng, opts: PlanOptions, registry: DefinitionCatalog
  * The flood: within the fault phase, one tenant sends many new operations at once, each
  * by one client that retries a 429 or a 503 after Retry-After with the same key.
  */
-function planFlood(rng: Rng, opts: PlanOptions, registry: DefinitionCatalog): FloodPlan {
+function planFlood(rng: Rng, opts: PlanOptions, catalog: DefinitionCatalog): FloodPlan {
   const atMs = rng.int(Math.round(opts.durationMs * 0.3), Math.round(opts.durationMs * 0.5));
   const count = FLOOD.size;
   const width = keyWidth(count);
   const ops = Array.from({ length: count }, (_, index): PlannedOp => {
-    const definition = rng.pick(registry.all);
+    const definition = rng.pick(catalog.all);
     return {
       index,
       key: `flood-s${opts.seed}-${String(index).padStart(width, '0')}`,

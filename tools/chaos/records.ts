@@ -46,7 +46,7 @@ export interface OpRecord {
 export interface ClientContext {
   apiUrls: readonly [string, string];
   /** The operations the plan was drawn from: the collection each type is started in. */
-  registry: DefinitionCatalog;
+  catalog: DefinitionCatalog;
   /** The Authorization header of each tenant. */
   authorization: Readonly<Record<string, string>>;
   /**

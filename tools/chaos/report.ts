@@ -62,7 +62,7 @@ export interface ChaosReport {
   scheduleHash: string;
   replay: string;
   timings: { stackStartMs: number; loadMs: number; settleMs: number; auditMs: number; totalMs: number };
-  /** Planned operations: all of them, by type (every type of the registry), of the flood, and by profile. */
+  /** Planned operations: all of them, by type (every type of the catalog), of the flood, and by profile. */
   operations: { total: number; byType: Record<string, number>; flood: number; designedToFail: number; mayFail: number };
   http: ClientStats;
   flood: FloodReport;

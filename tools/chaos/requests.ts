@@ -93,7 +93,7 @@ function keyHeader(op: PlannedOp): string {
 
 /** `/v1/<plural>`: where the definition of the type says its operations are started. */
 function collectionOf(ctx: ClientContext, op: PlannedOp): string {
-  const definition = ctx.registry.get(op.type);
+  const definition = ctx.catalog.get(op.type);
   if (!definition) throw new Error(`chaos: no definition of the planned type ${op.type}`);
   return `/v1/${definition.plural}`;
 }

@@ -132,7 +132,7 @@ async function auditRun(
   const auditStart = Date.now();
   const result = await audit({
     ...{ apiUrls: stack.apiUrls, services: { bank: stack.bankUrl, reservations: stack.reservationsUrl }, authorization },
-    ...{ registry: builtInCatalog, ops: allOps(plan), records: new Map(records.map((r) => [r.op.key, r])), webhooks: receiver },
+    ...{ catalog: builtInCatalog, ops: allOps(plan), records: new Map(records.map((r) => [r.op.key, r])), webhooks: receiver },
     ...{ initialBalances: stack.initialBalances, initialStock: stack.initialStock },
   });
   return { result, auditMs: Date.now() - auditStart };
@@ -166,7 +166,7 @@ export async function runChaos(opts: ChaosOptions, print: (line: string) => void
       `stack up (${where}): temporal ${stack.temporalAddress}, api ${stack.apiUrls.join(' ')}, bank ${stack.bankUrl}, reservations ${stack.reservationsUrl}`,
     );
     const ctx: ClientContext = {
-      ...{ apiUrls: stack.apiUrls, registry: builtInCatalog, authorization },
+      ...{ apiUrls: stack.apiUrls, catalog: builtInCatalog, authorization },
       ...{ deadline: Number.POSITIVE_INFINITY, stats: newClientStats(), violations: [] },
     };
     const load = await loadAndFaults(opts, plan, stack, receiver, ctx, log);

@@ -75,10 +75,10 @@ export async function checkOutsideOperations(
   env: Record<string, string | undefined>,
 ): Promise<OutsideOperations> {
   if (folders.length === 0) return { operations: [], services: [] };
-  const { catalog: registry } = await loadOperations(builtInCatalog, {
+  const { catalog } = await loadOperations(builtInCatalog, {
     RETRYSAFE_OPERATIONS: folders.map((f) => f.dir).join(','),
   });
-  const operations = registry.all.filter((d) => !builtInCatalog.has(d.type)).map((d) => ({ type: d.type, plural: d.plural }));
+  const operations = catalog.all.filter((d) => !builtInCatalog.has(d.type)).map((d) => ({ type: d.type, plural: d.plural }));
   let urls: Map<string, string>;
   try {
     urls = parseServiceUrls(env.RETRYSAFE_SERVICES);
@@ -88,7 +88,7 @@ export async function checkOutsideOperations(
   }
   // The services the launcher runs itself (the sandboxes, the worker's defaults) need no URL from the user.
   const defaults = serviceUrls(undefined);
-  const needed = registry.declaredServices.filter((s) => !defaults.has(s));
+  const needed = catalog.declaredServices.filter((s) => !defaults.has(s));
   const missing = needed.filter((s) => !urls.has(s));
   if (missing.length > 0) {
     const from = folders.map((f) => f.given).join(', ');

@@ -51,7 +51,7 @@ export interface ListRequest extends ListFilter {
 export interface OperationServiceDeps {
   client: Client;
   /** The operations this API starts. */
-  registry: DefinitionCatalog;
+  catalog: DefinitionCatalog;
   /** The program each of them starts with now (common/programs.ts). */
   programs: ReadonlyMap<string, OperationProgram>;
   namespace: string;
@@ -174,7 +174,7 @@ export class OperationService {
 
   private assertSameRequest(claimed: Claim | undefined, incoming: Claim): void {
     const differences = claimConflict(claimed, incoming, (request) =>
-      boundRequest(this.deps.registry.get(incoming.type), request),
+      boundRequest(this.deps.catalog.get(incoming.type), request),
     );
     if (differences === undefined) return;
     this.deps.metrics.fingerprintConflicts.inc();

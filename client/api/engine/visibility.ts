@@ -37,7 +37,7 @@ const STATUS_QUERY: Record<OperationStatus, string> = {
 
 export function visibilityQuery(tenant: string, filter: ListFilter): string {
   // Tenants are [A-Za-z0-9_.-] and the other values come from enums (operation types are
-  // [a-z0-9_], checked by the route against the registry): nothing to escape.
+  // [a-z0-9_], checked by the route against the catalog): nothing to escape.
   const clauses = [`Tenant = '${tenant}'`];
   if (filter.type) clauses.push(`OperationType = '${filter.type}'`);
   // A version is hex (checked by the route's schema): nothing to escape either.

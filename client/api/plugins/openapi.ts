@@ -14,7 +14,7 @@ import { authenticatedResponses, documentSchemas, jsonResponse } from '../schema
 
 export interface OpenApiOptions {
   /** The operations this API starts: a route and a resource schema each. */
-  registry: DefinitionCatalog;
+  catalog: DefinitionCatalog;
   /** No API keys configured: every request is the one dev tenant, with or without a key. */
   devMode: boolean;
 }
@@ -42,7 +42,7 @@ function withServer(document: Document, request: FastifyRequest): Document {
 }
 
 export function installOpenApi(app: ApiInstance, opts: OpenApiOptions): void {
-  for (const schema of documentSchemas(opts.registry)) app.addSchema(schema);
+  for (const schema of documentSchemas(opts.catalog)) app.addSchema(schema);
   void app.register(swagger, {
     openapi: {
       openapi: '3.1.0',

@@ -40,7 +40,7 @@ declare module 'fastify' {
 export interface OperationRoutesOptions {
   service: OperationService;
   /** The operations started here: one `POST /<plural>` route each. */
-  registry: DefinitionCatalog;
+  catalog: DefinitionCatalog;
   defaultWaitMs: number;
   /** The methods a path supports (for a 405 from a route that serves only some of its paths). */
   allowedMethods: (path: string) => string[];
@@ -124,8 +124,8 @@ const startHandler =
   };
 
 /** `POST /<plural>`: one start route per definition. */
-function startRoutes(app: RoutesApp, { service, registry, defaultWaitMs }: OperationRoutesOptions): void {
-  for (const definition of registry.all) {
+function startRoutes(app: RoutesApp, { service, catalog, defaultWaitMs }: OperationRoutesOptions): void {
+  for (const definition of catalog.all) {
     app.post(
       `/${definition.plural}`,
       {
@@ -246,7 +246,7 @@ function cancelRoutes(app: RoutesApp, { service, allowedMethods }: OperationRout
 }
 
 /** `GET /operations`: the tenant's operations, a page at a time. */
-function listRoute(app: RoutesApp, { service, registry }: OperationRoutesOptions): void {
+function listRoute(app: RoutesApp, { service, catalog }: OperationRoutesOptions): void {
   app.get(
     '/operations',
     {
@@ -257,7 +257,7 @@ function listRoute(app: RoutesApp, { service, registry }: OperationRoutesOptions
         description: 'From the Temporal visibility store (eventually consistent). Page with `cursor`.',
         operationId: 'list_operations',
         tags: ['operations'],
-        querystring: listQuery(registry.types),
+        querystring: listQuery(catalog.types),
         response: listResponses,
       },
     },
