@@ -176,7 +176,11 @@ function admissionDeps(
     readLimits: admission.readLimits,
     windows,
     reads: new MemoryWindows(),
-    inFlight: new InFlight(() => limit.limit),
+    inFlight: new InFlight(
+      () => limit.limit,
+      undefined,
+      () => admission.inFlight.ceiling,
+    ),
     limit,
     cached: (ref) => service.answersFromCache(ref),
     tenants: config.apiKeys === null ? [DEV_TENANT] : [...new Set(config.apiKeys.map((k) => k.tenant))],

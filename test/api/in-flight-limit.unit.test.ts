@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { AdaptiveLimit, type AdaptiveLimitSettings } from '../../client/api/admission/adaptive-limit.js';
 import { maxMinShares } from '../../client/api/admission/fair-shares.js';
 import { BusyRetryAfter, MAX_SECONDS } from '../../client/api/admission/busy-retry-after.js';
-import { InFlight, MAX_WAITERS_PER_KEY, type Hold } from '../../client/api/admission/in-flight.js';
+import { InFlight, MAX_WAITERS_PER_KEY, PRESENT_MS, type Hold } from '../../client/api/admission/in-flight.js';
 
 const shares = (limit: number, demands: Record<string, number>) =>
   Object.fromEntries(maxMinShares(limit, new Map(Object.entries(demands))));
@@ -118,6 +118,26 @@ describe('the places of one instance', () => {
     for (const j of joined) j.release();
     expect(bound.size).toBe(0);
     expect(bound.join('a/k')).toBeUndefined();
+  });
+
+  it("lets a tenant alone on the instance go up to the ceiling, and binds the limit from another tenant's first request", () => {
+    const time = clock();
+    const bound = new InFlight(
+      () => 2,
+      time.now,
+      () => 6,
+    );
+    const a = take(bound, 'a', 8);
+    expect(a).toHaveLength(6);
+    // b's first request: a place, and from now on the adaptive limit of two binds a.
+    const b = bound.enter('b/0', 'b');
+    expect(b).toBeDefined();
+    for (const h of a.slice(0, 5)) h.release();
+    expect(bound.enter('a/after-b', 'a')).toBeUndefined();
+    // b has not asked for PRESENT_MS: a is alone again, and may go back up to the ceiling.
+    b!.release();
+    time.advance(PRESENT_MS);
+    expect(take(bound, 'a', 6, 'alone-again')).toHaveLength(5);
   });
 
   it("reports each tenant's share as it would be if it asked now", () => {

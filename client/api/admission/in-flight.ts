@@ -5,6 +5,9 @@
 // always finds a place during another's flood. A tenant counts as wanting more places when
 // it asks, and for a moment after it was refused (its clients come back after Retry-After);
 // one that holds places and wants no more keeps what it holds; an idle one lends its part.
+// A tenant alone on the instance (no other asked for ten seconds) may go up to the ceiling:
+// the limit protects the other tenants' latency, and there is none to protect; the
+// adaptive limit still learns meanwhile, and binds from the next tenant's first request.
 //
 // A request for an operation already in flight here (a client's retry racing its first try)
 // joins it: it adds no work to the engine and shares the one wait for its outcome. At most
@@ -19,6 +22,8 @@ import { maxMinShares } from './fair-shares.js';
 export const MAX_WAITERS_PER_KEY = 64;
 /** How long a refused tenant still counts as wanting more places: past its Retry-After. */
 const WANTING_MS = 2_000;
+/** How long a tenant that asked counts as present, so that another is not alone on the instance. */
+export const PRESENT_MS = 10_000;
 
 /** A place held until the request's answer is sent. */
 export interface Hold {
@@ -37,11 +42,19 @@ export class InFlight {
   private readonly byTenant = new Map<string, number>();
   /** When each tenant was last refused a place. */
   private readonly refusedAt = new Map<string, number>();
+  /** When each tenant last asked for a place. */
+  private readonly askedAt = new Map<string, number>();
 
   constructor(
     /** The instance's limit now (it moves). */
     private readonly limit: () => number,
     private readonly now: () => number = () => performance.now(),
+    /**
+     * The limit of a tenant alone on the instance (no other asked for PRESENT_MS): shedding
+     * its work would spare no one, since the engine then queues only its own operations.
+     * The adaptive limit binds from another tenant's first request on. Defaults to `limit`.
+     */
+    private readonly aloneLimit: () => number = limit,
   ) {}
 
   /** Distinct operations in flight. */
@@ -65,6 +78,7 @@ export class InFlight {
   /** Takes a place for a new operation of `tenant`, or undefined when the tenant is at its share. */
   enter(workflowId: string, tenant: string): Hold | undefined {
     const held = this.heldBy(tenant);
+    this.askedAt.set(tenant, this.now());
     if (held >= Math.max(1, this.shareOf(tenant))) {
       this.refusedAt.set(tenant, this.now());
       return undefined;
@@ -77,8 +91,19 @@ export class InFlight {
     const limit = this.limit();
     const demands = this.demands(tenant);
     // Alone (the usual case): the whole limit, without sorting anything.
-    if (demands.size === 1) return limit;
+    if (demands.size === 1) return this.othersPresent(tenant) ? limit : this.aloneLimit();
     return maxMinShares(limit, demands).get(tenant) ?? 0;
+  }
+
+  /** Whether a tenant other than `tenant` asked within PRESENT_MS (older entries are dropped). */
+  private othersPresent(tenant: string): boolean {
+    const now = this.now();
+    let present = false;
+    for (const [t, at] of this.askedAt) {
+      if (now - at >= PRESENT_MS) this.askedAt.delete(t);
+      else if (t !== tenant) present = true;
+    }
+    return present;
   }
 
   /** Each tenant's share if it asked now, for the tenants that hold, want or are named. */
