@@ -1,13 +1,19 @@
 // The "Add your own operation" tutorial (docs/operations.md), run end to end: the example shipping
-// service as a real process (`examples/shipping/service/server.ts`), the API and the worker
-// as real processes loading `RETRYSAFE_OPERATIONS=examples/shipping` (the worker reaching
+// service as a real process (its `service/server.ts`), the API and the worker
+// as real processes loading `RETRYSAFE_OPERATIONS=<the folder>` (the worker reaching
 // the service through RETRYSAFE_SERVICES), the bank in this process. A fulfilment through
 // the API (the tutorial's curl), the client library (`rs.start`) and the CLI (a command it
 // discovers in /openapi.json); a refusal that refunds the charge; a lost response at the
 // shipping service; a step fenced at its deadline; replays. Every test reads the ledgers:
 // the bank's balance and charge, the shipping service's row, and the audit of the
-// definition's steps. (`npm start -- --operations` itself: npm-start.test.ts.)
+// definition's steps. The folder is a copy of examples/shipping outside the checkout, as a
+// team's would be: its definition resolves `retrysafe-server/define` through the API's and
+// the worker's loader, its service `retrysafe-server/keyed-service` through the link
+// `npm i <checkout>` makes. (`npm start -- --operations` itself: npm-start.test.ts.)
+import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createClient, OperationFailedError } from '../../client/lib/index.js';
@@ -28,11 +34,23 @@ let shipping: Call;
 let stack: FullStack;
 let outside: OutsideAudit;
 
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const teamRoot = mkdtempSync(join(tmpdir(), 'retrysafe-shipping-'));
+const folder = join(teamRoot, 'shipping');
+
+/** The team's folder: the example copied out of the checkout, retrysafe linked as `npm i <checkout>` links it. */
+function copyExampleOutside(): void {
+  cpSync(join(ROOT, 'examples/shipping'), folder, { recursive: true });
+  mkdirSync(join(folder, 'node_modules'));
+  symlinkSync(ROOT, join(folder, 'node_modules', 'retrysafe-server'), 'dir');
+}
+
 beforeAll(async () => {
+  copyExampleOutside();
   const port = await freePort();
   shippingUrl = `http://127.0.0.1:${port}`;
   // Terminal 1 of the tutorial: the team's own service, with its faults on.
-  shippingProcess = spawnEntry('examples/shipping/service/server.ts', {
+  shippingProcess = spawnEntry(join(folder, 'service/server.ts'), {
     SHIPPING_PORT: String(port),
     SHIPPING_DB: join(inject('tmpRoot'), uniqueId('shipping'), 'shipping.db'),
     SANDBOX_FAULTS: '1',
@@ -45,17 +63,17 @@ beforeAll(async () => {
     worker: 'process',
     api: 'process',
     stepDeadlineMs: 5_000,
-    // Relative, as the tutorial writes it: the API and the worker run from the repository root.
-    env: { RETRYSAFE_OPERATIONS: 'examples/shipping' },
+    env: { RETRYSAFE_OPERATIONS: folder },
     services: `shipping=${shippingUrl}`,
   });
-  const { catalog } = await loadOperations(builtInCatalog, { RETRYSAFE_OPERATIONS: 'examples/shipping' });
+  const { catalog } = await loadOperations(builtInCatalog, { RETRYSAFE_OPERATIONS: folder });
   outside = { catalog, services: { shipping: shippingUrl } };
 });
 
 afterAll(async () => {
   await stack?.close();
   await shippingProcess?.kill();
+  rmSync(teamRoot, { recursive: true, force: true });
 });
 
 /** An account of its own for each test, so balances say exactly what one test did. */
@@ -87,7 +105,7 @@ async function shipmentOf(key: string) {
 const audit = (key: string, operation: Record<string, unknown>) =>
   auditOperation({ workflowId: `default/${key}`, type: 'fulfilment', amount: 2500, operation }, stack.bank, undefined, outside);
 
-describe('an operation loaded from examples/shipping', () => {
+describe('an operation loaded from a copy of examples/shipping outside the checkout', () => {
   it('the curl: charges once and books one shipment; the same request again is the same fulfilment, replayed', async () => {
     const acc = await account();
     const key = uniqueId('order');
