@@ -22,6 +22,7 @@ import { Client, Connection } from '@temporalio/client';
 import { buildApp } from '../client/api/app.js';
 import { loadApiConfig } from '../client/api/config.js';
 import pino from 'pino';
+import { createLogger } from '../common/logger.js';
 import { startDevServer } from './dev-server.js';
 import { PART_ENTRY, partEnv } from './stack-env.js';
 import { lineProbe } from './supervisor/ready.js';
@@ -142,8 +143,13 @@ function apiStarter(dir: string, client: Client, closers: (() => Promise<unknown
       LOG_LEVEL: 'info',
       ...env,
     });
-    // Info level, as shipped: each request's log lines are part of its cost (written to /dev/null).
-    const logger = pino({ name: 'api', level: 'info' }, pino.destination({ dest: '/dev/null', sync: false }));
+    // The API's own logger at info, as shipped (its redaction and trace fields included): each
+    // request's log lines are part of its cost. Written to /dev/null, asynchronously as to stdout.
+    const logger = createLogger('api', {
+      level: 'info',
+      pretty: false,
+      destination: pino.destination({ dest: '/dev/null', sync: false }),
+    });
     const app = buildApp({ config, client, namespace: 'default', logger });
     await app.listen({ host: '127.0.0.1', port: 0 });
     closers.push(() => app.close());

@@ -120,8 +120,9 @@ export function buildApp(deps: AppDeps) {
 /** Fastify's settings: limits, the validator's, the answers of its own errors. */
 function fastifyOptions(config: ApiConfig) {
   return {
-    // Request lines carry an `event` field: tools count requests in flight by it.
-    logController: new RequestEventLog(),
+    // Request lines carry an `event` field: tools count requests in flight by it. A start's
+    // "incoming request" line waits for admission to let it through (plugins/admission.ts).
+    logController: new RequestEventLog((request) => request.routeOptions.config.admission === 'start'),
     // Requests arriving while the instance closes get a problem document (draining), not
     // Fastify's bare JSON 503.
     return503OnClosing: false,

@@ -49,7 +49,12 @@ export class Problem<Code extends string = string> extends Error {
     readonly detail: string,
     opts: ProblemOptions = {},
   ) {
+    // A problem is an answer, not a fault: where it was made tells nothing, and capturing the
+    // stack would be most of what a refusal's answer costs under a flood.
+    const stackTraceLimit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(detail);
+    Error.stackTraceLimit = stackTraceLimit;
     this.name = 'Problem';
     this.title = opts.title ?? STATUS_CODES[status] ?? 'Error';
     this.extensions = opts.extensions ?? {};

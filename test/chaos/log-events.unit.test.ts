@@ -139,15 +139,24 @@ describe("the API's request events", () => {
 
   it('mark a POST in flight when it arrives and over once answered, keeping the messages people read', async () => {
     const inFlight = new InFlight(10_000);
-    const refused = await app.inject({ method: 'POST', url: '/v1/payments', payload: { account: 'acc_alice' } });
-    expect(refused.statusCode).toBe(400);
+    // Let through by admission, then refused for its body: in flight from admission to its answer.
+    const admitted = await app.inject({
+      method: 'POST',
+      url: '/v1/payments',
+      headers: { 'idempotency-key': 'log-events-1' },
+      payload: { account: 'acc_alice' },
+    });
+    expect(admitted.statusCode).toBe(400);
+    // Refused by its header check before admission: answered at once, never in flight.
+    const unkeyed = await app.inject({ method: 'POST', url: '/v1/payments', payload: { account: 'acc_alice' } });
+    expect(unkeyed.statusCode).toBe(400);
     expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
 
     const entries = captured.lines.map((l) => JSON.parse(l) as Record<string, unknown>);
     const post = entries.filter((e) => (e.req as { method?: string } | undefined)?.method === 'POST');
-    expect(post).toEqual([expect.objectContaining({ event: 'request_received', msg: 'incoming request' })]);
+    expect(post).toEqual([expect.objectContaining({ event: 'request_received', msg: 'incoming request', key: 'log-events-1' })]);
     const finished = entries.filter((e) => e.event === 'request_finished');
-    expect(finished.map((e) => (e.res as { statusCode?: number }).statusCode)).toEqual([400, 200]);
+    expect(finished.map((e) => (e.res as { statusCode?: number }).statusCode)).toEqual([400, 400, 200]);
     expect(finished[0]).toMatchObject({ reqId: post[0]!.reqId, msg: 'request completed' });
 
     // Fed up to the POST's arrival, then the rest.

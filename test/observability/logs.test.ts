@@ -52,9 +52,9 @@ it('logs each step of a checkout with one workflowId, and never the API key', as
   expect(worker.some((l) => l.msg === 'operation succeeded')).toBe(true);
 
   const api = jsonLines('api').filter((l) => l.workflowId === workflowId);
-  // "operation started" and "request completed"; the "incoming request" line comes before
-  // the key is parsed, and shares the reqId.
-  expect(api.map((l) => l.msg)).toEqual(['operation started', 'request completed']);
+  // A start's "incoming request" line is written once admission lets it through, so it
+  // names the operation too.
+  expect(api.map((l) => l.msg)).toEqual(['incoming request', 'operation started', 'request completed']);
   for (const l of api) expect(l).toMatchObject({ tenant: 'acme', key, reqId: api[0]!.reqId });
 
   const sandboxes = [...jsonLines('bank'), ...jsonLines('reservations')].filter((l) => l.workflowId === workflowId);

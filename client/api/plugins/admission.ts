@@ -11,11 +11,12 @@
 //   its tenant's rate window spent ─────────────────────────▶ 429 rate_limited
 //   else ▶ admitted: holds a place until its answer is sent
 //
-// A refusal starts nothing, so a retry with the same key is always safe; a replay this
-// instance does not know (its operation ended before a restart, or on another instance)
-// may be refused like a new request, and once admitted it answers the stored outcome. A
-// unit of the rate taken by a request that then started nothing (its body refused, or it
-// found its operation already there) is given back.
+// A request let through writes its "incoming request" line here; a refused one writes only
+// its answer's. A refusal starts nothing, so a retry with the same key is always safe; a
+// replay this instance does not know (its operation ended before a restart, or on another
+// instance) may be refused like a new request, and once admitted it answers the stored
+// outcome. A unit of the rate taken by a request that then started nothing (its body
+// refused, or it found its operation already there) is given back.
 //
 // The in-flight limit adapts (admission/adaptive-limit.ts): each operation this instance
 // started and waited on is a latency sample, measured from admission to outcome.
@@ -40,6 +41,7 @@ import { resetSeconds } from '../admission/window-store.js';
 import type { ApiInstance } from '../instance.js';
 import type { ApiMetrics } from '../metrics.js';
 import type { Problem } from '../../../common/http/problem.js';
+import { logReceived } from '../../../common/http/request-log.js';
 import { replyWithProblem } from '../error-handler.js';
 import { isValidKey } from '../idempotency-key.js';
 import { problems } from '../problems.js';
@@ -118,7 +120,7 @@ function startAdmission(deps: AdmissionDeps, refuse: Refuse): onRequestAsyncHook
   const holdUntilAnswered = answeredHolds(deps);
   return async (request, reply) => {
     const ref = request.operation;
-    if (deps.cached(ref)) return;
+    if (deps.cached(ref)) return logReceived(request);
 
     const joined = inFlight.join(ref.workflowId);
     if (joined) {
@@ -127,7 +129,7 @@ function startAdmission(deps: AdmissionDeps, refuse: Refuse): onRequestAsyncHook
         return refuse(request, reply, 'waiters', problems.tooManyWaiters(MAX_WAITERS_PER_KEY, fields));
       }
       holdUntilAnswered(request, reply, joined.joined, null);
-      return;
+      return logReceived(request);
     }
     const hold = inFlight.enter(ref.workflowId, ref.tenant);
     if (!hold) {
@@ -151,6 +153,7 @@ function startAdmission(deps: AdmissionDeps, refuse: Refuse): onRequestAsyncHook
       reply.headers(fields);
     }
     holdUntilAnswered(request, reply, hold, { rate: rate && windows ? rate : null });
+    logReceived(request);
   };
 }
 

@@ -44,14 +44,14 @@ function authorizeScrape(request: FastifyRequest, authenticator: Authenticator, 
 export function installAuth(app: ApiInstance, authenticator: Authenticator, metricsToken?: string): void {
   const token = metricsToken === undefined ? undefined : digest(metricsToken);
   app.decorateRequest('tenant', '');
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', async (request) => {
     const route = request.routeOptions.url ?? '';
     if (request.is404 || OPEN_ROUTES.has(route)) return;
     if (route === METRICS_ROUTE) return authorizeScrape(request, authenticator, token);
     const tenant = authenticator.tenantFor(request.headers.authorization);
     if (tenant === undefined) throw problems.unauthorized();
     request.tenant = tenant;
-    bindLog(request, reply, { tenant });
+    bindLog(request, { tenant });
   });
   if (authenticator.devMode) {
     app.log.warn('DEV MODE: RETRYSAFE_API_KEYS is not set; every request is tenant "default" without an API key');

@@ -55,7 +55,7 @@ function claimHeaders(request: FastifyRequest, reply: FastifyReply, defaultWaitM
   const key = parseClientKey(request.headers['idempotency-key']);
   if (!key.ok) throw problems.idempotencyKey(key);
   request.operation = operationRef(request.tenant, key.key);
-  bindLog(request, reply, { key: key.key, workflowId: request.operation.workflowId });
+  bindLog(request, { key: key.key, workflowId: request.operation.workflowId });
   const prefer = parsePrefer(request.headers.prefer, defaultWaitMs);
   if (!prefer.ok) {
     throw problems.invalidRequest(`the Prefer header is not valid: ${prefer.message}`, [
@@ -156,7 +156,7 @@ function readRoutes(app: RoutesApp, service: OperationService): void {
     // Keys are visible ASCII; anything else cannot name an operation.
     if (!isValidKey(key)) throw problems.operationNotFound();
     const ref = operationRef(request.tenant, key);
-    bindLog(request, reply, { key, workflowId: ref.workflowId });
+    bindLog(request, { key, workflowId: ref.workflowId });
     return service.get(ref);
   };
 
@@ -197,7 +197,7 @@ function cancelRoutes(app: RoutesApp, { service, allowedMethods }: OperationRout
   const cancelOperation = async (request: FastifyRequest, reply: FastifyReply, key: string) => {
     if (!isValidKey(key)) throw problems.operationNotFound();
     const ref = operationRef(request.tenant, key);
-    bindLog(request, reply, { key, workflowId: ref.workflowId });
+    bindLog(request, { key, workflowId: ref.workflowId });
     const operation = await service.cancel(ref);
     request.log.info({ status: operation.status, step: operation.step }, 'cancel requested');
     reply.code(202).header('location', operation.links.self).header('retry-after', String(RETRY_AFTER_PROCESSING_SECONDS));
